@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# build.sh — the README's two commands.
+#   ./build.sh example   install what is missing, build, compile and run an example model
+#   ./build.sh test      install what is missing, build, run every test (CTest)
+# Environment: BUILD_DIR (default build), JOBS (default nproc), HLOC_WERROR=1 in CI.
+set -euo pipefail
+cd "$(dirname "$0")"
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+
+# Debian 12 packages the build and the tests need (DESIGN.md "Dependencies").
+PACKAGES="cmake make gcc pkg-config re2c bison llvm-19-dev clang-19 llvm-19-tools libclang-rt-19-dev
+libffi-dev python3-numpy"
+
+install_missing() {
+  local missing=()
+  for p in $PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "build.sh: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+build() {
+  local werror=OFF
+  [ "${HLOC_WERROR:-}" = 1 ] && werror=ON
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHLOC_WERROR=$werror >/dev/null
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+case "${1:-}" in
+  example)
+    install_missing
+    build
+    "$BUILD_DIR/hloc" testdata/examples/mlp.hlo -o "$BUILD_DIR/mlp.so"
+    "$BUILD_DIR/hlorun" "$BUILD_DIR/mlp.so" --input testdata/examples/mlp_x.npy
+    ;;
+  test)
+    install_missing
+    build
+    cd "$BUILD_DIR"
+    ctest --output-on-failure -j "$JOBS"
+    ;;
+  *)
+    echo "usage: ./build.sh example|test" >&2
+    exit 2
+    ;;
+esac

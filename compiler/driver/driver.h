@@ -1,0 +1,45 @@
+/* driver.h — strings the stages together: text -> IR -> verify -> passes -> LLVM -> object
+ * -> shared object / header / printed HLO.  Everything hloc and hlorun do, callable without
+ * argv.  The pass order is on one screen in pipeline.c.  Tests: tests/ (driver_test.c, cli).
+ */
+#ifndef HLOC_DRIVER_DRIVER_H
+#define HLOC_DRIVER_DRIVER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "hlo/status.h"
+#include "ir/diag.h"
+#include "ir/ir.h"
+
+typedef enum drv_emit {
+  DRV_EMIT_SO, DRV_EMIT_OBJ, DRV_EMIT_LLVM, DRV_EMIT_ASM, DRV_EMIT_HLO, DRV_EMIT_HEADER,
+  DRV_EMIT_NONE /* verify only */
+} drv_emit;
+
+typedef struct drv_options {
+  int opt_level;            /* 0..3, default 2 */
+  const char *target_cpu;   /* "native" (default), "generic", or an LLVM CPU name */
+  bool strict;              /* --strict */
+  const char *dump_dir;     /* --dump-dir: module after each pass, LLVM IR before/after opt */
+  bool time_passes;         /* --time-passes: timings to stderr */
+  bool verify_each;         /* verify the IR (and LLVM IR) after every pass */
+  const char *symbol;       /* --entry-name */
+  FILE *diag_out;           /* where diagnostics and notes go (stderr when NULL) */
+} drv_options;
+
+void drv_options_init(drv_options *o);
+
+/* Reads, parses and verifies `path`; runs the passes when `run_passes`.  Diagnostics are
+ * printed to o->diag_out; the status says whether it worked. */
+HLO_MUST_USE hlo_status drv_load(const char *path, const drv_options *o, bool run_passes,
+                                 ir_module **out_module);
+
+/* Compiles `path` to `out_path` as `emit`. */
+HLO_MUST_USE hlo_status drv_compile_file(const char *path, const char *out_path, drv_emit emit,
+                                         const drv_options *o);
+
+/* Picks the emit kind from an output file's suffix (.so .o .ll .s .hlo .h); false if none. */
+bool drv_emit_from_suffix(const char *out_path, drv_emit *out_emit);
+
+#endif

@@ -1,0 +1,23 @@
+/* passes.h — module-to-module rewrites, run in the order compiler/driver/pipeline.c lists.
+ * Each pass states its precondition; each leaves a module that verifies.  Tests: the lit
+ * goldens under testdata/passes/ and passes/*_test.c.
+ */
+#ifndef HLOC_PASSES_PASSES_H
+#define HLOC_PASSES_PASSES_H
+
+#include "hlo/status.h"
+#include "ir/ir.h"
+
+/* Pre: verified.  Rewrites every implicit broadcast (scalar, degenerate dims,
+ * broadcast_dimensions, auto_broadcast) into explicit broadcast/reshape instructions, so that
+ * every elementwise op afterwards has operands of its result's dimensions. */
+HLO_MUST_USE hlo_status pass_canonicalize_broadcasts(ir_module *m);
+
+/* Pre: verified.  Fills elided constants (constant({...})) with deterministic values and
+ * returns how many it filled in *out_count (callers say so on stderr). */
+HLO_MUST_USE hlo_status pass_fill_elided_constants(ir_module *m, int *out_count);
+
+/* Pre: verified.  Removes unused side-effect-free instructions. */
+HLO_MUST_USE hlo_status pass_dce(ir_module *m);
+
+#endif

@@ -1,0 +1,47 @@
+/* hlo/runtime.h — the public API of libhlort for programs that run compiled models.
+ *
+ * A context carries every runtime service a model can reach: the thread pool, infeed and
+ * outfeed queues, the Send/Recv channel table, the custom-call resolver, and the replica
+ * identity for collectives.  Create one per replica (or none: models accept ctx == NULL).
+ * Thread-compatible: one model call at a time per context; queues are thread-safe.
+ */
+#ifndef HLO_RUNTIME_H
+#define HLO_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hlo/abi.h"
+#include "hlo/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hlo_context_options {
+  uint32_t struct_size;  /* sizeof(hlo_context_options) */
+  int32_t num_threads;   /* 0: one per online CPU; 1: run on the calling thread only */
+  int32_t replica_id;
+  int32_t num_replicas;  /* 0 or 1: a single replica */
+  int32_t partition_id;
+} hlo_context_options;
+
+void hlo_context_options_init(hlo_context_options *o);
+HLO_MUST_USE hlo_status hlo_context_create(const hlo_context_options *opts, hlo_context **out_ctx);
+void hlo_context_destroy(hlo_context *ctx);
+
+/* Infeed: the runtime copies `nbytes` from data; the model's next infeed of that size pops it. */
+HLO_MUST_USE hlo_status hlo_infeed_push(hlo_context *ctx, const void *data, size_t nbytes);
+/* Outfeed: pops the oldest buffer the model sent; the caller owns *out_data (free()). */
+HLO_MUST_USE hlo_status hlo_outfeed_pop(hlo_context *ctx, void **out_data, size_t *out_nbytes);
+size_t hlo_outfeed_count(hlo_context *ctx);
+
+/* Custom calls: targets are resolved by name at first use: first in the table registered here,
+ * then with dlsym() in the libraries added here, then in the process's global scope. */
+HLO_MUST_USE hlo_status hlo_custom_call_register(hlo_context *ctx, const char *target, void *fn);
+HLO_MUST_USE hlo_status hlo_custom_call_add_library(hlo_context *ctx, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HLO_RUNTIME_H */
