@@ -273,6 +273,7 @@ typedef struct ir_attrs {
   int64_t channel_id;        /* 0 = absent */
   ir_str custom_text;        /* custom-call target / infeed_config / outfeed_config / domain kind */
   ir_broadcast_attrs bc;     /* hloc's broadcasting extensions: binary, compare, broadcast ops */
+  bool called_list_form;     /* custom-call: written called_computations={...}, not to_apply */
 
   union {
     int64_t parameter_number;                                   /* PARAMETER */

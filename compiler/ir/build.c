@@ -1,0 +1,2103 @@
+/* build.c — turns what the grammar parsed into IR (build.h): shapes and layouts, the module
+ * header, computations, instructions with resolved operands, literals converted to element
+ * storage, and attribute values interpreted per opcode family (attr_table below).  Names are
+ * looked up in per-computation hash tables; computation references are resolved at the end,
+ * so a computation may be used before it is defined.  Every problem is a diagnostic at the
+ * exact line:col; nothing here aborts.  Tests: testdata/parse/{ok,err}.
+ */
+#include "ir/build.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/literal.h"
+
+/* ---- a small string -> pointer hash table in the arena ---------------------------------- */
+
+typedef struct name_slot {
+  ir_str key;
+  void *value;
+  ir_loc loc;
+} name_slot;
+
+typedef struct name_map {
+  name_slot *slots;
+  size_t cap, n;
+} name_map;
+
+static uint64_t hash_str(ir_str s) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < s.len; i++)
+    h = (h ^ (unsigned char)s.p[i]) * 1099511628211ull;
+  return h;
+}
+
+static name_slot *map_find(name_map *m, ir_str key) {
+  if (!m->cap)
+    return NULL;
+  for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+    name_slot *s = &m->slots[i];
+    if (!s->key.p)
+      return NULL;
+    if (s->key.len == key.len && memcmp(s->key.p, key.p, key.len) == 0)
+      return s;
+  }
+}
+
+static bool map_put(ir_arena *a, name_map *m, ir_str key, void *value, ir_loc loc) {
+  if ((m->n + 1) * 2 > m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 64;
+    name_slot *slots = ir_arena_alloc_array(a, cap, sizeof *slots);
+    if (!slots)
+      return false;
+    name_map bigger = {slots, cap, 0};
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->slots[i].key.p)
+        map_put(a, &bigger, m->slots[i].key, m->slots[i].value, m->slots[i].loc);
+    *m = bigger;
+  }
+  size_t i = hash_str(key) & (m->cap - 1);
+  while (m->slots[i].key.p)
+    i = (i + 1) & (m->cap - 1);
+  m->slots[i] = (name_slot){key, value, loc};
+  m->n++;
+  return true;
+}
+
+/* ---- the builder --------------------------------------------------------------------- */
+
+typedef struct comp_ref {   /* a called computation to resolve at the end */
+  ir_instr *in;
+  int slot;
+  ir_str name;
+  ir_loc loc;
+} comp_ref;
+
+typedef struct ctrl_ref {   /* a control predecessor to resolve at the end of its computation */
+  ir_instr *in;
+  int slot;
+  ir_str name;
+  ir_loc loc;
+} ctrl_ref;
+
+struct ir_builder {
+  ir_module *m;
+  ir_diag_list *diags;
+  const char *text;
+  size_t len;
+  bool oom;
+  ir_computation *cur;
+  name_map instrs;        /* names in the current computation */
+  name_map comps;         /* computation names */
+  comp_ref *comp_refs;
+  int n_comp_refs, cap_comp_refs;
+  ctrl_ref *ctrl_refs;
+  int n_ctrl_refs, cap_ctrl_refs;
+  bool saw_entry;
+  bool cur_has_root;
+  int gensym;
+};
+
+ir_builder *irb_create(ir_module *m, ir_diag_list *diags, const char *text, size_t len) {
+  ir_builder *b = ir_arena_alloc(&m->arena, sizeof *b);
+  if (!b)
+    return NULL;
+  b->m = m;
+  b->diags = diags;
+  b->text = text;
+  b->len = len;
+  return b;
+}
+
+ir_module *irb_module(ir_builder *b) { return b->m; }
+ir_diag_list *irb_diags(ir_builder *b) { return b->diags; }
+bool irb_failed(ir_builder *b) { return b->oom || b->diags->n_errors > 0; }
+
+void irb_error(ir_builder *b, ir_loc loc, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ir_diag_error(b->diags, loc, "%s", msg);
+}
+
+void irb_oom(ir_builder *b, ir_loc loc) {
+  if (!b->oom)
+    irb_error(b, loc, "out of memory");
+  b->oom = true;
+}
+
+ir_av *irb_av(ir_builder *b, ir_av_kind kind, ir_loc loc, size_t start, size_t end) {
+  ir_av *v = ir_arena_alloc(&b->m->arena, sizeof *v);
+  if (!v) {
+    irb_oom(b, loc);
+    return NULL;
+  }
+  v->kind = kind;
+  v->loc = loc;
+  v->start = start;
+  v->end = end;
+  return v;
+}
+
+ir_av *irb_av_append(ir_builder *b, ir_av *list, ir_av *item) {
+  if (!list || !item)
+    return NULL;
+  if (list->n == list->cap) {
+    int cap = list->cap ? list->cap * 2 : 4;
+    ir_av **kids = ir_arena_alloc_array(&b->m->arena, (size_t)cap, sizeof *kids);
+    if (!kids) {
+      irb_oom(b, list->loc);
+      return NULL;
+    }
+    if (list->n)
+      memcpy(kids, list->kids, (size_t)list->n * sizeof *kids);
+    list->kids = kids;
+    list->cap = cap;
+  }
+  list->kids[list->n++] = item;
+  return list;
+}
+
+void irb_attr_append(ir_builder *b, ir_attr_list *list, ir_str name, ir_loc loc, ir_av *value) {
+  if (!value)
+    return;
+  if (list->n == list->cap) {
+    int cap = list->cap ? list->cap * 2 : 4;
+    ir_attr_in *items = ir_arena_alloc_array(&b->m->arena, (size_t)cap, sizeof *items);
+    if (!items) {
+      irb_oom(b, loc);
+      return;
+    }
+    if (list->n)
+      memcpy(items, list->items, (size_t)list->n * sizeof *items);
+    list->items = items;
+    list->cap = cap;
+  }
+  list->items[list->n++] = (ir_attr_in){name, loc, value};
+}
+
+ir_str irb_text(ir_builder *b, size_t start, size_t end) {
+  if (end > b->len)
+    end = b->len;
+  if (start > end)
+    start = end;
+  ir_str s = ir_intern(b->m, b->text + start, end - start);
+  if (!s.p)
+    irb_oom(b, (ir_loc){0, 0});
+  return s;
+}
+
+static ir_str bare_name(ir_str s) {
+  if (s.len && s.p[0] == '%')
+    return (ir_str){s.p + 1, s.len - 1};
+  return s;
+}
+
+static ir_str av_text(ir_builder *b, const ir_av *v) { return irb_text(b, v->start, v->end); }
+
+/* ---- numbers ------------------------------------------------------------------------- */
+
+/* Reads an AV_INT token's text: magnitude into *mag, sign into *neg; false on overflow. */
+static bool int_text(const ir_av *v, uint64_t *mag, bool *neg) {
+  const char *s = v->s.p;
+  *neg = s[0] == '-';
+  if (*neg)
+    s++;
+  errno = 0;
+  char *end;
+  unsigned long long x = strtoull(s, &end, 10);
+  if (errno == ERANGE)
+    return false;
+  *mag = x;
+  return true;
+}
+
+static bool av_i64(ir_builder *b, const ir_av *v, int64_t *out) {
+  if (!v || v->kind != AV_INT) {
+    irb_error(b, v ? v->loc : (ir_loc){0, 0}, "expected an integer");
+    return false;
+  }
+  uint64_t mag;
+  bool neg;
+  if (!int_text(v, &mag, &neg) || mag > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX)) {
+    irb_error(b, v->loc, "integer %s is out of range", v->s.p);
+    return false;
+  }
+  *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+  return true;
+}
+
+static bool av_i64_list(ir_builder *b, const ir_av *v, ir_i64_list *out) {
+  if (v->kind == AV_INT) { /* a single number where a list is allowed, e.g. dimensions=0 */
+    int64_t x;
+    if (!av_i64(b, v, &x))
+      return false;
+    *out = ir_i64_list_copy(b->m, &x, 1);
+    return true;
+  }
+  if (v->kind != AV_LIST) {
+    irb_error(b, v->loc, "expected a list of integers like {0,1}");
+    return false;
+  }
+  out->n = v->n;
+  out->v = v->n ? ir_arena_alloc_array(&b->m->arena, (size_t)v->n, sizeof(int64_t)) : NULL;
+  if (v->n && !out->v) {
+    irb_oom(b, v->loc);
+    return false;
+  }
+  for (int i = 0; i < v->n; i++)
+    if (!av_i64(b, v->kids[i], &out->v[i]))
+      return false;
+  return true;
+}
+
+static bool av_bool(ir_builder *b, const ir_av *v, bool *out) {
+  if (v->kind == AV_BOOL) {
+    *out = v->s.p[0] == 't';
+    return true;
+  }
+  if (v->kind == AV_INT && (ir_str_eq(v->s, "0") || ir_str_eq(v->s, "1"))) {
+    *out = v->s.p[0] == '1';
+    return true;
+  }
+  irb_error(b, v->loc, "expected true or false");
+  return false;
+}
+
+/* Unescapes a quoted string token (C escapes, as absl::CUnescape). */
+static ir_str unquote(ir_builder *b, const ir_av *v) {
+  ir_str raw = v->s;
+  if (raw.len < 2)
+    return raw;
+  char *out = ir_arena_alloc(&b->m->arena, raw.len);
+  if (!out) {
+    irb_oom(b, v->loc);
+    return (ir_str){"", 0};
+  }
+  size_t n = 0;
+  for (size_t i = 1; i + 1 < raw.len; i++) {
+    char c = raw.p[i];
+    if (c != '\\' || i + 2 >= raw.len) {
+      out[n++] = c;
+      continue;
+    }
+    char e = raw.p[++i];
+    switch (e) {
+    case 'n': out[n++] = '\n'; break;
+    case 't': out[n++] = '\t'; break;
+    case 'r': out[n++] = '\r'; break;
+    case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
+      int val = e - '0', k = 0;
+      while (k < 2 && i + 2 < raw.len && raw.p[i + 1] >= '0' && raw.p[i + 1] <= '7') {
+        val = val * 8 + (raw.p[++i] - '0');
+        k++;
+      }
+      out[n++] = (char)val;
+      break;
+    }
+    case 'x': {
+      int val = 0, k = 0;
+      while (i + 2 < raw.len && k < 2) {
+        char h = raw.p[i + 1];
+        int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+        if (d < 0)
+          break;
+        val = val * 16 + d;
+        i++;
+        k++;
+      }
+      out[n++] = (char)val;
+      break;
+    }
+    default: out[n++] = e; break;  /* \" \' \\ \? */
+    }
+  }
+  out[n] = 0;
+  return (ir_str){out, n};
+}
+
+/* ---- shapes -------------------------------------------------------------------------- */
+
+/* Reads layout items after ':' (T(8,128)(2,1) E(16) S(1); others kept verbatim). */
+static void parse_layout_tail(ir_builder *b, ir_layout *l, const char *s, size_t n, ir_loc loc) {
+  char other[512];
+  size_t on = 0;
+  size_t i = 0;
+  while (i < n) {
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+      i++;
+    if (i >= n)
+      break;
+    size_t item = i;
+    while (i < n && s[i] != '(')
+      i++;
+    size_t head_len = i - item;
+    /* groups: (...)(...) */
+    size_t groups_start = i;
+    int n_groups = 0;
+    while (i < n && s[i] == '(') {
+      int depth = 0;
+      do {
+        if (s[i] == '(')
+          depth++;
+        else if (s[i] == ')')
+          depth--;
+        i++;
+      } while (i < n && depth > 0);
+      n_groups++;
+    }
+    if (head_len == 1 && s[item] == 'T' && n_groups > 0) {
+      l->tiles = ir_arena_alloc_array(&b->m->arena, (size_t)n_groups, sizeof(ir_i64_list));
+      if (!l->tiles) {
+        irb_oom(b, loc);
+        return;
+      }
+      l->n_tiles = 0;
+      for (size_t k = groups_start; k < i && l->tiles;) {
+        int64_t vals[16];
+        int nv = 0;
+        k++; /* ( */
+        while (k < i && s[k] != ')') {
+          if (s[k] == '*') {
+            if (nv < 16)
+              vals[nv++] = -1;
+            k++;
+          } else if (s[k] >= '0' && s[k] <= '9') {
+            int64_t v = 0;
+            while (k < i && s[k] >= '0' && s[k] <= '9')
+              v = v * 10 + (s[k++] - '0');
+            if (nv < 16)
+              vals[nv++] = v;
+          } else {
+            k++;
+          }
+        }
+        k++; /* ) */
+        l->tiles[l->n_tiles++] = ir_i64_list_copy(b->m, vals, nv);
+      }
+    } else if (head_len == 1 && (s[item] == 'E' || s[item] == 'S') && n_groups == 1) {
+      int64_t v = strtoll(s + groups_start + 1, NULL, 10);
+      if (s[item] == 'E')
+        l->element_size_bits = v;
+      else
+        l->memory_space = v;
+    } else {
+      size_t len = i - item;
+      if (on + len < sizeof other) {
+        memcpy(other + on, s + item, len);
+        on += len;
+      }
+    }
+    if (i == item) /* no progress: skip one char */
+      i++;
+  }
+  if (on)
+    l->other = ir_intern(b->m, other, on);
+}
+
+static ir_layout *make_layout(ir_builder *b, ir_av *lv, int rank) {
+  ir_layout *l = ir_arena_alloc(&b->m->arena, sizeof *l);
+  if (!l) {
+    irb_oom(b, lv->loc);
+    return NULL;
+  }
+  if (!av_i64_list(b, lv, &l->minor_to_major))
+    return NULL;
+  if (lv->kind == AV_RAW)
+    parse_layout_tail(b, l, b->text + lv->start, lv->end - lv->start, lv->loc);
+  if (l->minor_to_major.n != rank && !(l->minor_to_major.n == 0 && rank == 0)) {
+    irb_error(b, lv->loc, "layout has %d dimensions but the shape has rank %d",
+              l->minor_to_major.n, rank);
+    return NULL;
+  }
+  uint64_t seen = 0;
+  for (int i = 0; i < l->minor_to_major.n; i++) {
+    int64_t d = l->minor_to_major.v[i];
+    if (d < 0 || d >= rank || (d < 64 && (seen >> d) & 1)) {
+      irb_error(b, lv->loc, "layout {...} must be a permutation of 0..%d", rank - 1);
+      return NULL;
+    }
+    seen |= 1ull << d;
+  }
+  return l;
+}
+
+ir_shape *irb_array_shape(ir_builder *b, ir_av *etype, ir_av *dims, ir_av *layout) {
+  if (!etype || !dims)
+    return NULL;
+  ir_etype et;
+  if (!ir_etype_from_name(etype->s.p, etype->s.len, &et)) {
+    irb_error(b, etype->loc, "unknown element type '%s'", etype->s.p);
+    return NULL;
+  }
+  if (dims->n > 64) {
+    irb_error(b, dims->loc, "rank %d is too large (at most 64)", dims->n);
+    return NULL;
+  }
+  int64_t d[64];
+  uint8_t dyn[64];
+  bool any_dyn = false;
+  for (int i = 0; i < dims->n; i++) {
+    ir_av *v = dims->kids[i];
+    dyn[i] = IR_DIM_STATIC;
+    if (v->kind == AV_SPECIAL) {
+      d[i] = -1;
+      dyn[i] = IR_DIM_UNBOUNDED;
+      any_dyn = true;
+      continue;
+    }
+    ir_av tmp = *v;
+    tmp.kind = AV_INT;
+    if (!av_i64(b, &tmp, &d[i]))
+      return NULL;
+    if (d[i] < 0) {
+      irb_error(b, v->loc, "dimension size %lld is negative", (long long)d[i]);
+      return NULL;
+    }
+    if (v->kind == AV_BOUNDED) {
+      dyn[i] = IR_DIM_BOUNDED;
+      any_dyn = true;
+    }
+  }
+  ir_shape *s = ir_shape_array(b->m, et, dims->n, d);
+  if (!s) {
+    irb_oom(b, etype->loc);
+    return NULL;
+  }
+  if (any_dyn)
+    s->dyn = ir_arena_dup(&b->m->arena, dyn, (size_t)dims->n);
+  int64_t bytes;
+  if (!ir_shape_byte_size(s, &bytes) || bytes > (INT64_C(1) << 50)) {
+    irb_error(b, etype->loc, "shape %s[...] is too large: its size overflows", etype->s.p);
+    return NULL;
+  }
+  if (layout && !(s->layout = make_layout(b, layout, dims->n)))
+    return NULL;
+  return s;
+}
+
+ir_shape *irb_tuple_shape(ir_builder *b, ir_av *elems, ir_loc loc) {
+  int n = elems ? elems->n : 0;
+  ir_shape *tmp[256];
+  ir_shape **arr = n <= 256 ? tmp : ir_arena_alloc_array(&b->m->arena, (size_t)n, sizeof *arr);
+  if (!arr) {
+    irb_oom(b, loc);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    arr[i] = elems->kids[i]->shape;
+    if (!arr[i])
+      return NULL;
+  }
+  ir_shape *s = ir_shape_tuple(b->m, arr, n);
+  if (!s)
+    irb_oom(b, loc);
+  return s;
+}
+
+ir_shape *irb_buffer_shape(ir_builder *b, ir_shape *inner) {
+  if (!inner)
+    return NULL;
+  inner->is_buffer = true;
+  return inner;
+}
+
+/* ---- literals ------------------------------------------------------------------------ */
+
+static bool special_value(const ir_av *v, double *d, uint64_t *payload) {
+  ir_str s = v->s;
+  *payload = 0;
+  bool neg = s.len && s.p[0] == '-';
+  const char *t = s.p + neg;
+  if (strcmp(t, "inf") == 0) {
+    *d = neg ? -INFINITY : INFINITY;
+    return true;
+  }
+  if (strcmp(t, "nan") == 0) {
+    *d = neg ? -NAN : NAN;
+    return true;
+  }
+  if (strncmp(t, "nan(0x", 6) == 0) {
+    *payload = strtoull(t + 6, NULL, 16);
+    *d = neg ? -NAN : NAN;
+    return true;
+  }
+  return false;
+}
+
+static bool element_from_av(ir_builder *b, ir_etype et, const ir_av *v, unsigned char *out) {
+  if (v->kind == AV_SHAPED)
+    v = v->kids[0];
+  ir_lit_status st = IR_LIT_OK;
+  if (ir_etype_is_complex(et)) {
+    if (v->kind != AV_TUPLE || v->n != 2) {
+      irb_error(b, v->loc, "expected a complex value (re, im)");
+      return false;
+    }
+    ir_etype ct = ir_etype_component(et);
+    int half = ir_etype_table[et].storage_bytes / 2;
+    return element_from_av(b, ct, v->kids[0], out) && element_from_av(b, ct, v->kids[1], out + half);
+  }
+  if (et == IR_PRED || ir_etype_is_int(et)) {
+    if (v->kind == AV_BOOL) {
+      st = ir_lit_encode_int(et, v->s.p[0] == 't', 0, false, out);
+    } else if (v->kind == AV_INT) {
+      uint64_t mag;
+      bool neg;
+      if (!int_text(v, &mag, &neg)) {
+        st = IR_LIT_OUT_OF_RANGE;
+      } else if (neg) {
+        st = mag > (uint64_t)INT64_MAX + 1 ? IR_LIT_OUT_OF_RANGE
+                                           : ir_lit_encode_int(et, (int64_t)(0 - mag), 0, false, out);
+      } else {
+        st = ir_lit_encode_int(et, 0, mag, true, out);
+      }
+    } else {
+      irb_error(b, v->loc, "expected %s value, found '%s'", et == IR_PRED ? "a pred (true/false)" : "an integer",
+                v->s.p ? v->s.p : "(...)");
+      return false;
+    }
+  } else if (ir_etype_is_float(et)) {
+    double d = 0;
+    uint64_t payload = 0;
+    if (v->kind == AV_INT) {
+      uint64_t mag;
+      bool neg;
+      d = int_text(v, &mag, &neg) ? (neg ? -(double)mag : (double)mag) : strtod(v->s.p, NULL);
+      if (d == 0)
+        d = 0.0; /* XLA reads -0 as the integer 0: +0.0 */
+    } else if (v->kind == AV_FLOAT) {
+      d = strtod(v->s.p, NULL);
+    } else if ((v->kind == AV_SPECIAL || v->kind == AV_NAME) && special_value(v, &d, &payload)) {
+    } else if (v->kind == AV_BOOL) {
+      d = v->s.p[0] == 't';
+    } else {
+      irb_error(b, v->loc, "expected a floating-point value, found '%s'", v->s.p ? v->s.p : "(...)");
+      return false;
+    }
+    st = ir_lit_encode_float(et, d, payload, out);
+  } else {
+    irb_error(b, v->loc, "a constant of element type %s cannot have a value", ir_etype_table[et].spelling);
+    return false;
+  }
+  if (st == IR_LIT_OUT_OF_RANGE) {
+    irb_error(b, v->loc, "value %s is out of range for %s", v->s.p ? v->s.p : "", ir_etype_table[et].spelling);
+    return false;
+  }
+  if (st == IR_LIT_BAD_PAYLOAD) {
+    irb_error(b, v->loc, "NaN payload %s does not fit %s", v->s.p, ir_etype_table[et].spelling);
+    return false;
+  }
+  return st == IR_LIT_OK;
+}
+
+typedef struct lit_walk {
+  const ir_shape *shape;
+  unsigned char *data;
+  int64_t next;  /* next element index */
+  int eb;
+} lit_walk;
+
+static bool fill_array(ir_builder *b, lit_walk *w, const ir_av *v, int dim) {
+  if (v->kind == AV_SHAPED)
+    v = v->kids[0];
+  if (dim == w->shape->rank)
+    return element_from_av(b, w->shape->et, v, w->data + w->next++ * w->eb);
+  if (v->kind != AV_LIST) {
+    irb_error(b, v->loc, "expected '{' for dimension %d of the literal", dim);
+    return false;
+  }
+  if (v->n != w->shape->dims[dim]) {
+    irb_error(b, v->loc, "literal dimension %d expects %lld elements but has %d", dim,
+              (long long)w->shape->dims[dim], v->n);
+    return false;
+  }
+  for (int i = 0; i < v->n; i++)
+    if (!fill_array(b, w, v->kids[i], dim + 1))
+      return false;
+  return true;
+}
+
+static ir_literal *literal_from_av(ir_builder *b, const ir_shape *shape, const ir_av *v) {
+  ir_literal *lit = ir_arena_alloc(&b->m->arena, sizeof *lit);
+  if (!lit) {
+    irb_oom(b, v->loc);
+    return NULL;
+  }
+  lit->shape = (ir_shape *)shape;
+  if (v->kind == AV_SHAPED)
+    v = v->kids[0];
+  if (shape->et == IR_TUPLE) {
+    if (v->kind != AV_TUPLE || v->n != shape->n_elems) {
+      irb_error(b, v->loc, "tuple literal needs %d elements in ( )", shape->n_elems);
+      return NULL;
+    }
+    lit->n_elems = v->n;
+    lit->elems = ir_arena_alloc_array(&b->m->arena, (size_t)(v->n ? v->n : 1), sizeof(ir_literal *));
+    if (!lit->elems)
+      return NULL;
+    for (int i = 0; i < v->n; i++)
+      if (!(lit->elems[i] = literal_from_av(b, shape->elems[i], v->kids[i])))
+        return NULL;
+    return lit;
+  }
+  if (v->kind == AV_ELLIPSIS) {
+    lit->elided = true;
+    return lit;
+  }
+  if (!ir_etype_is_array(shape->et)) {
+    irb_error(b, v->loc, "a %s constant has no value", ir_etype_table[shape->et].spelling);
+    return NULL;
+  }
+  int64_t bytes;
+  if (!ir_shape_byte_size(shape, &bytes)) {
+    irb_error(b, v->loc, "literal is too large");
+    return NULL;
+  }
+  /* The text must hold at least one character per element: refuse absurd sizes early. */
+  int64_t count;
+  ir_shape_num_elements(shape, &count);
+  if (count > (int64_t)(v->end - v->start) + 1) {
+    irb_error(b, v->loc, "literal has fewer values than its shape needs (%lld elements)",
+              (long long)count);
+    return NULL;
+  }
+  lit->nbytes = bytes;
+  lit->data = ir_arena_alloc(&b->m->arena, (size_t)(bytes ? bytes : 1));
+  if (!lit->data) {
+    irb_oom(b, v->loc);
+    return NULL;
+  }
+  lit_walk w = {shape, lit->data, 0, ir_etype_table[shape->et].storage_bytes};
+  if (!fill_array(b, &w, v, 0))
+    return NULL;
+  return lit;
+}
+
+/* ---- module and computations --------------------------------------------------------- */
+
+static bool header_entry_layout(ir_builder *b, ir_av *v) {
+  if (v->kind != AV_LIST || v->n != 1 || v->kids[0]->kind != AV_SIGNATURE) {
+    irb_error(b, v->loc, "expected entry_computation_layout={(shapes)->shape}");
+    return false;
+  }
+  ir_av *sig = v->kids[0];
+  ir_av *params = sig->n ? sig->kids[0] : NULL;
+  int n = params ? params->n : 0;
+  ir_module *m = b->m;
+  m->entry_layout_params = ir_arena_alloc_array(&m->arena, (size_t)(n ? n : 1), sizeof(ir_shape *));
+  if (!m->entry_layout_params)
+    return false;
+  for (int i = 0; i < n; i++)
+    m->entry_layout_params[i] = params->kids[i]->shape;
+  m->n_entry_layout_params = n;
+  m->entry_layout_result = sig->shape;
+  m->has_entry_layout = true;
+  return true;
+}
+
+static void add_raw(ir_builder *b, ir_raw_attr **arr, int *n, ir_str name, ir_str value) {
+  ir_raw_attr *p = ir_arena_alloc_array(&b->m->arena, (size_t)*n + 1, sizeof *p);
+  if (!p) {
+    irb_oom(b, (ir_loc){0, 0});
+    return;
+  }
+  if (*n)
+    memcpy(p, *arr, (size_t)*n * sizeof *p);
+  p[*n] = (ir_raw_attr){name, value};
+  *arr = p;
+  (*n)++;
+}
+
+void irb_module_header(ir_builder *b, ir_av *name, ir_attr_list *attrs) {
+  ir_module *m = b->m;
+  if (!name)
+    return;
+  m->name = bare_name(name->s);
+  for (int i = 0; i < attrs->n; i++) {
+    ir_attr_in *a = &attrs->items[i];
+    ir_av *v = a->value;
+    bool flag;
+    if (ir_str_eq(a->name, "entry_computation_layout")) {
+      header_entry_layout(b, v);
+    } else if (ir_str_eq(a->name, "is_scheduled") && av_bool(b, v, &flag)) {
+      m->is_scheduled = flag;
+    } else if (ir_str_eq(a->name, "alias_passthrough_params") && av_bool(b, v, &flag)) {
+      m->alias_passthrough_params = flag;
+    } else if (ir_str_eq(a->name, "replica_count")) {
+      av_i64(b, v, &m->replica_count);
+    } else if (ir_str_eq(a->name, "num_partitions")) {
+      av_i64(b, v, &m->num_partitions);
+    } else if (ir_str_eq(a->name, "input_output_alias")) {
+      m->input_output_alias = av_text(b, v);
+    } else if (ir_str_eq(a->name, "buffer_donor")) {
+      m->buffer_donor = av_text(b, v);
+    } else if (ir_str_eq(a->name, "frontend_attributes")) {
+      m->frontend_attributes = av_text(b, v);
+    } else {
+      add_raw(b, &m->header_unknown, &m->n_header_unknown, a->name, av_text(b, v));
+    }
+  }
+}
+
+void irb_stack_frames(ir_builder *b, size_t start, size_t end) {
+  /* Keep the block without its trailing blank lines. */
+  while (end > start && (b->text[end - 1] == '\n' || b->text[end - 1] == '\r' ||
+                         b->text[end - 1] == ' '))
+    end--;
+  b->m->stack_frames = irb_text(b, start, end);
+}
+
+void irb_begin_computation(ir_builder *b, ir_av *name, bool entry, ir_av *params, ir_shape *result) {
+  (void)params;
+  (void)result;
+  b->cur = NULL;
+  b->cur_has_root = false;
+  b->instrs = (name_map){0};
+  b->n_ctrl_refs = 0;
+  if (!name)
+    return;
+  ir_str n = bare_name(name->s);
+  name_slot *prev = map_find(&b->comps, n);
+  if (prev) {
+    irb_error(b, name->loc, "computation %%%s is already defined at line %d", n.p, prev->loc.line);
+    return;
+  }
+  if (entry && b->saw_entry) {
+    irb_error(b, name->loc, "only one computation may be ENTRY");
+    return;
+  }
+  ir_computation *c = ir_computation_add(b->m, n);
+  if (!c || !map_put(&b->m->arena, &b->comps, n, c, name->loc)) {
+    irb_oom(b, name->loc);
+    return;
+  }
+  c->is_entry = entry;
+  c->loc = name->loc;
+  c->has_signature = params != NULL;
+  if (entry) {
+    b->saw_entry = true;
+    b->m->entry = c;
+  }
+  b->cur = c;
+}
+
+static void resolve_params(ir_builder *b, ir_computation *c) {
+  int max = -1;
+  for (int i = 0; i < c->n_instrs; i++)
+    if (c->instrs[i]->op == IR_OP_PARAMETER && c->instrs[i]->attrs.u.parameter_number > max)
+      max = (int)c->instrs[i]->attrs.u.parameter_number;
+  if (max < 0)
+    return;
+  c->params = ir_arena_alloc_array(&b->m->arena, (size_t)max + 1, sizeof(ir_instr *));
+  if (!c->params) {
+    irb_oom(b, c->loc);
+    return;
+  }
+  c->n_params = max + 1;
+  for (int i = 0; i < c->n_instrs; i++) {
+    ir_instr *in = c->instrs[i];
+    if (in->op != IR_OP_PARAMETER)
+      continue;
+    int64_t k = in->attrs.u.parameter_number;
+    if (c->params[k]) {
+      irb_error(b, in->loc, "%%%s: parameter number %lld is already used by %%%s", in->name.p,
+                (long long)k, c->params[k]->name.p);
+      return;
+    }
+    c->params[k] = in;
+  }
+  for (int k = 0; k <= max; k++)
+    if (!c->params[k]) {
+      irb_error(b, c->loc, "computation %%%s has no parameter(%d) but has parameter(%d)",
+                c->name.p, k, max);
+      return;
+    }
+}
+
+void irb_end_computation(ir_builder *b, ir_attr_list *attrs) {
+  ir_computation *c = b->cur;
+  if (!c)
+    return;
+  for (int i = 0; i < attrs->n; i++) {
+    ir_attr_in *a = &attrs->items[i];
+    if (ir_str_eq(a->name, "execution_thread") && a->value->kind == AV_STRING)
+      c->execution_thread = unquote(b, a->value);
+    else
+      irb_error(b, a->loc, "unknown computation attribute '%s'", a->name.p);
+  }
+  for (int i = 0; i < b->n_ctrl_refs; i++) {
+    ctrl_ref *r = &b->ctrl_refs[i];
+    name_slot *s = map_find(&b->instrs, r->name);
+    if (!s)
+      irb_error(b, r->loc, "control predecessor %%%s is not defined in %%%s", r->name.p, c->name.p);
+    else
+      r->in->common.control_predecessors[r->slot] = s->value;
+  }
+  if (!c->root && c->n_instrs)
+    c->root = c->instrs[c->n_instrs - 1];
+  if (!c->n_instrs)
+    irb_error(b, c->loc, "computation %%%s has no instructions", c->name.p);
+  resolve_params(b, c);
+  b->cur = NULL;
+}
+
+/* ---- attributes ------------------------------------------------------------------------ */
+
+typedef struct attr_ctx {
+  ir_builder *b;
+  ir_instr *in;
+  ir_attr_in *a;
+  ir_av *v;
+  /* called computations by role, assembled into in->called at the end */
+  comp_ref to_apply, condition, body, true_c, false_c, select, scatter;
+  ir_av *branches, *calls, *called_list;
+} attr_ctx;
+
+typedef bool (*attr_fn)(attr_ctx *x);
+
+static ir_family fam_of(const ir_instr *in) { return ir_opcode_table[in->op].family; }
+
+static bool set_comp(attr_ctx *x, comp_ref *slot) {
+  ir_av *v = x->v;
+  if (v->kind == AV_LIST && v->n == 1)
+    v = v->kids[0];
+  if (v->kind != AV_NAME) {
+    irb_error(x->b, x->v->loc, "expected a computation name for %s", x->a->name.p);
+    return false;
+  }
+  *slot = (comp_ref){x->in, 0, bare_name(v->s), v->loc};
+  return true;
+}
+
+#define I64(field) av_i64(x->b, x->v, &(field))
+#define LIST(field) av_i64_list(x->b, x->v, &(field))
+#define BOOL(field) av_bool(x->b, x->v, &(field))
+
+static bool a_dimensions(attr_ctx *x) { x->in->attrs.has_dimensions = true; return LIST(x->in->attrs.dimensions); }
+static bool a_channel_id(attr_ctx *x) { return I64(x->in->attrs.channel_id); }
+static bool a_custom_text(attr_ctx *x) {
+  if (x->v->kind != AV_STRING) {
+    irb_error(x->b, x->v->loc, "%s expects a quoted string", x->a->name.p);
+    return false;
+  }
+  x->in->attrs.custom_text = unquote(x->b, x->v);
+  return true;
+}
+static bool a_domain(attr_ctx *x) { x->in->attrs.custom_text = av_text(x->b, x->v); return true; }
+static bool a_bcast_dims(attr_ctx *x) {
+  x->in->attrs.bc.has_broadcast_dimensions = true;
+  return LIST(x->in->attrs.bc.broadcast_dimensions);
+}
+static bool a_auto_broadcast(attr_ctx *x) {
+  static const char *const names[] = {"none", "numpy", "pdpd", "bidirectional"};
+  static const ir_auto_broadcast vals[] = {IR_AB_EXPLICIT, IR_AB_NUMPY, IR_AB_PDPD, IR_AB_BIDIRECTIONAL};
+  for (int i = 0; i < 4; i++)
+    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
+      x->in->attrs.bc.auto_broadcast = vals[i];
+      return true;
+    }
+  irb_error(x->b, x->v->loc, "auto_broadcast must be none, numpy, pdpd or bidirectional");
+  return false;
+}
+static bool a_axis(attr_ctx *x) { return I64(x->in->attrs.bc.axis); }
+static bool a_target_shape(attr_ctx *x) { return LIST(x->in->attrs.bc.target_shape); }
+static bool a_index(attr_ctx *x) { return I64(x->in->attrs.u.tuple_index); }
+static bool a_iota_dimension(attr_ctx *x) { return I64(x->in->attrs.u.iota_dimension); }
+static bool a_inferred_dimension(attr_ctx *x) { return I64(x->in->attrs.u.inferred_dimension); }
+
+static bool a_slice(attr_ctx *x) {
+  ir_av *v = x->v;
+  if (v->kind != AV_LIST) {
+    irb_error(x->b, v->loc, "expected slice={[start:limit:stride], ...}");
+    return false;
+  }
+  ir_slice_dim *d = ir_arena_alloc_array(&x->b->m->arena, (size_t)(v->n ? v->n : 1), sizeof *d);
+  if (!d)
+    return false;
+  for (int i = 0; i < v->n; i++) {
+    ir_av *r = v->kids[i];
+    if (r->kind != AV_RANGE) {
+      irb_error(x->b, r->loc, "expected [start:limit] or [start:limit:stride]");
+      return false;
+    }
+    d[i].stride = 1;
+    if (!av_i64(x->b, r->kids[0], &d[i].start) || !av_i64(x->b, r->kids[1], &d[i].limit) ||
+        (r->n == 3 && !av_i64(x->b, r->kids[2], &d[i].stride)))
+      return false;
+  }
+  x->in->attrs.u.slice.dims = d;
+  x->in->attrs.u.slice.n = v->n;
+  return true;
+}
+
+static bool a_dynamic_slice_sizes(attr_ctx *x) { return LIST(x->in->attrs.u.dynamic_slice_sizes); }
+
+/* Splits "a_b(_c)x..." / "3x3" token text into up to `per` numbers per dimension. */
+static int split_dims(const char *s, int per, int64_t out[][3], int max) {
+  int n = 0;
+  while (*s && n < max) {
+    for (int k = 0; k < per; k++)
+      out[n][k] = 0;
+    for (int k = 0; k < per; k++) {
+      char *end;
+      out[n][k] = strtoll(s, &end, 10);
+      s = end;
+      if (*s != '_')
+        break;
+      s++;
+    }
+    n++;
+    if (*s != 'x')
+      break;
+    s++;
+  }
+  return n;
+}
+
+static bool a_padding(attr_ctx *x) {
+  ir_av *v = x->v;
+  if (fam_of(x->in) != IR_FAM_PAD)
+    return false;
+  if (v->kind != AV_PAD && !(v->kind == AV_LIST && v->n == 0)) {
+    irb_error(x->b, v->loc, "expected padding=low_high[_interior]x...");
+    return false;
+  }
+  int64_t parts[64][3];
+  int n = v->kind == AV_PAD ? split_dims(v->s.p, 3, parts, 64) : 0;
+  ir_pad_dim *d = ir_arena_alloc_array(&x->b->m->arena, (size_t)(n ? n : 1), sizeof *d);
+  if (!d)
+    return false;
+  for (int i = 0; i < n; i++)
+    d[i] = (ir_pad_dim){parts[i][0], parts[i][1], parts[i][2]};
+  x->in->attrs.u.padding.dims = d;
+  x->in->attrs.u.padding.n = n;
+  return true;
+}
+
+static bool a_direction(attr_ctx *x) {
+  static const char *const names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  for (int i = 0; i < 6; i++)
+    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
+      x->in->attrs.u.compare.dir = (ir_cmp_dir)i;
+      return true;
+    }
+  irb_error(x->b, x->v->loc, "unknown comparison direction '%s' (expected EQ, NE, LT, LE, GT or GE)",
+            x->v->s.p ? x->v->s.p : "");
+  return false;
+}
+
+static bool a_cmp_type(attr_ctx *x) {
+  static const char *const names[] = {"DEFAULT", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
+  for (int i = 0; i < 5; i++)
+    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
+      x->in->attrs.u.compare.type = (ir_cmp_type)i;
+      x->in->attrs.u.compare.has_type = true;
+      return true;
+    }
+  irb_error(x->b, x->v->loc, "unknown comparison type '%s'", x->v->s.p ? x->v->s.p : "");
+  return false;
+}
+
+static bool a_exponent_bits(attr_ctx *x) { return I64(x->in->attrs.u.reduce_precision.exponent_bits); }
+static bool a_mantissa_bits(attr_ctx *x) { return I64(x->in->attrs.u.reduce_precision.mantissa_bits); }
+
+static ir_window *window_of(ir_instr *in) {
+  switch (fam_of(in)) {
+  case IR_FAM_REDUCE_WINDOW:
+  case IR_FAM_SELECT_AND_SCATTER: return &in->attrs.u.reduce_window.window;
+  case IR_FAM_CONVOLUTION: return &in->attrs.u.conv.window;
+  case IR_FAM_CUSTOM_CALL: return &in->attrs.u.custom_call.window;
+  default: return NULL;
+  }
+}
+
+static bool a_window(attr_ctx *x) {
+  ir_window *w = window_of(x->in);
+  ir_av *v = x->v;
+  if (!w)
+    return false;
+  if (v->kind != AV_LIST) {
+    irb_error(x->b, v->loc, "expected window={size=... stride=... pad=...}");
+    return false;
+  }
+  static const char *const fields[] = {"size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal"};
+  int64_t vals[6][64][3];
+  int counts[6] = {0};
+  for (int i = 0; i < v->n; i++) {
+    ir_av *kv = v->kids[i];
+    int f = -1;
+    for (int k = 0; k < 6; k++)
+      if (kv->kind == AV_KV && ir_str_eq(kv->s, fields[k]))
+        f = k;
+    if (f < 0) {
+      irb_error(x->b, kv->loc, "unknown window field (expected size, stride, pad, lhs_dilate, rhs_dilate or rhs_reversal)");
+      return false;
+    }
+    ir_av *fv = kv->kids[0];
+    if (fv->kind != AV_DXD && fv->kind != AV_INT && fv->kind != AV_PAD) {
+      irb_error(x->b, fv->loc, "bad value for window field %s", fields[f]);
+      return false;
+    }
+    counts[f] = split_dims(fv->s.p, f == 2 ? 2 : 1, vals[f], 64);
+    w->written |= 1u << f;
+  }
+  int n = counts[0];
+  for (int f = 1; f < 6; f++)
+    if ((w->written >> f & 1) && counts[f] != n) {
+      irb_error(x->b, v->loc, "window field %s has %d dimensions but size has %d", fields[f], counts[f], n);
+      return false;
+    }
+  w->n = n;
+  w->dims = ir_arena_alloc_array(&x->b->m->arena, (size_t)(n ? n : 1), sizeof *w->dims);
+  if (!w->dims)
+    return false;
+  for (int i = 0; i < n; i++) {
+    ir_window_dim *d = &w->dims[i];
+    d->size = vals[0][i][0];
+    d->stride = (w->written & IR_WIN_STRIDE) ? vals[1][i][0] : 1;
+    d->pad_lo = (w->written & IR_WIN_PAD) ? vals[2][i][0] : 0;
+    d->pad_hi = (w->written & IR_WIN_PAD) ? vals[2][i][1] : 0;
+    d->lhs_dilate = (w->written & IR_WIN_LHS_DILATE) ? vals[3][i][0] : 1;
+    d->rhs_dilate = (w->written & IR_WIN_RHS_DILATE) ? vals[4][i][0] : 1;
+    d->rhs_reversal = (w->written & IR_WIN_RHS_REVERSAL) ? vals[5][i][0] != 0 : false;
+  }
+  return true;
+}
+
+static bool a_scan_carries(attr_ctx *x) { return I64(x->in->attrs.u.scan.num_carries); }
+static bool a_scan_reverse(attr_ctx *x) { return BOOL(x->in->attrs.u.scan.is_reverse); }
+static bool a_scan_assoc(attr_ctx *x) { return BOOL(x->in->attrs.u.scan.is_associative); }
+static bool a_is_stable(attr_ctx *x) { return BOOL(x->in->attrs.u.sort.is_stable); }
+static bool a_k(attr_ctx *x) { return I64(x->in->attrs.u.topk.k); }
+static bool a_largest(attr_ctx *x) { x->in->attrs.u.topk.has_largest = true; return BOOL(x->in->attrs.u.topk.largest); }
+
+static ir_dot_dnums *dnums_of(ir_instr *in) { return &in->attrs.u.dot.dnums; }
+static bool a_lhs_batch(attr_ctx *x) { return LIST(dnums_of(x->in)->lhs_batch); }
+static bool a_rhs_batch(attr_ctx *x) { return LIST(dnums_of(x->in)->rhs_batch); }
+static bool a_lhs_contracting(attr_ctx *x) { return LIST(dnums_of(x->in)->lhs_contracting); }
+static bool a_rhs_contracting(attr_ctx *x) { return LIST(dnums_of(x->in)->rhs_contracting); }
+static bool a_lhs_ragged(attr_ctx *x) { return LIST(dnums_of(x->in)->lhs_ragged); }
+static bool a_rhs_group(attr_ctx *x) { return LIST(dnums_of(x->in)->rhs_group); }
+
+static bool a_precision(attr_ctx *x) {
+  ir_av *v = x->v;
+  ir_precision *out;
+  int *n, cap;
+  if (fam_of(x->in) == IR_FAM_DOT) {
+    out = x->in->attrs.u.dot.precision;
+    n = &x->in->attrs.u.dot.n_precision;
+    cap = 4;
+  } else if (fam_of(x->in) == IR_FAM_CONVOLUTION) {
+    out = x->in->attrs.u.conv.precision;
+    n = &x->in->attrs.u.conv.n_precision;
+    cap = 2;
+  } else {
+    return false;
+  }
+  if (v->kind != AV_LIST || v->n > cap) {
+    irb_error(x->b, v->loc, "expected operand_precision={default,...}");
+    return false;
+  }
+  for (int i = 0; i < v->n; i++) {
+    ir_av *p = v->kids[i];
+    if (p->kind == AV_NAME && (ir_str_eq(p->s, "default") || ir_str_eq(p->s, "DEFAULT")))
+      out[i] = IR_PREC_DEFAULT;
+    else if (p->kind == AV_NAME && (ir_str_eq(p->s, "high") || ir_str_eq(p->s, "HIGH")))
+      out[i] = IR_PREC_HIGH;
+    else if (p->kind == AV_NAME && (ir_str_eq(p->s, "highest") || ir_str_eq(p->s, "HIGHEST")))
+      out[i] = IR_PREC_HIGHEST;
+    else {
+      irb_error(x->b, p->loc, "unknown precision (expected default, high or highest)");
+      return false;
+    }
+  }
+  *n = v->n;
+  return true;
+}
+
+static bool a_algorithm(attr_ctx *x) {
+  if (fam_of(x->in) == IR_FAM_DOT) {
+    x->in->attrs.u.dot.algorithm = av_text(x->b, x->v);
+    return true;
+  }
+  if (fam_of(x->in) != IR_FAM_RNG_BIT_GENERATOR)
+    return false;
+  static const char *const names[] = {"rng_default", "rng_three_fry", "rng_philox"};
+  for (int i = 0; i < 3; i++)
+    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
+      x->in->attrs.u.rng_bit_generator.algorithm = (ir_rng_algo)i;
+      return true;
+    }
+  irb_error(x->b, x->v->loc, "unknown RNG algorithm (expected rng_default, rng_three_fry or rng_philox)");
+  return false;
+}
+
+/* dim_labels=b01f_01io->b01f: letters name batch/feature (b, f), input/output features of the
+ * kernel (i, o), and digits name spatial dimensions in order. */
+static bool parse_labels(const char *s, size_t n, char a, char b2, int64_t *oa, int64_t *ob,
+                         ir_i64_list *spatial, ir_builder *b, ir_loc loc) {
+  int64_t sp[64];
+  int nsp = 0;
+  *oa = *ob = -1;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (c == a)
+      *oa = (int64_t)i;
+    else if (c == b2)
+      *ob = (int64_t)i;
+    else if (c >= '0' && c <= '9') {
+      int k = c - '0';
+      if (k >= 64 || k > nsp + 8)
+        return false;
+      while (nsp <= k)
+        sp[nsp++] = -1;
+      sp[k] = (int64_t)i;
+    } else if (c != '?') {
+      return false;
+    }
+  }
+  for (int i = 0; i < nsp; i++)
+    if (sp[i] < 0)
+      return false;
+  *spatial = ir_i64_list_copy(b->m, sp, nsp);
+  (void)loc;
+  return *oa >= 0 && *ob >= 0;
+}
+
+static bool a_dim_labels(attr_ctx *x) {
+  ir_conv_dnums *d;
+  if (fam_of(x->in) == IR_FAM_CONVOLUTION)
+    d = &x->in->attrs.u.conv.dnums;
+  else if (fam_of(x->in) == IR_FAM_CUSTOM_CALL)
+    d = &x->in->attrs.u.custom_call.dnums;
+  else
+    return false;
+  const char *s = x->v->s.p;
+  const char *u1 = strchr(s, '_'), *ar = strstr(s, "->");
+  if (x->v->kind != AV_DIMLABELS || !u1 || !ar ||
+      !parse_labels(s, (size_t)(u1 - s), 'b', 'f', &d->input_batch, &d->input_feature,
+                    &d->input_spatial, x->b, x->v->loc) ||
+      !parse_labels(u1 + 1, (size_t)(ar - u1 - 1), 'i', 'o', &d->kernel_input_feature,
+                    &d->kernel_output_feature, &d->kernel_spatial, x->b, x->v->loc) ||
+      !parse_labels(ar + 2, strlen(ar + 2), 'b', 'f', &d->output_batch, &d->output_feature,
+                    &d->output_spatial, x->b, x->v->loc)) {
+    irb_error(x->b, x->v->loc, "malformed dim_labels '%s'", s ? s : "");
+    return false;
+  }
+  d->present = true;
+  return true;
+}
+
+static int64_t *group_count_of(ir_instr *in, bool batch) {
+  if (fam_of(in) == IR_FAM_CONVOLUTION)
+    return batch ? &in->attrs.u.conv.batch_group_count : &in->attrs.u.conv.feature_group_count;
+  if (fam_of(in) == IR_FAM_CUSTOM_CALL)
+    return batch ? &in->attrs.u.custom_call.batch_group_count : &in->attrs.u.custom_call.feature_group_count;
+  return NULL;
+}
+static bool a_feature_group_count(attr_ctx *x) {
+  int64_t *p = group_count_of(x->in, false);
+  return p && I64(*p);
+}
+static bool a_batch_group_count(attr_ctx *x) {
+  int64_t *p = group_count_of(x->in, true);
+  return p && I64(*p);
+}
+static bool a_conv_kind(attr_ctx *x) { x->in->attrs.u.conv.conv_kind = av_text(x->b, x->v); return true; }
+
+#define G (x->in->attrs.u.gather)
+#define S (x->in->attrs.u.scatter)
+static bool a_offset_dims(attr_ctx *x) { return LIST(G.offset_dims); }
+static bool a_collapsed(attr_ctx *x) { return LIST(G.collapsed_slice_dims); }
+static bool a_start_index_map(attr_ctx *x) { return LIST(G.start_index_map); }
+static bool a_operand_batching(attr_ctx *x) { return LIST(G.operand_batching_dims); }
+static bool a_start_indices_batching(attr_ctx *x) { return LIST(G.start_indices_batching_dims); }
+static bool a_update_window(attr_ctx *x) { return LIST(S.update_window_dims); }
+static bool a_inserted_window(attr_ctx *x) { return LIST(S.inserted_window_dims); }
+static bool a_scatter_dims_map(attr_ctx *x) { return LIST(S.scatter_dims_to_operand_dims); }
+static bool a_input_batching(attr_ctx *x) { return LIST(S.input_batching_dims); }
+static bool a_scatter_indices_batching(attr_ctx *x) { return LIST(S.scatter_indices_batching_dims); }
+static bool a_index_vector_dim(attr_ctx *x) {
+  return fam_of(x->in) == IR_FAM_GATHER ? I64(G.index_vector_dim) : I64(S.index_vector_dim);
+}
+static bool a_indices_are_sorted(attr_ctx *x) {
+  return fam_of(x->in) == IR_FAM_GATHER ? BOOL(G.indices_are_sorted) : BOOL(S.indices_are_sorted);
+}
+static bool a_unique_indices(attr_ctx *x) { return BOOL(S.unique_indices); }
+static bool a_slice_sizes(attr_ctx *x) {
+  if (fam_of(x->in) == IR_FAM_GATHER)
+    return LIST(G.slice_sizes);
+  if (fam_of(x->in) == IR_FAM_COLLECTIVE)
+    return LIST(x->in->attrs.u.collective.slice_sizes);
+  return false;
+}
+#undef G
+#undef S
+
+static bool a_fft_type(attr_ctx *x) {
+  static const char *const names[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+  for (int i = 0; i < 4; i++)
+    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
+      x->in->attrs.u.fft.type = (ir_fft_type)i;
+      return true;
+    }
+  irb_error(x->b, x->v->loc, "unknown fft_type (expected FFT, IFFT, RFFT or IRFFT)");
+  return false;
+}
+static bool a_fft_length(attr_ctx *x) { return LIST(x->in->attrs.u.fft.length); }
+static bool a_lower(attr_ctx *x) {
+  if (fam_of(x->in) == IR_FAM_CHOLESKY)
+    return BOOL(x->in->attrs.u.cholesky.lower);
+  return BOOL(x->in->attrs.u.triangular_solve.lower);
+}
+static bool a_left_side(attr_ctx *x) { return BOOL(x->in->attrs.u.triangular_solve.left_side); }
+static bool a_unit_diagonal(attr_ctx *x) { return BOOL(x->in->attrs.u.triangular_solve.unit_diagonal); }
+static bool a_transpose_a(attr_ctx *x) {
+  static const char *const names[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+  for (int i = 0; i < 3; i++)
+    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
+      x->in->attrs.u.triangular_solve.transpose_a = (ir_transpose_a)i;
+      return true;
+    }
+  irb_error(x->b, x->v->loc, "unknown transpose_a (expected NO_TRANSPOSE, TRANSPOSE or ADJOINT)");
+  return false;
+}
+static bool a_epsilon(attr_ctx *x) {
+  if (x->v->kind != AV_FLOAT && x->v->kind != AV_INT) {
+    irb_error(x->b, x->v->loc, "epsilon expects a number");
+    return false;
+  }
+  x->in->attrs.u.batch_norm.epsilon = strtod(x->v->s.p, NULL);
+  return true;
+}
+static bool a_feature_index(attr_ctx *x) { return I64(x->in->attrs.u.batch_norm.feature_index); }
+static bool a_distribution(attr_ctx *x) {
+  if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, "rng_uniform"))
+    x->in->attrs.u.rng.distribution = IR_RNG_UNIFORM;
+  else if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, "rng_normal"))
+    x->in->attrs.u.rng.distribution = IR_RNG_NORMAL;
+  else {
+    irb_error(x->b, x->v->loc, "unknown distribution (expected rng_uniform or rng_normal)");
+    return false;
+  }
+  return true;
+}
+static bool a_delta(attr_ctx *x) { return I64(x->in->attrs.u.rng_state.delta); }
+static bool a_is_composite(attr_ctx *x) { return BOOL(x->in->attrs.u.call.is_composite); }
+static bool a_fusion_kind(attr_ctx *x) { x->in->attrs.u.fusion.kind = av_text(x->b, x->v); return true; }
+
+static bool a_api_version(attr_ctx *x) {
+  static const char *const names[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
+                                      "API_VERSION_STATUS_RETURNING",
+                                      "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
+  for (int i = 0; i < 5; i++)
+    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
+      x->in->attrs.u.custom_call.api_version = (ir_custom_call_api)i;
+      x->in->attrs.u.custom_call.has_api_version = true;
+      return true;
+    }
+  irb_error(x->b, x->v->loc, "unknown api_version '%s'", x->v->s.p ? x->v->s.p : "");
+  return false;
+}
+static bool a_has_side_effect(attr_ctx *x) { return BOOL(x->in->attrs.u.custom_call.has_side_effect); }
+static bool a_operand_layout_constraints(attr_ctx *x) {
+  ir_av *v = x->v;
+  if (v->kind != AV_LIST) {
+    irb_error(x->b, v->loc, "expected operand_layout_constraints={shape, ...}");
+    return false;
+  }
+  ir_shape **arr = ir_arena_alloc_array(&x->b->m->arena, (size_t)(v->n ? v->n : 1), sizeof *arr);
+  if (!arr)
+    return false;
+  for (int i = 0; i < v->n; i++) {
+    if (v->kids[i]->kind != AV_SHAPE) {
+      irb_error(x->b, v->kids[i]->loc, "expected a shape");
+      return false;
+    }
+    arr[i] = v->kids[i]->shape;
+  }
+  x->in->attrs.u.custom_call.operand_layout_constraints = arr;
+  x->in->attrs.u.custom_call.n_operand_layout_constraints = v->n;
+  x->in->attrs.u.custom_call.has_operand_layout_constraints = true;
+  return true;
+}
+static bool a_cc_literal(attr_ctx *x) {
+  (void)x;
+  return false; /* kept verbatim: the literal's shape is not written next to it */
+}
+static bool a_schedule(attr_ctx *x) { x->in->attrs.u.custom_call.schedule = av_text(x->b, x->v); return true; }
+static bool a_padding_type(attr_ctx *x) { x->in->attrs.u.custom_call.padding_type = av_text(x->b, x->v); return true; }
+static bool a_is_host_transfer(attr_ctx *x) { return BOOL(x->in->attrs.u.send_recv.is_host_transfer); }
+static bool a_outfeed_shape(attr_ctx *x) {
+  if (x->v->kind != AV_SHAPE) {
+    irb_error(x->b, x->v->loc, "outfeed_shape expects a shape");
+    return false;
+  }
+  x->in->attrs.u.outfeed.outfeed_shape = x->v->shape;
+  return true;
+}
+
+static bool int_lists(attr_ctx *x, ir_av *v, ir_i64_list **out, int *n) {
+  *out = ir_arena_alloc_array(&x->b->m->arena, (size_t)(v->n ? v->n : 1), sizeof **out);
+  if (!*out)
+    return false;
+  for (int i = 0; i < v->n; i++)
+    if (!av_i64_list(x->b, v->kids[i], &(*out)[i]))
+      return false;
+  *n = v->n;
+  return true;
+}
+
+static bool expand_iota_groups(attr_ctx *x, ir_replica_groups *g) {
+  /* [G,S]<=[dims]T(perm): ids 0..N-1 reshaped to dims, transposed by perm, read row-major
+   * into G groups of S. */
+  int64_t total = 1;
+  for (int i = 0; i < g->iota_reshape.n; i++)
+    total *= g->iota_reshape.v[i];
+  if (g->iota_group_shape.n != 2 || total <= 0 || total > (1 << 20) ||
+      g->iota_group_shape.v[0] * g->iota_group_shape.v[1] != total) {
+    irb_error(x->b, x->v->loc, "replica groups [%s]<=[...] do not describe the same number of devices",
+              "G,S");
+    return false;
+  }
+  int r = g->iota_reshape.n;
+  int64_t *ids = ir_arena_alloc_array(&x->b->m->arena, (size_t)total, sizeof *ids);
+  if (!ids || r > 16)
+    return false;
+  int64_t perm[16], tdims[16], idx[16] = {0};
+  for (int i = 0; i < r; i++)
+    perm[i] = g->iota_transpose.n ? g->iota_transpose.v[i] : i;
+  for (int i = 0; i < r; i++) {
+    if (perm[i] < 0 || perm[i] >= r)
+      return false;
+    tdims[i] = g->iota_reshape.v[perm[i]];
+  }
+  for (int64_t k = 0; k < total; k++) {
+    /* idx is the index in the transposed array; source index: src[perm[i]] = idx[i] */
+    int64_t src = 0;
+    int64_t srcidx[16];
+    for (int i = 0; i < r; i++)
+      srcidx[perm[i]] = idx[i];
+    for (int i = 0; i < r; i++)
+      src = src * g->iota_reshape.v[i] + srcidx[i];
+    ids[k] = src;
+    for (int i = r - 1; i >= 0; i--) {
+      if (++idx[i] < tdims[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+  int ng = (int)g->iota_group_shape.v[0], gs = (int)g->iota_group_shape.v[1];
+  g->groups = ir_arena_alloc_array(&x->b->m->arena, (size_t)(ng ? ng : 1), sizeof *g->groups);
+  if (!g->groups)
+    return false;
+  for (int i = 0; i < ng; i++)
+    g->groups[i] = ir_i64_list_copy(x->b->m, ids + (int64_t)i * gs, gs);
+  g->n_groups = ng;
+  return true;
+}
+
+static bool a_replica_groups(attr_ctx *x) {
+  ir_replica_groups *g = &x->in->attrs.u.collective.replica_groups;
+  ir_av *v = x->v;
+  g->present = true;
+  if (v->kind == AV_IOTA) {
+    g->iota_form = true;
+    if (!av_i64_list(x->b, v->kids[0], &g->iota_group_shape) ||
+        !av_i64_list(x->b, v->kids[1], &g->iota_reshape) ||
+        (v->n > 2 && !av_i64_list(x->b, v->kids[2], &g->iota_transpose)))
+      return false;
+    return expand_iota_groups(x, g);
+  }
+  if (v->kind != AV_LIST) {
+    irb_error(x->b, v->loc, "expected replica_groups={{0,1},...} or [G,S]<=[N]");
+    return false;
+  }
+  return int_lists(x, v, &g->groups, &g->n_groups);
+}
+static bool a_constrain_layout(attr_ctx *x) { return BOOL(x->in->attrs.u.collective.constrain_layout); }
+static bool a_global_ids(attr_ctx *x) { return BOOL(x->in->attrs.u.collective.use_global_device_ids); }
+static bool a_source_target_pairs(attr_ctx *x) {
+  ir_av *v = x->v;
+  if (v->kind != AV_LIST) {
+    irb_error(x->b, v->loc, "expected source_target_pairs={{0,1},...}");
+    return false;
+  }
+  ir_i64_list *pairs;
+  int n;
+  if (!int_lists(x, v, &pairs, &n))
+    return false;
+  for (int i = 0; i < n; i++)
+    if (pairs[i].n != 2) {
+      irb_error(x->b, v->kids[i]->loc, "a source-target pair needs exactly two replica ids");
+      return false;
+    }
+  x->in->attrs.u.collective.source_target_pairs = pairs;
+  x->in->attrs.u.collective.n_source_target_pairs = n;
+  return true;
+}
+static bool a_async_thread(attr_ctx *x) {
+  if (x->v->kind != AV_STRING)
+    return false;
+  x->in->attrs.u.async.execution_thread = unquote(x->b, x->v);
+  return true;
+}
+static bool a_prefetch_index(attr_ctx *x) {
+  x->in->attrs.u.copy_start.has_index = true;
+  return I64(x->in->attrs.u.copy_start.cross_program_prefetch_index);
+}
+
+static bool a_to_apply(attr_ctx *x) { return set_comp(x, &x->to_apply); }
+static bool a_condition(attr_ctx *x) { return set_comp(x, &x->condition); }
+static bool a_body(attr_ctx *x) { return set_comp(x, &x->body); }
+static bool a_true(attr_ctx *x) { return set_comp(x, &x->true_c); }
+static bool a_false(attr_ctx *x) { return set_comp(x, &x->false_c); }
+static bool a_select(attr_ctx *x) { return set_comp(x, &x->select); }
+static bool a_scatter_comp(attr_ctx *x) { return set_comp(x, &x->scatter); }
+static bool name_list(attr_ctx *x, ir_av **out) {
+  ir_av *v = x->v;
+  if (v->kind == AV_NAME) {
+    ir_av *l = irb_av(x->b, AV_LIST, v->loc, v->start, v->end);
+    *out = irb_av_append(x->b, l, v);
+    return *out != NULL;
+  }
+  if (v->kind != AV_LIST) {
+    irb_error(x->b, v->loc, "expected {%%computation, ...}");
+    return false;
+  }
+  for (int i = 0; i < v->n; i++)
+    if (v->kids[i]->kind != AV_NAME) {
+      irb_error(x->b, v->kids[i]->loc, "expected a computation name");
+      return false;
+    }
+  *out = v;
+  return true;
+}
+static bool a_branches(attr_ctx *x) { return name_list(x, &x->branches); }
+static bool a_calls(attr_ctx *x) { return name_list(x, &x->calls); }
+static bool a_called_list(attr_ctx *x) {
+  x->in->attrs.called_list_form = true;
+  return name_list(x, &x->called_list);
+}
+
+static bool a_control_preds(attr_ctx *x) {
+  ir_av *v = x->v;
+  ir_builder *b = x->b;
+  if (v->kind != AV_LIST) {
+    irb_error(b, v->loc, "expected control-predecessors={%%a, %%b}");
+    return false;
+  }
+  x->in->common.control_predecessors =
+      ir_arena_alloc_array(&b->m->arena, (size_t)(v->n ? v->n : 1), sizeof(ir_instr *));
+  if (!x->in->common.control_predecessors)
+    return false;
+  x->in->common.n_control_predecessors = v->n;
+  for (int i = 0; i < v->n; i++) {
+    if (v->kids[i]->kind != AV_NAME) {
+      irb_error(b, v->kids[i]->loc, "expected an instruction name");
+      return false;
+    }
+    if (b->n_ctrl_refs == b->cap_ctrl_refs) {
+      int cap = b->cap_ctrl_refs ? b->cap_ctrl_refs * 2 : 16;
+      ctrl_ref *p = ir_arena_alloc_array(&b->m->arena, (size_t)cap, sizeof *p);
+      if (!p)
+        return false;
+      if (b->n_ctrl_refs)
+        memcpy(p, b->ctrl_refs, (size_t)b->n_ctrl_refs * sizeof *p);
+      b->ctrl_refs = p;
+      b->cap_ctrl_refs = cap;
+    }
+    b->ctrl_refs[b->n_ctrl_refs++] = (ctrl_ref){x->in, i, bare_name(v->kids[i]->s), v->kids[i]->loc};
+  }
+  return true;
+}
+
+#define VERBATIM(field)                                      \
+  static bool a_##field(attr_ctx *x) {                       \
+    x->in->common.field = av_text(x->b, x->v);              \
+    return true;                                            \
+  }
+VERBATIM(sharding)
+VERBATIM(metadata)
+VERBATIM(frontend_attributes)
+VERBATIM(statistics)
+VERBATIM(origin)
+VERBATIM(result_accuracy)
+VERBATIM(parameter_replication)
+VERBATIM(output_to_operand_aliasing)
+VERBATIM(backend_config)
+#undef VERBATIM
+
+enum { ANY = -1 };
+
+/* One row per attribute name: its handler and the family it belongs to (ANY: every opcode
+ * that may carry it; the handler returns false without a diagnostic when the opcode cannot,
+ * and the attribute is then kept verbatim). */
+typedef struct attr_row {
+  const char *name;
+  attr_fn fn;
+  int family;
+} attr_row;
+
+static const attr_row attr_table[] = {
+    {"dimensions", a_dimensions, ANY},
+    {"channel_id", a_channel_id, ANY},
+    {"custom_call_target", a_custom_text, IR_FAM_CUSTOM_CALL},
+    {"infeed_config", a_custom_text, IR_FAM_INFEED},
+    {"outfeed_config", a_custom_text, IR_FAM_OUTFEED},
+    {"domain", a_domain, IR_FAM_DOMAIN},
+    {"broadcast_dimensions", a_bcast_dims, ANY},
+    {"auto_broadcast", a_auto_broadcast, ANY},
+    {"axis", a_axis, ANY},
+    {"target_shape", a_target_shape, ANY},
+    {"index", a_index, IR_FAM_GET_TUPLE_ELEMENT},
+    {"iota_dimension", a_iota_dimension, IR_FAM_IOTA},
+    {"inferred_dimension", a_inferred_dimension, IR_FAM_RESHAPE},
+    {"slice", a_slice, IR_FAM_SLICE},
+    {"dynamic_slice_sizes", a_dynamic_slice_sizes, IR_FAM_DYNAMIC_SLICE},
+    {"padding", a_padding, ANY},
+    {"direction", a_direction, IR_FAM_COMPARE},
+    {"type", a_cmp_type, IR_FAM_COMPARE},
+    {"exponent_bits", a_exponent_bits, IR_FAM_REDUCE_PRECISION},
+    {"mantissa_bits", a_mantissa_bits, IR_FAM_REDUCE_PRECISION},
+    {"window", a_window, ANY},
+    {"num_carries", a_scan_carries, IR_FAM_SCAN},
+    {"is_reverse", a_scan_reverse, IR_FAM_SCAN},
+    {"is_associative", a_scan_assoc, IR_FAM_SCAN},
+    {"is_stable", a_is_stable, IR_FAM_SORT},
+    {"k", a_k, IR_FAM_TOPK},
+    {"largest", a_largest, IR_FAM_TOPK},
+    {"lhs_batch_dims", a_lhs_batch, IR_FAM_DOT},
+    {"rhs_batch_dims", a_rhs_batch, IR_FAM_DOT},
+    {"lhs_contracting_dims", a_lhs_contracting, IR_FAM_DOT},
+    {"rhs_contracting_dims", a_rhs_contracting, IR_FAM_DOT},
+    {"lhs_ragged_dims", a_lhs_ragged, IR_FAM_DOT},
+    {"rhs_group_dims", a_rhs_group, IR_FAM_DOT},
+    {"operand_precision", a_precision, ANY},
+    {"algorithm", a_algorithm, ANY},
+    {"dim_labels", a_dim_labels, ANY},
+    {"feature_group_count", a_feature_group_count, ANY},
+    {"batch_group_count", a_batch_group_count, ANY},
+    {"conv_kind", a_conv_kind, IR_FAM_CONVOLUTION},
+    {"offset_dims", a_offset_dims, IR_FAM_GATHER},
+    {"collapsed_slice_dims", a_collapsed, IR_FAM_GATHER},
+    {"start_index_map", a_start_index_map, IR_FAM_GATHER},
+    {"operand_batching_dims", a_operand_batching, IR_FAM_GATHER},
+    {"start_indices_batching_dims", a_start_indices_batching, IR_FAM_GATHER},
+    {"slice_sizes", a_slice_sizes, ANY},
+    {"index_vector_dim", a_index_vector_dim, ANY},
+    {"indices_are_sorted", a_indices_are_sorted, ANY},
+    {"update_window_dims", a_update_window, IR_FAM_SCATTER},
+    {"inserted_window_dims", a_inserted_window, IR_FAM_SCATTER},
+    {"scatter_dims_to_operand_dims", a_scatter_dims_map, IR_FAM_SCATTER},
+    {"input_batching_dims", a_input_batching, IR_FAM_SCATTER},
+    {"scatter_indices_batching_dims", a_scatter_indices_batching, IR_FAM_SCATTER},
+    {"unique_indices", a_unique_indices, IR_FAM_SCATTER},
+    {"fft_type", a_fft_type, IR_FAM_FFT},
+    {"fft_length", a_fft_length, IR_FAM_FFT},
+    {"lower", a_lower, ANY},
+    {"left_side", a_left_side, IR_FAM_TRIANGULAR_SOLVE},
+    {"unit_diagonal", a_unit_diagonal, IR_FAM_TRIANGULAR_SOLVE},
+    {"transpose_a", a_transpose_a, IR_FAM_TRIANGULAR_SOLVE},
+    {"epsilon", a_epsilon, IR_FAM_BATCH_NORM},
+    {"feature_index", a_feature_index, IR_FAM_BATCH_NORM},
+    {"distribution", a_distribution, IR_FAM_RNG},
+    {"delta", a_delta, IR_FAM_RNG_STATE},
+    {"is_composite", a_is_composite, IR_FAM_CALL},
+    {"kind", a_fusion_kind, IR_FAM_FUSION},
+    {"api_version", a_api_version, IR_FAM_CUSTOM_CALL},
+    {"custom_call_has_side_effect", a_has_side_effect, IR_FAM_CUSTOM_CALL},
+    {"operand_layout_constraints", a_operand_layout_constraints, IR_FAM_CUSTOM_CALL},
+    {"literal", a_cc_literal, IR_FAM_CUSTOM_CALL},
+    {"schedule", a_schedule, IR_FAM_CUSTOM_CALL},
+    {"padding_type", a_padding_type, IR_FAM_CUSTOM_CALL},
+    {"is_host_transfer", a_is_host_transfer, ANY},
+    {"outfeed_shape", a_outfeed_shape, IR_FAM_OUTFEED},
+    {"replica_groups", a_replica_groups, IR_FAM_COLLECTIVE},
+    {"constrain_layout", a_constrain_layout, IR_FAM_COLLECTIVE},
+    {"use_global_device_ids", a_global_ids, IR_FAM_COLLECTIVE},
+    {"source_target_pairs", a_source_target_pairs, IR_FAM_COLLECTIVE},
+    {"async_execution_thread", a_async_thread, IR_FAM_ASYNC},
+    {"cross_program_prefetch_index", a_prefetch_index, IR_FAM_COPY_ASYNC},
+    {"to_apply", a_to_apply, ANY},
+    {"condition", a_condition, IR_FAM_WHILE},
+    {"body", a_body, IR_FAM_WHILE},
+    {"true_computation", a_true, IR_FAM_CONDITIONAL},
+    {"false_computation", a_false, IR_FAM_CONDITIONAL},
+    {"branch_computations", a_branches, IR_FAM_CONDITIONAL},
+    {"calls", a_calls, ANY},
+    {"select", a_select, IR_FAM_SELECT_AND_SCATTER},
+    {"scatter", a_scatter_comp, IR_FAM_SELECT_AND_SCATTER},
+    {"called_computations", a_called_list, IR_FAM_CUSTOM_CALL},
+    {"control-predecessors", a_control_preds, ANY},
+    {"sharding", a_sharding, ANY},
+    {"metadata", a_metadata, ANY},
+    {"frontend_attributes", a_frontend_attributes, ANY},
+    {"statistics", a_statistics, ANY},
+    {"origin", a_origin, ANY},
+    {"result_accuracy", a_result_accuracy, ANY},
+    {"parameter_replication", a_parameter_replication, ANY},
+    {"output_to_operand_aliasing", a_output_to_operand_aliasing, ANY},
+    {"backend_config", a_backend_config, ANY},
+};
+
+/* Families whose attributes are family-specific need the opcode to match; for ANY rows the
+ * handler decides. */
+static bool wants_attr(const attr_row *r, const ir_instr *in) {
+  if (r->family == ANY)
+    return true;
+  if ((int)fam_of(in) == r->family)
+    return true;
+  /* Shared spellings across families. */
+  if (r->fn == a_index_vector_dim || r->fn == a_indices_are_sorted)
+    return fam_of(in) == IR_FAM_GATHER || fam_of(in) == IR_FAM_SCATTER;
+  if (r->fn == a_to_apply)
+    return true;
+  return false;
+}
+
+/* ---- instructions ---------------------------------------------------------------------- */
+
+static bool needs_written_shape(ir_opcode op) {
+  switch (op) {
+  case IR_OP_PARAMETER: case IR_OP_CONSTANT: case IR_OP_BITCAST: case IR_OP_BITCAST_CONVERT:
+  case IR_OP_CONVERT: case IR_OP_CUSTOM_CALL: case IR_OP_FUSION: case IR_OP_INFEED:
+  case IR_OP_IOTA: case IR_OP_OUTFEED: case IR_OP_REDUCE_PRECISION: case IR_OP_RESHAPE:
+  case IR_OP_RNG: case IR_OP_RNG_BIT_GENERATOR: case IR_OP_RNG_GET_AND_UPDATE_STATE:
+  case IR_OP_STOCHASTIC_CONVERT: case IR_OP_DYNAMIC_RESHAPE: case IR_OP_RECV:
+  case IR_OP_ASYNC_START: case IR_OP_ASYNC_UPDATE: case IR_OP_ASYNC_DONE:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* Looks up an opcode, including the compact async spellings (call-start, ...). */
+static bool lookup_opcode(ir_str s, ir_opcode *op, ir_opcode *wrapped) {
+  *wrapped = IR_OP_COUNT;
+  if (ir_opcode_from_name(s.p, s.len, op))
+    return true;
+  static const struct { const char *suffix; ir_opcode op; } forms[] = {
+      {"-start", IR_OP_ASYNC_START}, {"-update", IR_OP_ASYNC_UPDATE}, {"-done", IR_OP_ASYNC_DONE}};
+  for (int i = 0; i < 3; i++) {
+    size_t n = strlen(forms[i].suffix);
+    if (s.len > n && memcmp(s.p + s.len - n, forms[i].suffix, n) == 0 &&
+        ir_opcode_from_name(s.p, s.len - n, wrapped)) {
+      *op = forms[i].op;
+      return true;
+    }
+  }
+  return false;
+}
+
+static ir_str unique_name(ir_builder *b, ir_str base, const char *tag) {
+  char buf[512];
+  for (;;) {
+    int n = snprintf(buf, sizeof buf, "%.*s.%s%d", (int)(base.len > 400 ? 400 : base.len), base.p,
+                     tag, ++b->gensym);
+    ir_str s = {buf, (size_t)n};
+    if (!map_find(&b->instrs, s))
+      return ir_intern(b->m, buf, (size_t)n);
+  }
+}
+
+static bool register_instr(ir_builder *b, ir_instr *in) {
+  name_slot *prev = map_find(&b->instrs, in->name);
+  if (prev) {
+    irb_error(b, in->loc, "instruction %%%s is already defined at line %d, column %d", in->name.p,
+              prev->loc.line, prev->loc.col);
+    return false;
+  }
+  if (!map_put(&b->m->arena, &b->instrs, in->name, in, in->loc)) {
+    irb_oom(b, in->loc);
+    return false;
+  }
+  return true;
+}
+
+static ir_instr *make_instr(ir_builder *b, ir_opcode op, ir_str name, ir_loc loc, ir_shape *shape,
+                            ir_instr **ops, int n) {
+  ir_instr *in = ir_instr_create(b->cur, op, name, shape, ops, n);
+  if (!in) {
+    irb_oom(b, loc);
+    return NULL;
+  }
+  in->loc = loc;
+  return in;
+}
+
+static ir_instr *resolve_operand(ir_builder *b, ir_av *v);
+
+/* %x#1#0: get-tuple-element chains made explicit. */
+static ir_instr *tuple_access(ir_builder *b, ir_instr *base, ir_av *v) {
+  ir_instr *cur = base;
+  for (int i = 0; i < v->n && cur; i++) {
+    int64_t k;
+    if (!av_i64(b, v->kids[i], &k))
+      return NULL;
+    ir_shape *s = NULL;
+    if (cur->shape && cur->shape->et == IR_TUPLE) {
+      if (k < 0 || k >= cur->shape->n_elems) {
+        irb_error(b, v->kids[i]->loc, "tuple index %lld is out of range for %%%s", (long long)k, cur->name.p);
+        return NULL;
+      }
+      s = cur->shape->elems[k];
+    }
+    ir_instr *g = make_instr(b, IR_OP_GET_TUPLE_ELEMENT, unique_name(b, base->name, "get-tuple-element"),
+                             v->loc, s, &cur, 1);
+    if (!g || !register_instr(b, g))
+      return NULL;
+    g->attrs.u.tuple_index = k;
+    cur = g;
+  }
+  return cur;
+}
+
+static ir_instr *nested_instr(ir_builder *b, ir_av *v) {
+  ir_opcode op, wrapped;
+  if (!lookup_opcode(v->s, &op, &wrapped)) {
+    irb_error(b, v->loc, "unknown opcode '%s'", v->s.p);
+    return NULL;
+  }
+  ir_str name = unique_name(b, v->s, "nested");
+  if (op == IR_OP_CONSTANT) {
+    if (!v->shape) {
+      irb_error(b, v->loc, "a nested constant needs its shape");
+      return NULL;
+    }
+    ir_instr *in = make_instr(b, op, name, v->loc, v->shape, NULL, 0);
+    if (!in || !(in->attrs.u.literal = literal_from_av(b, v->shape, v->kids[0])))
+      return NULL;
+    return register_instr(b, in) ? in : NULL;
+  }
+  ir_instr *ops[64];
+  if (v->n > 64) {
+    irb_error(b, v->loc, "too many operands in a nested instruction");
+    return NULL;
+  }
+  for (int i = 0; i < v->n; i++)
+    if (!(ops[i] = resolve_operand(b, v->kids[i])))
+      return NULL;
+  ir_instr *in = make_instr(b, op, name, v->loc, v->shape, ops, v->n);
+  return in && register_instr(b, in) ? in : NULL;
+}
+
+static ir_instr *resolve_operand(ir_builder *b, ir_av *v) {
+  if (v->kind == AV_NESTED)
+    return nested_instr(b, v);
+  if (v->kind != AV_OPERAND) {
+    irb_error(b, v->loc, "expected an operand name");
+    return NULL;
+  }
+  ir_str n = bare_name(v->s);
+  name_slot *s = map_find(&b->instrs, n);
+  if (!s) {
+    irb_error(b, v->loc, "use of undefined instruction %%%s", n.p);
+    return NULL;
+  }
+  ir_instr *in = s->value;
+  if (in->pass_data == &b->gensym)
+    return NULL; /* its definition already failed and was reported */
+  if (v->shape && in->shape && !v->n && !ir_shape_equal(v->shape, in->shape)) {
+    char want[256], got[256];
+    ir_shape_format(in->shape, false, want, sizeof want);
+    ir_shape_format(v->shape, false, got, sizeof got);
+    irb_error(b, v->loc, "operand %%%s is written as %s but is defined as %s", n.p, got, want);
+    return NULL;
+  }
+  return v->n ? tuple_access(b, in, v) : in;
+}
+
+static bool add_comp_ref(ir_builder *b, comp_ref r) {
+  if (b->n_comp_refs == b->cap_comp_refs) {
+    int cap = b->cap_comp_refs ? b->cap_comp_refs * 2 : 64;
+    comp_ref *p = ir_arena_alloc_array(&b->m->arena, (size_t)cap, sizeof *p);
+    if (!p)
+      return false;
+    if (b->n_comp_refs)
+      memcpy(p, b->comp_refs, (size_t)b->n_comp_refs * sizeof *p);
+    b->comp_refs = p;
+    b->cap_comp_refs = cap;
+  }
+  b->comp_refs[b->n_comp_refs++] = r;
+  return true;
+}
+
+/* Assembles in->called in XLA's order from the attributes seen. */
+static bool assemble_called(attr_ctx *x) {
+  comp_ref refs[1024];
+  int n = 0;
+  comp_ref *singles1[] = {&x->to_apply, &x->condition, &x->body, &x->true_c, &x->false_c};
+  for (int i = 0; i < 5; i++)
+    if (singles1[i]->name.p)
+      refs[n++] = *singles1[i];
+  ir_av *lists[] = {x->branches, x->calls};
+  for (int l = 0; l < 2; l++)
+    for (int i = 0; lists[l] && i < lists[l]->n && n < 1000; i++)
+      refs[n++] = (comp_ref){x->in, 0, bare_name(lists[l]->kids[i]->s), lists[l]->kids[i]->loc};
+  comp_ref *singles2[] = {&x->select, &x->scatter};
+  for (int i = 0; i < 2; i++)
+    if (singles2[i]->name.p)
+      refs[n++] = *singles2[i];
+  for (int i = 0; x->called_list && i < x->called_list->n && n < 1000; i++)
+    refs[n++] = (comp_ref){x->in, 0, bare_name(x->called_list->kids[i]->s), x->called_list->kids[i]->loc};
+  if (!n)
+    return true;
+  x->in->called = ir_arena_alloc_array(&x->b->m->arena, (size_t)n, sizeof(ir_computation *));
+  if (!x->in->called)
+    return false;
+  x->in->n_called = n;
+  for (int i = 0; i < n; i++) {
+    refs[i].in = x->in;
+    refs[i].slot = i;
+    if (!add_comp_ref(x->b, refs[i]))
+      return false;
+  }
+  return true;
+}
+
+static void apply_attrs(ir_builder *b, ir_instr *in, ir_attr_list *attrs) {
+  attr_ctx x = {.b = b, .in = in};
+  for (int i = 0; i < attrs->n; i++) {
+    ir_attr_in *a = &attrs->items[i];
+    for (int j = 0; j < i; j++)
+      if (attrs->items[j].name.len == a->name.len &&
+          memcmp(attrs->items[j].name.p, a->name.p, a->name.len) == 0) {
+        irb_error(b, a->loc, "duplicate attribute '%s'", a->name.p);
+        return;
+      }
+    const attr_row *row = NULL;
+    for (size_t k = 0; k < sizeof attr_table / sizeof *attr_table; k++)
+      if (ir_str_eq(a->name, attr_table[k].name)) {
+        row = &attr_table[k];
+        break;
+      }
+    x.a = a;
+    x.v = a->value;
+    int errs = b->diags->n_errors;
+    if (row && wants_attr(row, in) && row->fn(&x))
+      continue;
+    if (b->diags->n_errors != errs)
+      return;
+    add_raw(b, &in->common.unknown, &in->common.n_unknown, a->name, av_text(b, a->value));
+  }
+  if (!assemble_called(&x))
+    irb_oom(b, in->loc);
+}
+
+typedef struct required_attr {
+  ir_opcode op;
+  const char *attr;
+} required_attr;
+
+static const required_attr required_attrs[] = {
+    {IR_OP_IOTA, "iota_dimension"}, {IR_OP_GET_TUPLE_ELEMENT, "index"},
+    {IR_OP_TRANSPOSE, "dimensions"}, {IR_OP_REVERSE, "dimensions"},
+    {IR_OP_CONCATENATE, "dimensions"}, {IR_OP_SLICE, "slice"},
+    {IR_OP_DYNAMIC_SLICE, "dynamic_slice_sizes"}, {IR_OP_PAD, "padding"},
+    {IR_OP_REDUCE, "to_apply"}, {IR_OP_REDUCE, "dimensions"}, {IR_OP_REDUCE_WINDOW, "to_apply"},
+    {IR_OP_SELECT_AND_SCATTER, "select"}, {IR_OP_SELECT_AND_SCATTER, "scatter"},
+    {IR_OP_MAP, "to_apply"}, {IR_OP_SORT, "dimensions"}, {IR_OP_SORT, "to_apply"},
+    {IR_OP_COMPARE, "direction"}, {IR_OP_CONVOLUTION, "dim_labels"},
+    {IR_OP_GATHER, "offset_dims"}, {IR_OP_GATHER, "collapsed_slice_dims"},
+    {IR_OP_GATHER, "start_index_map"}, {IR_OP_GATHER, "index_vector_dim"},
+    {IR_OP_GATHER, "slice_sizes"}, {IR_OP_SCATTER, "update_window_dims"},
+    {IR_OP_SCATTER, "inserted_window_dims"}, {IR_OP_SCATTER, "scatter_dims_to_operand_dims"},
+    {IR_OP_SCATTER, "index_vector_dim"}, {IR_OP_SCATTER, "to_apply"},
+    {IR_OP_FFT, "fft_type"}, {IR_OP_FFT, "fft_length"},
+    {IR_OP_BATCH_NORM_TRAINING, "epsilon"}, {IR_OP_BATCH_NORM_TRAINING, "feature_index"},
+    {IR_OP_BATCH_NORM_INFERENCE, "epsilon"}, {IR_OP_BATCH_NORM_INFERENCE, "feature_index"},
+    {IR_OP_BATCH_NORM_GRAD, "epsilon"}, {IR_OP_BATCH_NORM_GRAD, "feature_index"},
+    {IR_OP_REDUCE_PRECISION, "exponent_bits"}, {IR_OP_REDUCE_PRECISION, "mantissa_bits"},
+    {IR_OP_RNG, "distribution"}, {IR_OP_RNG_BIT_GENERATOR, "algorithm"},
+    {IR_OP_RNG_GET_AND_UPDATE_STATE, "delta"}, {IR_OP_WHILE, "condition"},
+    {IR_OP_WHILE, "body"}, {IR_OP_CALL, "to_apply"}, {IR_OP_FUSION, "calls"},
+    {IR_OP_CUSTOM_CALL, "custom_call_target"}, {IR_OP_ALL_REDUCE, "to_apply"},
+    {IR_OP_ALL_REDUCE_START, "to_apply"}, {IR_OP_REDUCE_SCATTER, "to_apply"},
+    {IR_OP_REDUCE_SCATTER, "dimensions"}, {IR_OP_ALL_GATHER, "dimensions"},
+    {IR_OP_ALL_GATHER_START, "dimensions"}, {IR_OP_COLLECTIVE_PERMUTE, "source_target_pairs"},
+    {IR_OP_COLLECTIVE_PERMUTE_START, "source_target_pairs"}, {IR_OP_TOPK, "k"},
+    {IR_OP_SCAN, "to_apply"}, {IR_OP_SCAN, "dimensions"}, {IR_OP_DOMAIN, "domain"},
+};
+
+static bool has_attr(const ir_attr_list *attrs, const char *name) {
+  for (int i = 0; i < attrs->n; i++)
+    if (ir_str_eq(attrs->items[i].name, name))
+      return true;
+  return false;
+}
+
+static void check_required(ir_builder *b, ir_instr *in, const ir_attr_list *attrs) {
+  for (size_t i = 0; i < sizeof required_attrs / sizeof *required_attrs; i++)
+    if (required_attrs[i].op == in->op && !has_attr(attrs, required_attrs[i].attr)) {
+      irb_error(b, in->loc, "%%%s: attribute '%s' is required for opcode '%s'", in->name.p,
+                required_attrs[i].attr, ir_opcode_table[in->op].spelling);
+      return;
+    }
+  if (in->op == IR_OP_CONDITIONAL && !has_attr(attrs, "branch_computations") &&
+      !(has_attr(attrs, "true_computation") && has_attr(attrs, "false_computation")))
+    irb_error(b, in->loc,
+              "%%%s: conditional needs true_computation and false_computation, or branch_computations",
+              in->name.p);
+  if (in->op == IR_OP_BROADCAST && !has_attr(attrs, "dimensions") && !has_attr(attrs, "auto_broadcast") &&
+      in->n_operands == 1 && in->operands[0]->shape && in->operands[0]->shape->rank > 0)
+    irb_error(b, in->loc, "%%%s: attribute 'dimensions' is required for opcode 'broadcast'", in->name.p);
+}
+
+static bool build_operands(ir_builder *b, ir_instr *in, ir_av *args) {
+  int n = args ? args->n : 0;
+  if (in->op == IR_OP_PARAMETER) {
+    int64_t k;
+    if (n != 1 || args->kids[0]->kind != AV_INT || !av_i64(b, args->kids[0], &k) || k < 0) {
+      irb_error(b, in->loc, "%%%s: parameter needs one non-negative number, as in parameter(0)", in->name.p);
+      return false;
+    }
+    if (k > 100000000) {
+      irb_error(b, args->kids[0]->loc, "parameter number %lld is too large", (long long)k);
+      return false;
+    }
+    in->attrs.u.parameter_number = k;
+    return true;
+  }
+  if (!n)
+    return true;
+  in->operands = ir_arena_alloc_array(&b->m->arena, (size_t)n, sizeof(ir_instr *));
+  if (!in->operands) {
+    irb_oom(b, in->loc);
+    return false;
+  }
+  for (int i = 0; i < n; i++) {
+    if (args->kids[i]->kind == AV_INT) {
+      irb_error(b, args->kids[i]->loc, "expected an operand name, found a number");
+      return false;
+    }
+    if (!(in->operands[i] = resolve_operand(b, args->kids[i])))
+      return false;
+  }
+  in->n_operands = n;
+  return true;
+}
+
+static void build_instr(ir_builder *b, ir_instr *in, bool root, ir_av *opcode, ir_opcode wrapped,
+                        ir_av *args, ir_attr_list *attrs);
+
+void irb_instruction(ir_builder *b, bool root, ir_av *name, ir_shape *shape, ir_av *opcode,
+                     ir_av *args, ir_attr_list *attrs) {
+  if (!b->cur || !name || !opcode || b->oom || ir_diag_too_many(b->diags))
+    return;
+  ir_loc loc = name->loc;
+  ir_opcode op, wrapped;
+  if (!lookup_opcode(opcode->s, &op, &wrapped)) {
+    irb_error(b, opcode->loc, "unknown opcode '%s'", opcode->s.p);
+    return;
+  }
+  ir_str n = bare_name(name->s);
+  if (!shape && needs_written_shape(op)) {
+    irb_error(b, opcode->loc, "%%%s: the result shape of '%s' must be written", n.p, opcode->s.p);
+    return;
+  }
+  ir_instr *in = make_instr(b, op, n, loc, shape, NULL, 0);
+  if (!in)
+    return;
+  int errors_before = b->diags->n_errors;
+  build_instr(b, in, root, opcode, wrapped, args, attrs);
+  if (b->diags->n_errors != errors_before) {
+    /* Keep the name so that its users do not report it again as undefined. */
+    in->pass_data = &b->gensym;
+    if (!map_find(&b->instrs, in->name))
+      map_put(&b->m->arena, &b->instrs, in->name, in, in->loc);
+  }
+}
+
+static void build_instr(ir_builder *b, ir_instr *in, bool root, ir_av *opcode, ir_opcode wrapped,
+                        ir_av *args, ir_attr_list *attrs) {
+  ir_opcode op = in->op;
+  ir_str n = in->name;
+  ir_loc loc = in->loc;
+  ir_shape *shape = in->shape;
+  in->attrs.bc.axis = -1;
+  if (wrapped != IR_OP_COUNT) {
+    in->attrs.u.async.wrapped_opcode = wrapped;
+    in->attrs.u.async.compact = true;
+  }
+  if (fam_of(in) == IR_FAM_CONVOLUTION) {
+    in->attrs.u.conv.feature_group_count = 1;
+    in->attrs.u.conv.batch_group_count = 1;
+  } else if (fam_of(in) == IR_FAM_CUSTOM_CALL) {
+    in->attrs.u.custom_call.feature_group_count = 1;
+    in->attrs.u.custom_call.batch_group_count = 1;
+  } else if (fam_of(in) == IR_FAM_TOPK) {
+    in->attrs.u.topk.largest = true;
+  }
+  if (op == IR_OP_CONSTANT) {
+    if (!(in->attrs.u.literal = literal_from_av(b, shape, args)))
+      return;
+  } else if (!build_operands(b, in, args)) {
+    return;
+  }
+  /* The nested and tuple-access instructions were appended first; keep `in` last. */
+  ir_computation *c = b->cur;
+  if (c->instrs[c->n_instrs - 1] != in) {
+    int at = in->id;
+    memmove(&c->instrs[at], &c->instrs[at + 1], (size_t)(c->n_instrs - 1 - at) * sizeof(ir_instr *));
+    c->instrs[c->n_instrs - 1] = in;
+    for (int i = at; i < c->n_instrs; i++)
+      c->instrs[i]->id = i;
+  }
+  int arity = ir_opcode_table[op].arity;
+  if (arity >= 0 && op != IR_OP_PARAMETER && op != IR_OP_CONSTANT && in->n_operands != arity &&
+      wrapped == IR_OP_COUNT) {
+    irb_error(b, loc, "%%%s: '%s' takes %d operand%s but has %d", n.p, opcode->s.p, arity,
+              arity == 1 ? "" : "s", in->n_operands);
+    return;
+  }
+  if (!register_instr(b, in))
+    return;
+  apply_attrs(b, in, attrs);
+  check_required(b, in, attrs);
+  if (root) {
+    if (b->cur_has_root) {
+      irb_error(b, loc, "computation %%%s has more than one ROOT", c->name.p);
+      return;
+    }
+    b->cur_has_root = true;
+    c->root = in;
+  }
+}
+
+bool irb_finish(ir_builder *b) {
+  ir_module *m = b->m;
+  if (irb_failed(b))
+    return false;
+  for (int i = 0; i < b->n_comp_refs; i++) {
+    comp_ref *r = &b->comp_refs[i];
+    name_slot *s = map_find(&b->comps, r->name);
+    if (!s) {
+      irb_error(b, r->loc, "unknown computation %%%s", r->name.p);
+      continue;
+    }
+    r->in->called[r->slot] = s->value;
+  }
+  if (!m->n_comps) {
+    irb_error(b, (ir_loc){1, 1}, "the module has no computations");
+    return false;
+  }
+  if (!m->entry) {
+    m->entry = m->comps[m->n_comps - 1];
+    m->entry->is_entry = true;
+  }
+  if (!m->name.p)
+    m->name = ir_intern(m, "module", 6);
+  if (irb_failed(b))
+    return false;
+  ir_rebuild_uses(m);
+  return true;
+}

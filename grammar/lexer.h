@@ -1,0 +1,43 @@
+/* lexer.h — state shared by the re2c lexer (hlo.re), the Bison grammar (hlo.y) and the
+ * builder (compiler/ir/build.c): the input, the position, and the parse context.
+ *
+ * The lexer never allocates except through the module arena; every error becomes a
+ * diagnostic.  Token spans carry byte offsets so that verbatim attribute values can be kept
+ * exactly as written.
+ */
+#ifndef HLOC_GRAMMAR_LEXER_H
+#define HLOC_GRAMMAR_LEXER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/build.h"
+
+/* A source span: 1-based line/column of the first and last character, byte offsets
+ * [start, end). */
+typedef struct hlo_span {
+  int first_line, first_column, last_line, last_column;
+  size_t start, end;
+} hlo_span;
+
+typedef struct hlo_lexer {
+  const unsigned char *base;  /* NUL-terminated copy of the input */
+  const unsigned char *cur;
+  const unsigned char *lim;   /* points at the terminating NUL */
+  const unsigned char *tok;
+  const unsigned char *line_start;
+  int line;
+  /* For verbatim capture: the last two tokens were NAME '=' (name in attr_name). */
+  int prev_tok, prev_prev_tok;
+  const unsigned char *attr_name;
+  size_t attr_name_len;
+  int brace_depth;
+} hlo_lexer;
+
+typedef struct hlo_parser {
+  hlo_lexer lx;
+  ir_builder *b;
+} hlo_parser;
+
+#endif
