@@ -1,3 +1,137 @@
-/* hloc.c — placeholder main; replaced by the tools work (see DESIGN.md command line). */
+/* hloc.c — the compiler's command line (DESIGN.md "Command line"): parses flags, calls
+ * drv_compile_file, prints the status, maps it to the exit code (0 ok, 1 internal or
+ * run-time error, 2 usage, parse or verification error).  Everything else is in
+ * compiler/driver.  Tests: tests/hloc_cli.cmake.
+ */
 #include <stdio.h>
-int main(void) { fputs("hloc: not built yet\n", stderr); return 2; }
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver/driver.h"
+
+static const char usage[] =
+    "usage: hloc MODEL.hlo -o OUT [options]\n"
+    "\n"
+    "Compiles an XLA HLO text module.  OUT's suffix picks what is written when --emit is not\n"
+    "given: .so (shared object), .o (object), .ll (LLVM IR), .s (assembly), .hlo (canonical\n"
+    "HLO text), .h (C header).  -o - writes text kinds to standard output.\n"
+    "\n"
+    "options:\n"
+    "  -o FILE                output file\n"
+    "  --emit=KIND            so | obj | llvm | asm | hlo | header | none (none: parse and verify only)\n"
+    "  --verify-only          same as --emit=none\n"
+    "  --header FILE.h        also write the C header of the compiled model\n"
+    "  -O0 -O1 -O2 -O3        optimization level (default -O2)\n"
+    "  --target-cpu=CPU       native (default), generic (portable), or an LLVM CPU name\n"
+    "  --strict               reject hloc's broadcasting extensions, as XLA's verifier does\n"
+    "  --dump-dir DIR         write the module after parsing and after each pass to DIR\n"
+    "  --time-passes          print the time of each stage to standard error\n"
+    "  --verify-each          verify the module after every pass\n"
+    "  --entry-name SYM       C symbol of the compiled entry point (default: from the module name)\n"
+    "  --help                 print this text\n"
+    "  --version              print the version\n"
+    "\n"
+    "exit status: 0 ok, 1 internal or run-time error, 2 usage, parse or verification error\n";
+
+static int usage_error(const char *msg, const char *arg) {
+  fprintf(stderr, "hloc: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+  fprintf(stderr, "try 'hloc --help'\n");
+  return 2;
+}
+
+static bool parse_emit(const char *s, drv_emit *out) {
+  static const struct { const char *name; drv_emit emit; } kinds[] = {
+      {"so", DRV_EMIT_SO}, {"obj", DRV_EMIT_OBJ}, {"llvm", DRV_EMIT_LLVM}, {"asm", DRV_EMIT_ASM},
+      {"hlo", DRV_EMIT_HLO}, {"header", DRV_EMIT_HEADER}, {"none", DRV_EMIT_NONE}};
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    if (strcmp(s, kinds[i].name) == 0) {
+      *out = kinds[i].emit;
+      return true;
+    }
+  return false;
+}
+
+/* Takes the value of "--flag=VALUE" or "--flag VALUE". */
+static const char *flag_value(const char *flag, int argc, char **argv, int *i) {
+  size_t n = strlen(flag);
+  if (strncmp(argv[*i], flag, n) != 0)
+    return NULL;
+  if (argv[*i][n] == '=')
+    return argv[*i] + n + 1;
+  if (argv[*i][n] == 0 && *i + 1 < argc)
+    return argv[++*i];
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  drv_options o;
+  drv_options_init(&o);
+  const char *input = NULL, *output = NULL, *header = NULL, *v;
+  drv_emit emit = DRV_EMIT_SO;
+  bool have_emit = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage, stdout);
+      return ferror(stdout) ? 1 : 0;
+    } else if (strcmp(a, "--version") == 0) {
+      printf("hloc %s\n", HLOC_VERSION);
+      return ferror(stdout) ? 1 : 0;
+    } else if (strcmp(a, "-o") == 0) {
+      if (++i >= argc)
+        return usage_error("-o needs a file name", NULL);
+      output = argv[i];
+    } else if ((v = flag_value("--emit", argc, argv, &i))) {
+      if (!parse_emit(v, &emit))
+        return usage_error("unknown --emit kind", v);
+      have_emit = true;
+    } else if (strcmp(a, "--verify-only") == 0) {
+      emit = DRV_EMIT_NONE;
+      have_emit = true;
+    } else if ((v = flag_value("--header", argc, argv, &i))) {
+      header = v;
+    } else if (strlen(a) == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
+      o.opt_level = a[2] - '0';
+    } else if ((v = flag_value("--target-cpu", argc, argv, &i))) {
+      o.target_cpu = v;
+    } else if (strcmp(a, "--strict") == 0) {
+      o.strict = true;
+    } else if ((v = flag_value("--dump-dir", argc, argv, &i))) {
+      o.dump_dir = v;
+    } else if (strcmp(a, "--time-passes") == 0) {
+      o.time_passes = true;
+    } else if (strcmp(a, "--verify-each") == 0) {
+      o.verify_each = true;
+    } else if ((v = flag_value("--entry-name", argc, argv, &i))) {
+      o.symbol = v;
+    } else if (a[0] == '-' && a[1] != 0) {
+      return usage_error("unknown option", a);
+    } else if (!input) {
+      input = a;
+    } else {
+      return usage_error("more than one input file", a);
+    }
+  }
+  if (!input)
+    return usage_error("no input file", NULL);
+  if (!have_emit && output && !drv_emit_from_suffix(output, &emit))
+    return usage_error("cannot tell what to write from the output name; use --emit", output);
+  if (!output && emit != DRV_EMIT_NONE && emit != DRV_EMIT_HLO)
+    return usage_error("-o is required", NULL);
+  hlo_status s = drv_compile_file(input, output, emit, &o);
+  if (!s && header)
+    s = drv_compile_file(input, header, DRV_EMIT_HEADER, &o);
+  int rc = 0;
+  if (s) {
+    hlo_status_code code = hlo_status_code_of(s);
+    if (code != HLO_INVALID_ARGUMENT || !strstr(hlo_status_message(s), " error"))
+      fprintf(stderr, "hloc: %s\n", hlo_status_message(s));
+    rc = code == HLO_INVALID_ARGUMENT || code == HLO_NOT_FOUND ? 2 : 1;
+    hlo_status_free(s);
+  }
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "hloc: write error on standard output\n");
+    rc = rc ? rc : 1;
+  }
+  return rc;
+}

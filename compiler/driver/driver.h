@@ -39,6 +39,11 @@ HLO_MUST_USE hlo_status drv_load(const char *path, const drv_options *o, bool ru
 HLO_MUST_USE hlo_status drv_compile_file(const char *path, const char *out_path, drv_emit emit,
                                          const drv_options *o);
 
+/* Lowers a loaded, passed module to native code and writes `out_path` as `emit`
+ * (so, obj, llvm, asm, header).  Implemented in emit.c. */
+HLO_MUST_USE hlo_status drv_emit_native(ir_module *m, const char *out_path, drv_emit emit,
+                                        const drv_options *o);
+
 /* Picks the emit kind from an output file's suffix (.so .o .ll .s .hlo .h); false if none. */
 bool drv_emit_from_suffix(const char *out_path, drv_emit *out_emit);
 

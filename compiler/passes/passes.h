@@ -1,6 +1,6 @@
 /* passes.h — module-to-module rewrites, run in the order compiler/driver/pipeline.c lists.
  * Each pass states its precondition; each leaves a module that verifies.  Tests: the lit
- * goldens under testdata/passes/ and passes/*_test.c.
+ * goldens under testdata/passes/ and the passes' unit tests.
  */
 #ifndef HLOC_PASSES_PASSES_H
 #define HLOC_PASSES_PASSES_H

@@ -36,4 +36,9 @@ ir_shape *shape_broadcast_binary(ir_module *m, const ir_shape *lhs, const ir_sha
                                  const ir_broadcast_attrs *attrs, const shape_options *opts,
                                  const char *what, ir_loc loc, ir_diag_list *diags);
 
+/* The bidirectional rule (OpenVINO): numpy-style right-aligned broadcast of `operand` with
+ * the dimensions `target`; used by broadcast(x), auto_broadcast=bidirectional. */
+ir_shape *shape_broadcast_bidirectional(ir_module *m, const ir_shape *operand, const ir_i64_list *target,
+                                        const char *what, ir_loc loc, ir_diag_list *diags);
+
 #endif

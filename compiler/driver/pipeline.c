@@ -1,0 +1,200 @@
+/* pipeline.c — the order of the stages on one screen: read -> parse -> verify (shape
+ * inference) -> passes -> emit.  Each pass can be dumped (--dump-dir) and timed
+ * (--time-passes).  Everything hloc does is callable from here without argv.
+ * Tests: tests/hloc_cli.cmake, the round trip and error goldens.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "driver/driver.h"
+#include "grammar/parse.h"
+#include "ir/print.h"
+#include "passes/passes.h"
+#include "shape/shape.h"
+
+void drv_options_init(drv_options *o) {
+  memset(o, 0, sizeof *o);
+  o->opt_level = 2;
+  o->target_cpu = "native";
+}
+
+static FILE *diag_out(const drv_options *o) { return o->diag_out ? o->diag_out : stderr; }
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Reads a whole file; the caller frees *out. */
+static hlo_status read_file(const char *path, char **out, size_t *out_len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return hlo_status_make(HLO_NOT_FOUND, "%s: cannot open: %s", path, strerror(errno));
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (n < cap)
+      break;
+    char *bigger = realloc(buf, cap * 2);
+    if (!bigger) {
+      free(buf);
+      buf = NULL;
+      break;
+    }
+    buf = bigger;
+    cap *= 2;
+  }
+  bool err = ferror(f);
+  fclose(f);
+  if (!buf)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "%s: out of memory", path);
+  if (err) {
+    free(buf);
+    return hlo_status_make(HLO_IO, "%s: read error", path);
+  }
+  *out = buf;
+  *out_len = n;
+  return NULL;
+}
+
+static hlo_status dump_module(const drv_options *o, const ir_module *m, int step, const char *name) {
+  if (!o->dump_dir)
+    return NULL;
+  mkdir(o->dump_dir, 0777);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%02d-%s.hlo", o->dump_dir, step, name);
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return hlo_status_make(HLO_IO, "%s: cannot write: %s", path, strerror(errno));
+  hlo_status s = ir_print_module(m, f);
+  if (fclose(f) != 0 && !s)
+    s = hlo_status_make(HLO_IO, "%s: write error", path);
+  return s;
+}
+
+typedef struct pass_row {
+  const char *name;
+  hlo_status (*run)(ir_module *m, int *note_count);
+} pass_row;
+
+static hlo_status run_fill_elided(ir_module *m, int *n) { return pass_fill_elided_constants(m, n); }
+static hlo_status run_canonicalize(ir_module *m, int *n) { (void)n; return pass_canonicalize_broadcasts(m); }
+static hlo_status run_dce(ir_module *m, int *n) { (void)n; return pass_dce(m); }
+
+/* THE pass order. */
+static const pass_row passes[] = {
+    {"fill-elided-constants", run_fill_elided},
+    {"canonicalize-broadcasts", run_canonicalize},
+    {"dce", run_dce},
+};
+
+static hlo_status verify(ir_module *m, const drv_options *o, ir_diag_list *d) {
+  shape_options so = {.strict = o->strict};
+  if (shape_verify_module(m, &so, d))
+    return NULL;
+  return hlo_status_make(HLO_INVALID_ARGUMENT, "verification failed");
+}
+
+static hlo_status run_passes(ir_module *m, const drv_options *o, ir_diag_list *d) {
+  for (size_t i = 0; i < sizeof passes / sizeof *passes; i++) {
+    double t0 = now_ms();
+    int count = 0;
+    HLO_RETURN_IF_ERROR(passes[i].run(m, &count));
+    if (count && passes[i].run == run_fill_elided)
+      fprintf(diag_out(o), "%s: note: filled %d elided constant%s (constant({...})) with deterministic values\n",
+              d->filename, count, count == 1 ? "" : "s");
+    if (o->time_passes)
+      fprintf(stderr, "time-passes: %-26s %8.3f ms\n", passes[i].name, now_ms() - t0);
+    HLO_RETURN_IF_ERROR(dump_module(o, m, (int)i + 1, passes[i].name));
+    if (o->verify_each)
+      HLO_RETURN_IF_ERROR(verify(m, o, d));
+  }
+  return NULL;
+}
+
+hlo_status drv_load(const char *path, const drv_options *o, bool run_pipeline, ir_module **out_module) {
+  *out_module = NULL;
+  char *text = NULL;
+  size_t len = 0;
+  HLO_RETURN_IF_ERROR(read_file(path, &text, &len));
+  ir_diag_list d;
+  ir_diag_init(&d, path, text, len);
+  ir_module *m = NULL;
+  double t0 = now_ms();
+  hlo_status s = ir_parse_module(text, len, &d, &m);
+  if (o->time_passes)
+    fprintf(stderr, "time-passes: %-26s %8.3f ms\n", "parse", now_ms() - t0);
+  if (!s) {
+    t0 = now_ms();
+    s = verify(m, o, &d);
+    if (o->time_passes)
+      fprintf(stderr, "time-passes: %-26s %8.3f ms\n", "verify", now_ms() - t0);
+  }
+  if (!s)
+    s = dump_module(o, m, 0, "parsed");
+  if (!s && run_pipeline)
+    s = run_passes(m, o, &d);
+  if (s && d.n_errors) {
+    ir_diag_print(&d, diag_out(o));
+    hlo_status_free(s);
+    s = hlo_status_make(HLO_INVALID_ARGUMENT, "%s: %d error%s", path, d.n_errors, d.n_errors == 1 ? "" : "s");
+  }
+  ir_diag_deinit(&d);
+  free(text);
+  if (s) {
+    ir_module_destroy(m);
+    return s;
+  }
+  *out_module = m;
+  return NULL;
+}
+
+bool drv_emit_from_suffix(const char *out_path, drv_emit *out_emit) {
+  static const struct { const char *suffix; drv_emit emit; } table[] = {
+      {".so", DRV_EMIT_SO}, {".o", DRV_EMIT_OBJ}, {".ll", DRV_EMIT_LLVM},
+      {".s", DRV_EMIT_ASM}, {".hlo", DRV_EMIT_HLO}, {".h", DRV_EMIT_HEADER}};
+  size_t n = strlen(out_path);
+  for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
+    size_t k = strlen(table[i].suffix);
+    if (n > k && strcmp(out_path + n - k, table[i].suffix) == 0) {
+      *out_emit = table[i].emit;
+      return true;
+    }
+  }
+  return false;
+}
+
+static hlo_status write_hlo(const ir_module *m, const char *out_path) {
+  bool to_stdout = !out_path || strcmp(out_path, "-") == 0;
+  FILE *f = to_stdout ? stdout : fopen(out_path, "w");
+  if (!f)
+    return hlo_status_make(HLO_IO, "%s: cannot write: %s", out_path, strerror(errno));
+  hlo_status s = ir_print_module(m, f);
+  if (to_stdout) {
+    if (fflush(f) != 0 && !s)
+      s = hlo_status_make(HLO_IO, "write error on standard output");
+  } else if (fclose(f) != 0 && !s) {
+    s = hlo_status_make(HLO_IO, "%s: write error", out_path);
+  }
+  return s;
+}
+
+hlo_status drv_compile_file(const char *path, const char *out_path, drv_emit emit, const drv_options *o) {
+  ir_module *m;
+  bool lowering = emit != DRV_EMIT_HLO && emit != DRV_EMIT_NONE;
+  HLO_RETURN_IF_ERROR(drv_load(path, o, lowering, &m));
+  hlo_status s = NULL;
+  if (emit == DRV_EMIT_HLO)
+    s = write_hlo(m, out_path);
+  else if (lowering)
+    s = drv_emit_native(m, out_path, emit, o);
+  ir_module_destroy(m);
+  return s;
+}
