@@ -27,6 +27,7 @@ static const char usage[] =
     "  --dump-dir DIR         write the module after parsing and after each pass to DIR\n"
     "  --time-passes          print the time of each stage to standard error\n"
     "  --verify-each          verify the module after every pass\n"
+    "  --after-passes         with --emit=hlo: print the module after the pass pipeline\n"
     "  --entry-name SYM       C symbol of the compiled entry point (default: from the module name)\n"
     "  --help                 print this text\n"
     "  --version              print the version\n"
@@ -100,6 +101,8 @@ int main(int argc, char **argv) {
       o.dump_dir = v;
     } else if (strcmp(a, "--time-passes") == 0) {
       o.time_passes = true;
+    } else if (strcmp(a, "--after-passes") == 0) {
+      o.after_passes = true;
     } else if (strcmp(a, "--verify-each") == 0) {
       o.verify_each = true;
     } else if ((v = flag_value("--entry-name", argc, argv, &i))) {

@@ -25,6 +25,7 @@ typedef struct drv_options {
   bool time_passes;         /* --time-passes: timings to stderr */
   bool verify_each;         /* verify the IR (and LLVM IR) after every pass */
   const char *symbol;       /* --entry-name */
+  bool after_passes;        /* --after-passes: --emit=hlo prints the module after the passes */
   FILE *diag_out;           /* where diagnostics and notes go (stderr when NULL) */
 } drv_options;
 

@@ -189,7 +189,7 @@ static hlo_status write_hlo(const ir_module *m, const char *out_path) {
 hlo_status drv_compile_file(const char *path, const char *out_path, drv_emit emit, const drv_options *o) {
   ir_module *m;
   bool lowering = emit != DRV_EMIT_HLO && emit != DRV_EMIT_NONE;
-  HLO_RETURN_IF_ERROR(drv_load(path, o, lowering, &m));
+  HLO_RETURN_IF_ERROR(drv_load(path, o, lowering || (emit == DRV_EMIT_HLO && o->after_passes), &m));
   hlo_status s = NULL;
   if (emit == DRV_EMIT_HLO)
     s = write_hlo(m, out_path);

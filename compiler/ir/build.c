@@ -408,7 +408,9 @@ static ir_layout *make_layout(ir_builder *b, ir_av *lv, int rank) {
     irb_oom(b, lv->loc);
     return NULL;
   }
-  if (!av_i64_list(b, lv, &l->minor_to_major))
+  ir_av ints = *lv;
+  ints.kind = AV_LIST; /* a layout with items after ':' arrives as AV_RAW holding the ints */
+  if (!av_i64_list(b, &ints, &l->minor_to_major))
     return NULL;
   if (lv->kind == AV_RAW)
     parse_layout_tail(b, l, b->text + lv->start, lv->end - lv->start, lv->loc);

@@ -276,6 +276,7 @@ ir_instr *ir_instr_create(ir_computation *c, ir_opcode op, ir_str name, ir_shape
   in->shape = shape;
   in->parent = c;
   in->attrs.channel_id = 0;
+  in->attrs.bc.axis = -1; /* pdpd's default: "not written" */
   if (op == IR_OP_RESHAPE)
     in->attrs.u.inferred_dimension = -1;
   in->id = c->n_instrs;

@@ -147,7 +147,7 @@ static void shortest_float(ir_etype et, double d, const void *elem, char *buf, s
         ir_lit_float_bits(et, out) == want)
       break;
   }
-  if (strpbrk(buf, ".eEn") == NULL && signbit(d))
+  if (strpbrk(buf, ".eEn") == NULL && d == 0 && signbit(d))
     strncat(buf, ".0", cap - strlen(buf) - 1); /* "-0" would read back as +0 */
 }
 
