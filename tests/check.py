@@ -118,6 +118,7 @@ def main():
         print(__doc__)
         return 2
     mode, hloc, path = sys.argv[1:]
+    hloc = os.path.abspath(hloc) if os.sep in hloc else hloc
     return {"roundtrip": roundtrip, "diag": diag, "broadcast": broadcast}[mode](hloc, path)
 
 

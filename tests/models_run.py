@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""Compiles and runs a real model (../shared/models/*.hlo) with random inputs.
+
+    models_run.py --hlorun PATH MODEL.hlo
+
+Passes when hlorun exits 0 and every floating-point output is finite, or when hlorun stops
+with a clear error naming an op that a later milestone adds (exit 1 or 2 with a message
+"... opcode 'X' ..."); fails on a crash, a timeout, non-finite outputs, or any other error.
+"""
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hlorun", required=True)
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("model")
+    args = ap.parse_args()
+    name = os.path.basename(args.model)
+    with tempfile.TemporaryDirectory(prefix="hlomodel-") as tmp:
+        out_dir = os.path.join(tmp, "out")
+        os.mkdir(out_dir)
+        cmd = [args.hlorun, args.model, "--random-inputs=1", "--output-dir", out_dir]
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            print("FAIL %s: timeout after %gs" % (name, args.timeout))
+            return 1
+        err = proc.stderr.decode("utf-8", "replace").strip()
+        if proc.returncode < 0:
+            print("FAIL %s: killed by signal %d" % (name, -proc.returncode))
+            return 1
+        if proc.returncode != 0:
+            first = next((ln for ln in err.splitlines() if "error" in ln), err.splitlines()[0] if err else "")
+            if re.search(r"opcode '[a-z0-9-]+'", first):
+                print("STOPPED %s (later milestone): %s" % (name, first))
+                return 0
+            print("FAIL %s: exit %d: %s" % (name, proc.returncode, first))
+            return 1
+        outs = sorted(glob.glob(os.path.join(out_dir, "*.npy")))
+        if not outs:
+            print("FAIL %s: no outputs written" % name)
+            return 1
+        for p in outs:
+            a = np.load(p)
+            if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
+                print("FAIL %s: %s has non-finite values" % (name, os.path.basename(p)))
+                return 1
+        print("OK %s: %d outputs, all finite" % (name, len(outs)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
