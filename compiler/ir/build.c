@@ -415,8 +415,8 @@ static ir_layout *make_layout(ir_builder *b, ir_av *lv, int rank) {
   if (lv->kind == AV_RAW)
     parse_layout_tail(b, l, b->text + lv->start, lv->end - lv->start, lv->loc);
   if (l->minor_to_major.n != rank && !(l->minor_to_major.n == 0 && rank == 0)) {
-    irb_error(b, lv->loc, "layout has %d dimensions but the shape has rank %d",
-              l->minor_to_major.n, rank);
+    irb_error(b, lv->loc, "layout has %d dimension%s but the shape has rank %d",
+              l->minor_to_major.n, l->minor_to_major.n == 1 ? "" : "s", rank);
     return NULL;
   }
   uint64_t seen = 0;
@@ -1054,7 +1054,8 @@ static bool a_window(attr_ctx *x) {
   int n = counts[0];
   for (int f = 1; f < 6; f++)
     if ((w->written >> f & 1) && counts[f] != n) {
-      irb_error(x->b, v->loc, "window field %s has %d dimensions but size has %d", fields[f], counts[f], n);
+      irb_error(x->b, v->loc, "window field %s has %d dimension%s but size has %d", fields[f], counts[f],
+                counts[f] == 1 ? "" : "s", n);
       return false;
     }
   w->n = n;
@@ -1151,16 +1152,20 @@ static bool parse_labels(const char *s, size_t n, char a, char b2, int64_t *oa, 
   *oa = *ob = -1;
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
-    if (c == a)
-      *oa = (int64_t)i;
-    else if (c == b2)
-      *ob = (int64_t)i;
-    else if (c >= '0' && c <= '9') {
-      int k = c - '0';
-      if (k >= 64 || k > nsp + 8)
+    if (c == a) {
+      if (*oa >= 0)
         return false;
+      *oa = (int64_t)i;
+    } else if (c == b2) {
+      if (*ob >= 0)
+        return false;
+      *ob = (int64_t)i;
+    } else if (c >= '0' && c <= '9') {
+      int k = c - '0';
       while (nsp <= k)
         sp[nsp++] = -1;
+      if (sp[k] >= 0)
+        return false; /* a spatial dimension named twice */
       sp[k] = (int64_t)i;
     } else if (c != '?') {
       return false;

@@ -313,7 +313,7 @@ static ir_shape *infer_reshape(shape_ctx *x, ir_instr *in) {
   ir_shape_num_elements(OP(0), &a);
   ir_shape_num_elements(in->shape, &b);
   if (a != b)
-    return ERR("reshape from %lld to %lld elements", (long long)a, (long long)b);
+    return ERR("reshape cannot change the number of elements (%lld to %lld)", (long long)a, (long long)b);
   if (OP(0)->et != in->shape->et)
     return ERR("reshape cannot change the element type");
   return NULL;
@@ -560,7 +560,8 @@ static ir_shape *infer_map(shape_ctx *x, ir_instr *in) {
     return ERR("map needs operands and to_apply");
   const ir_computation *c = in->called[0];
   if (c->n_params != in->n_operands)
-    return ERR("map computation %%%s takes %d parameters but map has %d operands", c->name.p, c->n_params, in->n_operands);
+    return ERR("map computation %%%s takes %d parameter%s but map has %d operand%s", c->name.p, c->n_params,
+               c->n_params == 1 ? "" : "s", in->n_operands, in->n_operands == 1 ? "" : "s");
   for (int i = 0; i < in->n_operands; i++) {
     if (!need_array(x, in, i))
       return NULL;

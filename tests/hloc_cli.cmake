@@ -1,0 +1,18 @@
+# hloc's command line: exit codes and messages (DESIGN.md "Command line").
+set(EXPECT ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh)
+set(OK_HLO ${CMAKE_SOURCE_DIR}/testdata/parse/ok/control_flow.hlo)
+add_test(NAME cli.hloc.help COMMAND ${EXPECT} 0 "usage: hloc MODEL.hlo" $<TARGET_FILE:hloc> --help)
+add_test(NAME cli.hloc.version COMMAND ${EXPECT} 0 "^hloc [0-9]" $<TARGET_FILE:hloc> --version)
+add_test(NAME cli.hloc.unknown_flag COMMAND ${EXPECT} 2 "unknown option: --frobnicate" $<TARGET_FILE:hloc> --frobnicate ${OK_HLO})
+add_test(NAME cli.hloc.no_input COMMAND ${EXPECT} 2 "no input file" $<TARGET_FILE:hloc> --emit=none)
+add_test(NAME cli.hloc.missing_file COMMAND ${EXPECT} 2 "no_such.hlo: cannot open" $<TARGET_FILE:hloc> no_such.hlo --emit=none)
+add_test(NAME cli.hloc.bad_emit COMMAND ${EXPECT} 2 "unknown --emit kind: wat" $<TARGET_FILE:hloc> ${OK_HLO} --emit=wat)
+add_test(NAME cli.hloc.bad_suffix COMMAND ${EXPECT} 2 "cannot tell what to write" $<TARGET_FILE:hloc> ${OK_HLO} -o out.xyz)
+add_test(NAME cli.hloc.verify_ok COMMAND ${EXPECT} 0 "^$|.*" $<TARGET_FILE:hloc> ${OK_HLO} --emit=none)
+add_test(NAME cli.hloc.verify_error COMMAND ${EXPECT} 2 "dot_contracting_sizes.hlo:6:8: error: %dot.4: lhs contracting dimension 1 has size 3"
+  $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/verify/err/dot_contracting_sizes.hlo --emit=none)
+add_test(NAME cli.hloc.emit_hlo_stdout COMMAND ${EXPECT} 0 "^HloModule control_flow" $<TARGET_FILE:hloc> ${OK_HLO} --emit=hlo -o -)
+add_test(NAME cli.hloc.time_passes COMMAND ${EXPECT} 0 "time-passes: parse" $<TARGET_FILE:hloc> ${OK_HLO} --emit=hlo --after-passes -o /dev/null --time-passes)
+add_test(NAME cli.hloc.elided_note COMMAND ${EXPECT} 0 "note: filled 1 elided constant"
+  $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/parse/ok/elided_constants.hlo --emit=hlo --after-passes -o /dev/null)
+add_test(NAME cli.hloc.dump_dir COMMAND ${EXPECT} 0 "^$|.*" $<TARGET_FILE:hloc> ${OK_HLO} --emit=hlo --after-passes -o /dev/null --dump-dir ${CMAKE_BINARY_DIR}/dump-test)
