@@ -320,7 +320,13 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, hlo_parser *p) {
     const char *text = (const char *)p->lx.base + loc->start;
     if (len > 40)
       len = 40;
-    snprintf(found, sizeof found, "%s '%.*s'", token_text(got), (int)len, text);
+    const char *name = token_text(got);
+    size_t nl = strlen(name);
+    bool quoted = nl >= 2 && (name[0] == '\'' || name[0] == '"');
+    if (quoted || (nl == len && strncmp(name, text, len) == 0))
+      snprintf(found, sizeof found, "'%.*s'", (int)len, text);
+    else
+      snprintf(found, sizeof found, "%s '%.*s'", name, (int)len, text);
   }
   char msg[512];
   if (n <= 0 || n > 5) {
