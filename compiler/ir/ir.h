@@ -421,6 +421,7 @@ typedef struct ir_module {
   ir_raw_attr *header_unknown;
   int n_header_unknown;
   ir_str stack_frames;         /* FileNames..StackFrames block, verbatim; empty if absent */
+  int n_filled_constants;      /* elided constants given values by pass_fill_elided_constants */
 } ir_module;
 
 /* ---- construction (ir.c) ------------------------------------------------------------ */

@@ -76,5 +76,6 @@ hlo_status pass_fill_elided_constants(ir_module *m, int *out_count) {
         HLO_RETURN_IF_ERROR(fill_literal(m, in->attrs.u.literal, position, &count));
     }
   *out_count = count;
+  m->n_filled_constants += count;
   return NULL;
 }

@@ -1,0 +1,114 @@
+/* cg_internal.h — what the code generator's files share: the per-module and per-function
+ * state, values as lists of leaf buffers (tuples exist only at compile time), element
+ * load/store with storage<->compute conversion, loops over a shape's index space, calls of
+ * computations, and the per-family lowering table (lower.c).
+ *
+ * Design (docs/architecture.md): each HLO computation is one LLVM function
+ *   ptr @hlo.comp.N(ptr ctx, ptr params, ptr results)   -> hlo_status (null = ok)
+ * taking arrays of leaf pointers.  Every array instruction is a loop over its result's
+ * elements computing each one from operand buffers ("elemental" emission).
+ */
+#ifndef HLOC_CODEGEN_INTERNAL_H
+#define HLOC_CODEGEN_INTERNAL_H
+
+#include <llvm-c/Core.h>
+#include <stdbool.h>
+
+#include "codegen/codegen.h"
+#include "ir/ir.h"
+
+typedef struct cg_module {
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  ir_module *ir;
+  LLVMTypeRef ptr, i1, i8, i16, i32, i64, f16, f32, f64, void_t;
+  LLVMTypeRef comp_fn_type;    /* ptr (ptr, ptr, ptr) */
+  LLVMValueRef *comp_fns;      /* by computation id */
+  hlo_status error;            /* first error; lowering stops */
+} cg_module;
+
+/* A value: one pointer per leaf buffer (a token leaf is null). */
+typedef struct cg_value {
+  LLVMValueRef *leaves;
+  const ir_shape **shapes;     /* the leaf shapes */
+  int n;
+} cg_value;
+
+typedef struct cg_function {
+  cg_module *cm;
+  ir_computation *comp;
+  LLVMValueRef fn, ctx_arg;
+  cg_value *values;            /* by instruction id */
+  LLVMValueRef *heap;          /* buffers to free on exit */
+  int n_heap, cap_heap;
+  LLVMBasicBlockRef entry_bb;  /* allocas go here */
+  LLVMBasicBlockRef fail_bb;   /* frees, returns the status in fail_slot */
+  LLVMValueRef fail_slot;
+} cg_function;
+
+/* ---- errors ---- */
+void cg_fail(cg_module *cm, const ir_instr *in, const char *fmt, ...);
+
+/* ---- types and elements ---- */
+/* The register type an element of et is computed in (pred -> i1, bf16 -> float, ...);
+ * NULL for element types the code generator cannot compute with. */
+LLVMTypeRef cg_compute_type(cg_module *cm, ir_etype et);
+LLVMTypeRef cg_storage_type(cg_module *cm, ir_etype et);
+LLVMValueRef cg_load(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index);
+void cg_store(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index, LLVMValueRef v);
+LLVMValueRef cg_i64(cg_module *cm, int64_t v);
+
+/* ---- buffers ---- */
+/* A new buffer for one array leaf (alloca when small, else heap, freed at return). */
+LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s);
+/* Buffers for every leaf of a shape. */
+cg_value cg_alloc_value(cg_function *f, const ir_shape *s);
+void cg_copy_leaf(cg_function *f, LLVMValueRef dst, LLVMValueRef src, const ir_shape *s);
+
+/* ---- loops ---- */
+/* for (i = 0; i < n; i++) body(i): returns i; call cg_loop_end afterwards. */
+typedef struct cg_loop {
+  LLVMBasicBlockRef cond, body, done;
+  LLVMValueRef var;  /* alloca holding i */
+  LLVMValueRef i;
+} cg_loop;
+cg_loop cg_loop_begin(cg_function *f, LLVMValueRef n, const char *name);
+void cg_loop_end(cg_function *f, cg_loop *l);
+/* The multi-index (rank values) of linear index i in dims (row-major). */
+void cg_unflatten(cg_function *f, LLVMValueRef i, const int64_t *dims, int rank, LLVMValueRef *out);
+/* Row-major linear index of a multi-index. */
+LLVMValueRef cg_flatten(cg_function *f, LLVMValueRef *idx, const int64_t *dims, int rank);
+
+/* ---- calls ---- */
+/* Calls computation c with leaf pointers args (n = its parameter leaves) writing its result
+ * leaves to outs; a failing status jumps to the function's failure path. */
+void cg_call_computation(cg_function *f, ir_computation *c, LLVMValueRef *args, int n_args,
+                         LLVMValueRef *outs, int n_outs);
+/* A scalar computation applied to scalar values (reducers, comparators, map): returns the
+ * result values (n_results of them) in out. */
+void cg_call_scalar(cg_function *f, ir_computation *c, LLVMValueRef *vals, const ir_etype *ets,
+                    int n, LLVMValueRef *out, const ir_etype *out_ets, int n_out);
+LLVMValueRef cg_runtime_fn(cg_module *cm, const char *name, LLVMTypeRef fn_type);
+LLVMValueRef cg_intrinsic(cg_module *cm, const char *name, LLVMTypeRef type, int n_args);
+
+/* ---- lowering ---- */
+/* Elementwise: the value of `in` at linear index i (operands share the result's dims). */
+LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i);
+bool cg_is_elementwise(const ir_instr *in);
+/* Lowers one instruction into f->values[in->id]. */
+void cg_lower_instr(cg_function *f, ir_instr *in);
+/* Per-family lowerers (data.c, control.c). */
+void cg_lower_data(cg_function *f, ir_instr *in, LLVMValueRef out);
+void cg_lower_reduce(cg_function *f, ir_instr *in);
+void cg_lower_dot(cg_function *f, ir_instr *in, LLVMValueRef out);
+void cg_lower_while(cg_function *f, ir_instr *in);
+void cg_lower_conditional(cg_function *f, ir_instr *in);
+void cg_lower_call(cg_function *f, ir_instr *in);
+void cg_lower_map(cg_function *f, ir_instr *in, LLVMValueRef out);
+
+/* Element conversion between compute types (convert's semantics: saturating float->int,
+ * NaN -> 0, round to nearest even). */
+LLVMValueRef cg_convert(cg_function *f, LLVMValueRef v, ir_etype from, ir_etype to);
+
+#endif

@@ -1,0 +1,671 @@
+/* lower.c — element types (storage <-> compute), elementwise operations with XLA's CPU
+ * numerics (integer division by zero, shifts out of range, NaN-propagating min/max,
+ * saturating conversions), and the dispatch of every instruction to its family lowerer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg_internal.h"
+
+/* ---- types ------------------------------------------------------------------------------ */
+
+LLVMTypeRef cg_storage_type(cg_module *cm, ir_etype et) {
+  switch (ir_etype_table[et].storage_bytes) {
+  case 1: return cm->i8;
+  case 2: return et == IR_F16 ? cm->f16 : cm->i16;
+  case 4: return et == IR_F32 ? cm->f32 : cm->i32;
+  case 8: return et == IR_F64 ? cm->f64 : et == IR_C64 ? LLVMStructTypeInContext(cm->ctx, (LLVMTypeRef[]){cm->f32, cm->f32}, 2, 0) : cm->i64;
+  case 16: return LLVMStructTypeInContext(cm->ctx, (LLVMTypeRef[]){cm->f64, cm->f64}, 2, 0);
+  default: return cm->i8;
+  }
+}
+
+LLVMTypeRef cg_compute_type(cg_module *cm, ir_etype et) {
+  switch (et) {
+  case IR_PRED: return cm->i1;
+  case IR_S8: case IR_U8: return cm->i8;
+  case IR_S16: case IR_U16: return cm->i16;
+  case IR_S32: case IR_U32: return cm->i32;
+  case IR_S64: case IR_U64: return cm->i64;
+  case IR_F16: return cm->f16;
+  case IR_BF16: return cm->f32;
+  case IR_F32: return cm->f32;
+  case IR_F64: return cm->f64;
+  case IR_C64: case IR_C128: return cg_storage_type(cm, et);
+  default: return NULL;
+  }
+}
+
+static LLVMValueRef elem_ptr(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index) {
+  return LLVMBuildGEP2(f->cm->b, cg_storage_type(f->cm, et), base, &index, 1, "ep");
+}
+
+/* bf16 bits -> float */
+static LLVMValueRef bf16_to_f32(cg_function *f, LLVMValueRef bits) {
+  LLVMBuilderRef b = f->cm->b;
+  LLVMValueRef w = LLVMBuildShl(b, LLVMBuildZExt(b, bits, f->cm->i32, ""), LLVMConstInt(f->cm->i32, 16, 0), "");
+  return LLVMBuildBitCast(b, w, f->cm->f32, "bf16");
+}
+
+/* float -> bf16 bits, round to nearest even; NaN stays a quiet NaN. */
+static LLVMValueRef f32_to_bf16(cg_function *f, LLVMValueRef v) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMValueRef w = LLVMBuildBitCast(b, v, cm->i32, "");
+  LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, w, LLVMConstInt(cm->i32, 16, 0), ""), LLVMConstInt(cm->i32, 1, 0), "");
+  LLVMValueRef rounded = LLVMBuildAdd(b, w, LLVMBuildAdd(b, LLVMConstInt(cm->i32, 0x7FFF, 0), lsb, ""), "");
+  LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, rounded, LLVMConstInt(cm->i32, 16, 0), ""), cm->i16, "");
+  LLVMValueRef qnan = LLVMBuildOr(b, LLVMBuildTrunc(b, LLVMBuildLShr(b, w, LLVMConstInt(cm->i32, 16, 0), ""), cm->i16, ""),
+                                  LLVMConstInt(cm->i16, 0x40, 0), "");
+  LLVMValueRef isnan = LLVMBuildFCmp(b, LLVMRealUNO, v, v, "");
+  return LLVMBuildSelect(b, isnan, qnan, hi, "bf16");
+}
+
+LLVMValueRef cg_load(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index) {
+  cg_module *cm = f->cm;
+  LLVMValueRef v = LLVMBuildLoad2(cm->b, cg_storage_type(cm, et), elem_ptr(f, et, base, index), "v");
+  if (et == IR_PRED)
+    return LLVMBuildICmp(cm->b, LLVMIntNE, v, LLVMConstInt(cm->i8, 0, 0), "p");
+  if (et == IR_BF16)
+    return bf16_to_f32(f, v);
+  return v;
+}
+
+void cg_store(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index, LLVMValueRef v) {
+  cg_module *cm = f->cm;
+  if (et == IR_PRED)
+    v = LLVMBuildZExt(cm->b, v, cm->i8, "");
+  else if (et == IR_BF16)
+    v = f32_to_bf16(f, v);
+  LLVMBuildStore(cm->b, v, elem_ptr(f, et, base, index));
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static LLVMValueRef call_math(cg_function *f, const char *intrinsic, const char *libm32, const char *libm64,
+                              LLVMValueRef *args, int n) {
+  cg_module *cm = f->cm;
+  LLVMTypeRef t = LLVMTypeOf(args[0]);
+  if (intrinsic) {
+    LLVMValueRef fn = cg_intrinsic(cm, intrinsic, t, n);
+    LLVMTypeRef ft = LLVMGlobalGetValueType(fn);
+    return LLVMBuildCall2(cm->b, ft, fn, args, (unsigned)n, "");
+  }
+  bool half = t == cm->f16;
+  LLVMValueRef *a = args, conv[2];
+  if (half) { /* compute f16 math in f32, as XLA's CPU backend does */
+    for (int i = 0; i < n; i++)
+      conv[i] = LLVMBuildFPExt(cm->b, args[i], cm->f32, "");
+    a = conv;
+    t = cm->f32;
+  }
+  const char *name = t == cm->f64 ? libm64 : libm32;
+  LLVMTypeRef ats[2] = {t, t};
+  LLVMTypeRef ft = LLVMFunctionType(t, ats, (unsigned)n, 0);
+  LLVMValueRef r = LLVMBuildCall2(cm->b, ft, cg_runtime_fn(cm, name, ft), a, (unsigned)n, "");
+  return half ? LLVMBuildFPTrunc(cm->b, r, cm->f16, "") : r;
+}
+
+static LLVMValueRef fconst(LLVMTypeRef t, double v) { return LLVMConstReal(t, v); }
+
+static bool is_float_et(ir_etype et) { return et == IR_F16 || et == IR_BF16 || et == IR_F32 || et == IR_F64; }
+
+/* ---- complex ------------------------------------------------------------------------------ */
+
+static LLVMValueRef cre(cg_module *cm, LLVMValueRef z) { return LLVMBuildExtractValue(cm->b, z, 0, "re"); }
+static LLVMValueRef cim(cg_module *cm, LLVMValueRef z) { return LLVMBuildExtractValue(cm->b, z, 1, "im"); }
+static LLVMValueRef cmake(cg_module *cm, LLVMTypeRef t, LLVMValueRef re, LLVMValueRef im) {
+  LLVMValueRef z = LLVMGetUndef(t);
+  z = LLVMBuildInsertValue(cm->b, z, re, 0, "");
+  return LLVMBuildInsertValue(cm->b, z, im, 1, "");
+}
+
+static LLVMValueRef complex_binary(cg_function *f, ir_instr *in, LLVMValueRef a, LLVMValueRef c) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef ar = cre(cm, a), ai = cim(cm, a), br = cre(cm, c), bi = cim(cm, c);
+  switch (in->op) {
+  case IR_OP_ADD: return cmake(cm, t, LLVMBuildFAdd(b, ar, br, ""), LLVMBuildFAdd(b, ai, bi, ""));
+  case IR_OP_SUBTRACT: return cmake(cm, t, LLVMBuildFSub(b, ar, br, ""), LLVMBuildFSub(b, ai, bi, ""));
+  case IR_OP_MULTIPLY:
+    return cmake(cm, t, LLVMBuildFSub(b, LLVMBuildFMul(b, ar, br, ""), LLVMBuildFMul(b, ai, bi, ""), ""),
+                 LLVMBuildFAdd(b, LLVMBuildFMul(b, ar, bi, ""), LLVMBuildFMul(b, ai, br, ""), ""));
+  case IR_OP_DIVIDE: {
+    /* (a)/(c) = a*conj(c)/|c|^2, computed in double for c64 to keep accuracy. */
+    LLVMTypeRef et = LLVMTypeOf(ar);
+    LLVMValueRef x[4] = {ar, ai, br, bi};
+    if (et == cm->f32)
+      for (int i = 0; i < 4; i++)
+        x[i] = LLVMBuildFPExt(b, x[i], cm->f64, "");
+    LLVMValueRef den = LLVMBuildFAdd(b, LLVMBuildFMul(b, x[2], x[2], ""), LLVMBuildFMul(b, x[3], x[3], ""), "");
+    LLVMValueRef re = LLVMBuildFDiv(b, LLVMBuildFAdd(b, LLVMBuildFMul(b, x[0], x[2], ""), LLVMBuildFMul(b, x[1], x[3], ""), ""), den, "");
+    LLVMValueRef im = LLVMBuildFDiv(b, LLVMBuildFSub(b, LLVMBuildFMul(b, x[1], x[2], ""), LLVMBuildFMul(b, x[0], x[3], ""), ""), den, "");
+    if (et == cm->f32) {
+      re = LLVMBuildFPTrunc(b, re, cm->f32, "");
+      im = LLVMBuildFPTrunc(b, im, cm->f32, "");
+    }
+    return cmake(cm, t, re, im);
+  }
+  case IR_OP_COMPARE: {
+    LLVMValueRef e = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOEQ, ar, br, ""), LLVMBuildFCmp(b, LLVMRealOEQ, ai, bi, ""), "");
+    return in->attrs.u.compare.dir == IR_CMP_EQ ? e : LLVMBuildNot(b, e, "");
+  }
+  default:
+    cg_fail(cm, in, "'%s' on complex numbers cannot be compiled yet", ir_opcode_table[in->op].spelling);
+    return LLVMGetUndef(t);
+  }
+}
+
+static LLVMValueRef complex_unary(cg_function *f, ir_instr *in, LLVMValueRef z) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMTypeRef t = LLVMTypeOf(z);
+  LLVMValueRef re = cre(cm, z), im = cim(cm, z);
+  const char *hyp32 = "hypotf", *hyp64 = "hypot";
+  switch (in->op) {
+  case IR_OP_REAL: return re;
+  case IR_OP_IMAG: return im;
+  case IR_OP_NEGATE: return cmake(cm, t, LLVMBuildFNeg(b, re, ""), LLVMBuildFNeg(b, im, ""));
+  case IR_OP_ABS: return call_math(f, NULL, hyp32, hyp64, (LLVMValueRef[]){re, im}, 2);
+  case IR_OP_EXP: {
+    LLVMValueRef e = call_math(f, "llvm.exp", NULL, NULL, &re, 1);
+    return cmake(cm, t, LLVMBuildFMul(b, e, call_math(f, "llvm.cos", NULL, NULL, &im, 1), ""),
+                 LLVMBuildFMul(b, e, call_math(f, "llvm.sin", NULL, NULL, &im, 1), ""));
+  }
+  case IR_OP_LOG: {
+    LLVMValueRef r = call_math(f, NULL, hyp32, hyp64, (LLVMValueRef[]){re, im}, 2);
+    return cmake(cm, t, call_math(f, "llvm.log", NULL, NULL, &r, 1),
+                 call_math(f, NULL, "atan2f", "atan2", (LLVMValueRef[]){im, re}, 2));
+  }
+  case IR_OP_SQRT: {
+    /* sqrt(z) = sqrt((|z|+re)/2) + i*sign(im)*sqrt((|z|-re)/2) */
+    LLVMTypeRef et = LLVMTypeOf(re);
+    LLVMValueRef r = call_math(f, NULL, hyp32, hyp64, (LLVMValueRef[]){re, im}, 2);
+    LLVMValueRef half = fconst(et, 0.5);
+    LLVMValueRef a = LLVMBuildFMul(b, LLVMBuildFAdd(b, r, re, ""), half, "");
+    LLVMValueRef c = LLVMBuildFMul(b, LLVMBuildFSub(b, r, re, ""), half, "");
+    LLVMValueRef sa = call_math(f, "llvm.sqrt", NULL, NULL, &a, 1), sc = call_math(f, "llvm.sqrt", NULL, NULL, &c, 1);
+    LLVMValueRef signed_c = call_math(f, "llvm.copysign", NULL, NULL, (LLVMValueRef[]){sc, im}, 2);
+    return cmake(cm, t, sa, signed_c);
+  }
+  default:
+    cg_fail(cm, in, "'%s' on complex numbers cannot be compiled yet", ir_opcode_table[in->op].spelling);
+    return LLVMGetUndef(t);
+  }
+}
+
+/* ---- integer and float elementwise ---------------------------------------------------------- */
+
+static LLVMValueRef int_divrem(cg_function *f, ir_opcode op, LLVMValueRef a, LLVMValueRef c, bool is_signed) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMTypeRef t = LLVMTypeOf(a);
+  unsigned bits = LLVMGetIntTypeWidth(t);
+  LLVMValueRef zero = LLVMConstInt(t, 0, 0), one = LLVMConstInt(t, 1, 0);
+  LLVMValueRef by_zero = LLVMBuildICmp(b, LLVMIntEQ, c, zero, "");
+  LLVMValueRef overflow = LLVMConstInt(cm->i1, 0, 0);
+  if (is_signed) {
+    LLVMValueRef min = LLVMConstInt(t, 1ull << (bits - 1), 0);
+    overflow = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, a, min, ""),
+                            LLVMBuildICmp(b, LLVMIntEQ, c, LLVMConstAllOnes(t), ""), "");
+  }
+  LLVMValueRef unsafe = LLVMBuildOr(b, by_zero, overflow, "");
+  LLVMValueRef safe_c = LLVMBuildSelect(b, unsafe, one, c, "");
+  if (op == IR_OP_DIVIDE) {
+    LLVMValueRef q = is_signed ? LLVMBuildSDiv(b, a, safe_c, "") : LLVMBuildUDiv(b, a, safe_c, "");
+    /* x/0 = -1 (all ones); INT_MIN/-1 = INT_MIN */
+    return LLVMBuildSelect(b, by_zero, LLVMConstAllOnes(t), LLVMBuildSelect(b, overflow, a, q, ""), "");
+  }
+  LLVMValueRef r = is_signed ? LLVMBuildSRem(b, a, safe_c, "") : LLVMBuildURem(b, a, safe_c, "");
+  return LLVMBuildSelect(b, by_zero, a, LLVMBuildSelect(b, overflow, zero, r, ""), "");
+}
+
+static LLVMValueRef int_shift(cg_function *f, ir_opcode op, LLVMValueRef a, LLVMValueRef c) {
+  LLVMBuilderRef b = f->cm->b;
+  LLVMTypeRef t = LLVMTypeOf(a);
+  unsigned bits = LLVMGetIntTypeWidth(t);
+  LLVMValueRef too_far = LLVMBuildICmp(b, LLVMIntUGE, c, LLVMConstInt(t, bits, 0), "");
+  LLVMValueRef safe = LLVMBuildSelect(b, too_far, LLVMConstInt(t, 0, 0), c, "");
+  if (op == IR_OP_SHIFT_LEFT)
+    return LLVMBuildSelect(b, too_far, LLVMConstInt(t, 0, 0), LLVMBuildShl(b, a, safe, ""), "");
+  if (op == IR_OP_SHIFT_RIGHT_LOGICAL)
+    return LLVMBuildSelect(b, too_far, LLVMConstInt(t, 0, 0), LLVMBuildLShr(b, a, safe, ""), "");
+  LLVMValueRef fill = LLVMBuildAShr(b, a, LLVMConstInt(t, bits - 1, 0), "");
+  return LLVMBuildSelect(b, too_far, fill, LLVMBuildAShr(b, a, safe, ""), "");
+}
+
+static LLVMValueRef int_pow(cg_function *f, LLVMValueRef base, LLVMValueRef e) {
+  /* Exponentiation by squaring over 6 bits; negative exponents give 1 for base 1, else 0. */
+  LLVMBuilderRef b = f->cm->b;
+  LLVMTypeRef t = LLVMTypeOf(base);
+  LLVMValueRef one = LLVMConstInt(t, 1, 0), zero = LLVMConstInt(t, 0, 0);
+  LLVMValueRef acc = one, x = base, k = e;
+  for (int i = 0; i < 6; i++) {
+    LLVMValueRef bit = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, k, one, ""), one, "");
+    acc = LLVMBuildSelect(b, bit, LLVMBuildMul(b, acc, x, ""), acc, "");
+    x = LLVMBuildMul(b, x, x, "");
+    k = LLVMBuildLShr(b, k, one, "");
+  }
+  LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, e, zero, "");
+  LLVMValueRef base_one = LLVMBuildICmp(b, LLVMIntEQ, base, one, "");
+  return LLVMBuildSelect(b, neg, LLVMBuildSelect(b, base_one, one, zero, ""), acc, "");
+}
+
+static LLVMValueRef compare_values(cg_function *f, ir_instr *in, ir_etype et, LLVMValueRef a, LLVMValueRef c) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  ir_cmp_dir d = in->attrs.u.compare.dir;
+  if (ir_etype_is_complex(et))
+    return complex_binary(f, in, a, c);
+  if (is_float_et(et) && !(in->attrs.u.compare.has_type && in->attrs.u.compare.type == IR_CMPT_TOTALORDER)) {
+    static const LLVMRealPredicate preds[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+    return LLVMBuildFCmp(b, preds[d], a, c, "");
+  }
+  if (is_float_et(et)) {
+    /* Total order: compare sign-magnitude bit patterns mapped to two's complement. */
+    LLVMTypeRef it = LLVMIntTypeInContext(cm->ctx, LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMDoubleTypeKind ? 64
+                                                   : LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMHalfTypeKind ? 16 : 32);
+    unsigned bits = LLVMGetIntTypeWidth(it);
+    LLVMValueRef k[2];
+    LLVMValueRef v[2] = {a, c};
+    for (int i = 0; i < 2; i++) {
+      LLVMValueRef w = LLVMBuildBitCast(b, v[i], it, "");
+      LLVMValueRef mask = LLVMBuildLShr(b, LLVMBuildAShr(b, w, LLVMConstInt(it, bits - 1, 0), ""), LLVMConstInt(it, 1, 0), "");
+      k[i] = LLVMBuildXor(b, w, mask, "");
+    }
+    static const LLVMIntPredicate preds[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+    return LLVMBuildICmp(b, preds[d], k[0], k[1], "");
+  }
+  bool is_signed = ir_etype_is_signed(et);
+  if (in->attrs.u.compare.has_type && in->attrs.u.compare.type == IR_CMPT_UNSIGNED)
+    is_signed = false;
+  static const LLVMIntPredicate spreds[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+  static const LLVMIntPredicate upreds[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+  return LLVMBuildICmp(b, (is_signed ? spreds : upreds)[d], a, c, "");
+}
+
+static LLVMValueRef float_binary(cg_function *f, ir_instr *in, LLVMValueRef a, LLVMValueRef c) {
+  LLVMBuilderRef b = f->cm->b;
+  switch (in->op) {
+  case IR_OP_ADD: return LLVMBuildFAdd(b, a, c, "");
+  case IR_OP_SUBTRACT: return LLVMBuildFSub(b, a, c, "");
+  case IR_OP_MULTIPLY: return LLVMBuildFMul(b, a, c, "");
+  case IR_OP_DIVIDE: return LLVMBuildFDiv(b, a, c, "");
+  case IR_OP_REMAINDER: return LLVMBuildFRem(b, a, c, "");
+  case IR_OP_MAXIMUM: return call_math(f, "llvm.maximum", NULL, NULL, (LLVMValueRef[]){a, c}, 2);
+  case IR_OP_MINIMUM: return call_math(f, "llvm.minimum", NULL, NULL, (LLVMValueRef[]){a, c}, 2);
+  case IR_OP_POWER: return call_math(f, NULL, "powf", "pow", (LLVMValueRef[]){a, c}, 2);
+  case IR_OP_ATAN2: return call_math(f, NULL, "atan2f", "atan2", (LLVMValueRef[]){a, c}, 2);
+  default:
+    cg_fail(f->cm, in, "'%s' on floating-point numbers cannot be compiled", ir_opcode_table[in->op].spelling);
+    return a;
+  }
+}
+
+static LLVMValueRef int_binary(cg_function *f, ir_instr *in, ir_etype et, LLVMValueRef a, LLVMValueRef c) {
+  LLVMBuilderRef b = f->cm->b;
+  bool s = ir_etype_is_signed(et);
+  switch (in->op) {
+  case IR_OP_ADD: return et == IR_PRED ? LLVMBuildOr(b, a, c, "") : LLVMBuildAdd(b, a, c, "");
+  case IR_OP_SUBTRACT: return LLVMBuildSub(b, a, c, "");
+  case IR_OP_MULTIPLY: return et == IR_PRED ? LLVMBuildAnd(b, a, c, "") : LLVMBuildMul(b, a, c, "");
+  case IR_OP_DIVIDE:
+  case IR_OP_REMAINDER: return int_divrem(f, in->op, a, c, s);
+  case IR_OP_MAXIMUM:
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, s ? LLVMIntSGE : LLVMIntUGE, a, c, ""), a, c, "");
+  case IR_OP_MINIMUM:
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, s ? LLVMIntSLE : LLVMIntULE, a, c, ""), a, c, "");
+  case IR_OP_AND: return LLVMBuildAnd(b, a, c, "");
+  case IR_OP_OR: return LLVMBuildOr(b, a, c, "");
+  case IR_OP_XOR: return LLVMBuildXor(b, a, c, "");
+  case IR_OP_SHIFT_LEFT:
+  case IR_OP_SHIFT_RIGHT_LOGICAL:
+  case IR_OP_SHIFT_RIGHT_ARITHMETIC: return int_shift(f, in->op, a, c);
+  case IR_OP_POWER: return int_pow(f, a, c);
+  default:
+    cg_fail(f->cm, in, "'%s' on integers cannot be compiled", ir_opcode_table[in->op].spelling);
+    return a;
+  }
+}
+
+static LLVMValueRef float_unary(cg_function *f, ir_instr *in, ir_etype et, LLVMValueRef x) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMTypeRef t = LLVMTypeOf(x);
+  switch (in->op) {
+  case IR_OP_ABS: return call_math(f, "llvm.fabs", NULL, NULL, &x, 1);
+  case IR_OP_NEGATE: return LLVMBuildFNeg(b, x, "");
+  case IR_OP_CEIL: return call_math(f, "llvm.ceil", NULL, NULL, &x, 1);
+  case IR_OP_FLOOR: return call_math(f, "llvm.floor", NULL, NULL, &x, 1);
+  case IR_OP_ROUND_AFZ: return call_math(f, "llvm.round", NULL, NULL, &x, 1);
+  case IR_OP_ROUND_EVEN: return call_math(f, "llvm.roundeven", NULL, NULL, &x, 1);
+  case IR_OP_SQRT: return call_math(f, "llvm.sqrt", NULL, NULL, &x, 1);
+  case IR_OP_RSQRT: return LLVMBuildFDiv(b, fconst(t, 1.0), call_math(f, "llvm.sqrt", NULL, NULL, &x, 1), "");
+  case IR_OP_EXP: return call_math(f, "llvm.exp", NULL, NULL, &x, 1);
+  case IR_OP_LOG: return call_math(f, "llvm.log", NULL, NULL, &x, 1);
+  case IR_OP_SIN: return call_math(f, "llvm.sin", NULL, NULL, &x, 1);
+  case IR_OP_COS: return call_math(f, "llvm.cos", NULL, NULL, &x, 1);
+  case IR_OP_TAN: return call_math(f, NULL, "tanf", "tan", &x, 1);
+  case IR_OP_TANH: return call_math(f, NULL, "tanhf", "tanh", &x, 1);
+  case IR_OP_EXPM1: return call_math(f, NULL, "expm1f", "expm1", &x, 1);
+  case IR_OP_LOG1P: return call_math(f, NULL, "log1pf", "log1p", &x, 1);
+  case IR_OP_CBRT: return call_math(f, NULL, "cbrtf", "cbrt", &x, 1);
+  case IR_OP_ERF: return call_math(f, NULL, "erff", "erf", &x, 1);
+  case IR_OP_ACOS: return call_math(f, NULL, "acosf", "acos", &x, 1);
+  case IR_OP_ASIN: return call_math(f, NULL, "asinf", "asin", &x, 1);
+  case IR_OP_ATAN: return call_math(f, NULL, "atanf", "atan", &x, 1);
+  case IR_OP_ACOSH: return call_math(f, NULL, "acoshf", "acosh", &x, 1);
+  case IR_OP_ASINH: return call_math(f, NULL, "asinhf", "asinh", &x, 1);
+  case IR_OP_ATANH: return call_math(f, NULL, "atanhf", "atanh", &x, 1);
+  case IR_OP_COSH: return call_math(f, NULL, "coshf", "cosh", &x, 1);
+  case IR_OP_SINH: return call_math(f, NULL, "sinhf", "sinh", &x, 1);
+  case IR_OP_LOGISTIC: {
+    LLVMValueRef nx = LLVMBuildFNeg(b, x, "");
+    LLVMValueRef e = call_math(f, "llvm.exp", NULL, NULL, &nx, 1);
+    return LLVMBuildFDiv(b, fconst(t, 1.0), LLVMBuildFAdd(b, fconst(t, 1.0), e, ""), "");
+  }
+  case IR_OP_SIGN: {
+    /* -1, +1, keep ±0 and NaN */
+    LLVMValueRef one = call_math(f, "llvm.copysign", NULL, NULL, (LLVMValueRef[]){fconst(t, 1.0), x}, 2);
+    LLVMValueRef keep = LLVMBuildFCmp(b, LLVMRealUEQ, x, fconst(t, 0.0), "");
+    return LLVMBuildSelect(b, keep, x, one, "");
+  }
+  case IR_OP_IS_FINITE: {
+    LLVMValueRef a = call_math(f, "llvm.fabs", NULL, NULL, &x, 1);
+    return LLVMBuildFCmp(b, LLVMRealOLT, a, fconst(t, et == IR_F16 ? 65520.0 : 1.0 / 0.0), "");
+  }
+  case IR_OP_REAL: return x;
+  case IR_OP_IMAG: return fconst(t, 0.0);
+  default:
+    cg_fail(cm, in, "'%s' on floating-point numbers cannot be compiled", ir_opcode_table[in->op].spelling);
+    return x;
+  }
+}
+
+static LLVMValueRef int_unary(cg_function *f, ir_instr *in, ir_etype et, LLVMValueRef x) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMValueRef zero = LLVMConstInt(t, 0, 0);
+  switch (in->op) {
+  case IR_OP_NOT: return LLVMBuildNot(b, x, "");
+  case IR_OP_NEGATE: return LLVMBuildNeg(b, x, "");
+  case IR_OP_ABS:
+    if (!ir_etype_is_signed(et))
+      return x;
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, x, zero, ""), LLVMBuildNeg(b, x, ""), x, "");
+  case IR_OP_SIGN:
+    if (!ir_etype_is_signed(et))
+      return LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntNE, x, zero, ""), t, "");
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, x, zero, ""), LLVMConstAllOnes(t),
+                           LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntNE, x, zero, ""), t, ""), "");
+  case IR_OP_POPCNT: return call_math(f, "llvm.ctpop", NULL, NULL, &x, 1);
+  case IR_OP_CLZ: {
+    LLVMValueRef fn = cg_intrinsic(cm, "llvm.ctlz", t, 2);
+    return LLVMBuildCall2(b, LLVMGlobalGetValueType(fn), fn, (LLVMValueRef[]){x, LLVMConstInt(cm->i1, 0, 0)}, 2, "");
+  }
+  default:
+    cg_fail(cm, in, "'%s' on integers cannot be compiled", ir_opcode_table[in->op].spelling);
+    return x;
+  }
+}
+
+/* ---- conversion ------------------------------------------------------------------------------- */
+
+LLVMValueRef cg_convert(cg_function *f, LLVMValueRef v, ir_etype from, ir_etype to) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMTypeRef tt = cg_compute_type(cm, to);
+  if (from == to || (from == IR_BF16 && to == IR_F32) || (from == IR_F32 && to == IR_BF16))
+    return v;
+  bool ff = is_float_et(from), tf = is_float_et(to);
+  if (ir_etype_is_complex(to)) {
+    LLVMTypeRef ct = cg_compute_type(cm, ir_etype_component(to));
+    if (ir_etype_is_complex(from)) {
+      LLVMValueRef re = cre(cm, v), im = cim(cm, v);
+      return cmake(cm, tt, LLVMBuildFPCast(b, re, ct, ""), LLVMBuildFPCast(b, im, ct, ""));
+    }
+    return cmake(cm, tt, cg_convert(f, v, from, ir_etype_component(to)), LLVMConstReal(ct, 0));
+  }
+  if (ir_etype_is_complex(from))
+    return cg_convert(f, cre(cm, v), ir_etype_component(from), to);
+  if (to == IR_PRED)
+    return ff ? LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstReal(LLVMTypeOf(v), 0), "")
+              : LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
+  if (from == IR_PRED)
+    return tf ? LLVMBuildUIToFP(b, v, tt, "") : LLVMBuildZExt(b, v, tt, "");
+  if (ff && tf) {
+    if (from == IR_BF16)
+      v = v; /* already f32 */
+    return LLVMBuildFPCast(b, v, tt, "");
+  }
+  if (ff) { /* saturating, NaN -> 0 */
+    const char *name = ir_etype_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat";
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMTypeRef tys[2] = {tt, LLVMTypeOf(v)};
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cm->mod, id, tys, 2);
+    return LLVMBuildCall2(b, LLVMGlobalGetValueType(fn), fn, &v, 1, "");
+  }
+  if (tf)
+    return ir_etype_is_signed(from) ? LLVMBuildSIToFP(b, v, tt, "") : LLVMBuildUIToFP(b, v, tt, "");
+  return LLVMBuildIntCast2(b, v, tt, ir_etype_is_signed(from), "");
+}
+
+/* ---- elementwise --------------------------------------------------------------------------------- */
+
+bool cg_is_elementwise(const ir_instr *in) {
+  switch (ir_opcode_table[in->op].family) {
+  case IR_FAM_UNARY: case IR_FAM_BINARY: case IR_FAM_COMPARE: case IR_FAM_SELECT: case IR_FAM_CLAMP:
+  case IR_FAM_CONVERT:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static LLVMValueRef operand_at(cg_function *f, ir_instr *in, int k, LLVMValueRef i) {
+  ir_instr *op = in->operands[k];
+  LLVMValueRef idx = op->shape->rank == 0 ? cg_i64(f->cm, 0) : i; /* scalar operands (select/clamp) */
+  return cg_load(f, op->shape->et, f->values[op->id].leaves[0], idx);
+}
+
+LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i) {
+  cg_module *cm = f->cm;
+  ir_etype et = in->operands[0]->shape->et;
+  switch (ir_opcode_table[in->op].family) {
+  case IR_FAM_UNARY: {
+    LLVMValueRef x = operand_at(f, in, 0, i);
+    if (ir_etype_is_complex(et))
+      return complex_unary(f, in, x);
+    return is_float_et(et) ? float_unary(f, in, et, x) : int_unary(f, in, et, x);
+  }
+  case IR_FAM_BINARY: {
+    LLVMValueRef a = operand_at(f, in, 0, i), c = operand_at(f, in, 1, i);
+    if (in->op == IR_OP_COMPLEX)
+      return cmake(cm, cg_compute_type(cm, in->shape->et), a, c);
+    if (ir_etype_is_complex(et))
+      return complex_binary(f, in, a, c);
+    return is_float_et(et) ? float_binary(f, in, a, c) : int_binary(f, in, et, a, c);
+  }
+  case IR_FAM_COMPARE:
+    return compare_values(f, in, et, operand_at(f, in, 0, i), operand_at(f, in, 1, i));
+  case IR_FAM_SELECT:
+    return LLVMBuildSelect(cm->b, operand_at(f, in, 0, i), operand_at(f, in, 1, i), operand_at(f, in, 2, i), "");
+  case IR_FAM_CLAMP: {
+    ir_etype vt = in->operands[1]->shape->et;
+    LLVMValueRef lo = operand_at(f, in, 0, i), x = operand_at(f, in, 1, i), hi = operand_at(f, in, 2, i);
+    if (is_float_et(vt)) {
+      LLVMValueRef m = call_math(f, "llvm.maximum", NULL, NULL, (LLVMValueRef[]){lo, x}, 2);
+      return call_math(f, "llvm.minimum", NULL, NULL, (LLVMValueRef[]){hi, m}, 2);
+    }
+    bool s = ir_etype_is_signed(vt);
+    LLVMValueRef m = LLVMBuildSelect(cm->b, LLVMBuildICmp(cm->b, s ? LLVMIntSGE : LLVMIntUGE, lo, x, ""), lo, x, "");
+    return LLVMBuildSelect(cm->b, LLVMBuildICmp(cm->b, s ? LLVMIntSLE : LLVMIntULE, hi, m, ""), hi, m, "");
+  }
+  case IR_FAM_CONVERT:
+    return cg_convert(f, operand_at(f, in, 0, i), et, in->shape->et);
+  default:
+    cg_fail(cm, in, "not an elementwise instruction");
+    return NULL;
+  }
+}
+
+static bool types_supported(cg_module *cm, const ir_instr *in) {
+  const ir_shape *shapes[8];
+  int n = 0;
+  if (in->shape && in->shape->et != IR_TUPLE && ir_etype_is_array(in->shape->et))
+    shapes[n++] = in->shape;
+  for (int i = 0; i < in->n_operands && n < 8; i++)
+    if (in->operands[i]->shape->et != IR_TUPLE && ir_etype_is_array(in->operands[i]->shape->et))
+      shapes[n++] = in->operands[i]->shape;
+  bool moves_only = !cg_is_elementwise(in) && ir_opcode_table[in->op].family != IR_FAM_REDUCE &&
+                    ir_opcode_table[in->op].family != IR_FAM_DOT && ir_opcode_table[in->op].family != IR_FAM_MAP;
+  for (int i = 0; i < n; i++)
+    if (!moves_only && !cg_compute_type(cm, shapes[i]->et)) {
+      cg_fail(cm, in, "element type %s cannot be computed with yet (it belongs to a later milestone)",
+              ir_etype_table[shapes[i]->et].spelling);
+      return false;
+    }
+  return true;
+}
+
+/* ---- dispatch ---------------------------------------------------------------------------------------- */
+
+static void elementwise_loop(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  int64_t n;
+  ir_shape_num_elements(in->shape, &n);
+  cg_loop l = cg_loop_begin(f, cg_i64(f->cm, n), "ew");
+  LLVMValueRef v = cg_elementwise_value(f, in, l.i);
+  cg_store(f, in->shape->et, out, l.i, v);
+  cg_loop_end(f, &l);
+}
+
+static void set_single(cg_function *f, ir_instr *in, LLVMValueRef leaf) {
+  cg_value v;
+  v.n = 1;
+  v.leaves = calloc(2, sizeof *v.leaves);
+  v.shapes = calloc(2, sizeof *v.shapes);
+  v.leaves[0] = leaf;
+  v.shapes[0] = in->shape;
+  f->values[in->id] = v;
+}
+
+static void lower_tuple_ops(cg_function *f, ir_instr *in) {
+  cg_value v = {0};
+  if (in->op == IR_OP_TUPLE) {
+    for (int i = 0; i < in->n_operands; i++)
+      v.n += f->values[in->operands[i]->id].n;
+    v.leaves = calloc((size_t)v.n + 1, sizeof *v.leaves);
+    v.shapes = calloc((size_t)v.n + 1, sizeof *v.shapes);
+    int k = 0;
+    for (int i = 0; i < in->n_operands; i++) {
+      cg_value o = f->values[in->operands[i]->id];
+      for (int j = 0; j < o.n; j++, k++) {
+        v.leaves[k] = o.leaves[j];
+        v.shapes[k] = o.shapes[j];
+      }
+    }
+  } else { /* get-tuple-element: a sub-range of the operand's leaves */
+    const ir_shape *ts = in->operands[0]->shape;
+    int start = 0;
+    for (int64_t i = 0; i < in->attrs.u.tuple_index; i++)
+      start += ir_shape_count_leaves(ts->elems[i]);
+    cg_value o = f->values[in->operands[0]->id];
+    v.n = ir_shape_count_leaves(in->shape);
+    v.leaves = calloc((size_t)v.n + 1, sizeof *v.leaves);
+    v.shapes = calloc((size_t)v.n + 1, sizeof *v.shapes);
+    for (int j = 0; j < v.n; j++) {
+      v.leaves[j] = o.leaves[start + j];
+      v.shapes[j] = o.shapes[start + j];
+    }
+  }
+  f->values[in->id] = v;
+}
+
+static void forward(cg_function *f, ir_instr *in) {
+  cg_value o = f->values[in->operands[0]->id];
+  cg_value v = {calloc((size_t)o.n + 1, sizeof(LLVMValueRef)), calloc((size_t)o.n + 1, sizeof(ir_shape *)), o.n};
+  for (int i = 0; i < o.n; i++) {
+    v.leaves[i] = o.leaves[i];
+    v.shapes[i] = o.shapes[i];
+  }
+  f->values[in->id] = v;
+}
+
+void cg_lower_instr(cg_function *f, ir_instr *in) {
+  cg_module *cm = f->cm;
+  if (!types_supported(cm, in))
+    return;
+  ir_family fam = ir_opcode_table[in->op].family;
+  if (cg_is_elementwise(in)) {
+    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+    elementwise_loop(f, in, out);
+    set_single(f, in, out);
+    return;
+  }
+  switch (fam) {
+  case IR_FAM_TUPLE:
+  case IR_FAM_GET_TUPLE_ELEMENT: lower_tuple_ops(f, in); return;
+  case IR_FAM_OPT_BARRIER:
+  case IR_FAM_DOMAIN: forward(f, in); return;
+  case IR_FAM_TOKEN: set_single(f, in, LLVMConstNull(cm->ptr)); return;
+  case IR_FAM_CONSTANT:
+  case IR_FAM_IOTA:
+  case IR_FAM_BROADCAST:
+  case IR_FAM_RESHAPE:
+  case IR_FAM_TRANSPOSE:
+  case IR_FAM_SLICE:
+  case IR_FAM_DYNAMIC_SLICE:
+  case IR_FAM_DYNAMIC_UPDATE_SLICE:
+  case IR_FAM_CONCATENATE:
+  case IR_FAM_PAD:
+  case IR_FAM_REVERSE:
+  case IR_FAM_COPY:
+  case IR_FAM_BITCAST:
+  case IR_FAM_BITCAST_CONVERT:
+  case IR_FAM_REDUCE_PRECISION: {
+    if (in->shape->et == IR_TUPLE) { /* a copy of a tuple */
+      cg_value o = f->values[in->operands[0]->id];
+      cg_value v = cg_alloc_value(f, in->shape);
+      for (int i = 0; i < v.n; i++)
+        cg_copy_leaf(f, v.leaves[i], o.leaves[i], v.shapes[i]);
+      f->values[in->id] = v;
+      return;
+    }
+    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+    cg_lower_data(f, in, out);
+    set_single(f, in, out);
+    return;
+  }
+  case IR_FAM_DOT: {
+    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+    cg_lower_dot(f, in, out);
+    set_single(f, in, out);
+    return;
+  }
+  case IR_FAM_MAP: {
+    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+    cg_lower_map(f, in, out);
+    set_single(f, in, out);
+    return;
+  }
+  case IR_FAM_REDUCE: cg_lower_reduce(f, in); return;
+  case IR_FAM_DIMENSION_SIZE:
+    if (in->op == IR_OP_GET_DIMENSION_SIZE) { /* static shapes: the size is a constant */
+      LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+      int64_t d = in->operands[0]->shape->dims[in->attrs.dimensions.v[0]];
+      cg_store(f, IR_S32, out, cg_i64(cm, 0), LLVMConstInt(cm->i32, (unsigned long long)d, 0));
+      set_single(f, in, out);
+      return;
+    }
+    break;
+  case IR_FAM_WHILE: cg_lower_while(f, in); return;
+  case IR_FAM_CONDITIONAL: cg_lower_conditional(f, in); return;
+  case IR_FAM_CALL: cg_lower_call(f, in); return;
+  default:
+    break;
+  }
+  cg_fail(cm, in, "opcode '%s' cannot be compiled yet (it belongs to a later milestone)",
+          ir_opcode_table[in->op].spelling);
+}

@@ -1,0 +1,514 @@
+/* module.c — cg_emit_module: one LLVM function per computation, buffers, loops, calls, and
+ * the ABI of runtime/include/hlo/abi.h (SYM_run, the typed SYM, SYM_describe and a weak
+ * hlo_module_describe).  Lowering of individual instructions is in lower.c and the family
+ * files.  Tests: testdata/golden through hlorun, the conformance suite.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg_internal.h"
+#include "hlo/abi.h"
+
+void cg_fail(cg_module *cm, const ir_instr *in, const char *fmt, ...) {
+  if (cm->error)
+    return;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (in)
+    cm->error = hlo_status_make(HLO_UNIMPLEMENTED, "%d:%d: %%%s: %s", in->loc.line, in->loc.col, in->name.p, msg);
+  else
+    cm->error = hlo_status_make(HLO_INTERNAL, "%s", msg);
+}
+
+char *cg_symbol_for_module(const char *name) {
+  size_t n = strlen(name);
+  char *s = malloc(n + 2);
+  if (!s)
+    return NULL;
+  size_t k = 0;
+  if (!isalpha((unsigned char)name[0]) && name[0] != '_')
+    s[k++] = 'm';
+  for (size_t i = 0; i < n; i++)
+    s[k++] = isalnum((unsigned char)name[i]) ? name[i] : '_';
+  s[k] = 0;
+  return s;
+}
+
+LLVMValueRef cg_i64(cg_module *cm, int64_t v) { return LLVMConstInt(cm->i64, (unsigned long long)v, 1); }
+
+/* ---- buffers ------------------------------------------------------------------------- */
+
+static void remember_heap(cg_function *f, LLVMValueRef slot) {
+  if (f->n_heap == f->cap_heap) {
+    int cap = f->cap_heap ? f->cap_heap * 2 : 16;
+    LLVMValueRef *p = realloc(f->heap, (size_t)cap * sizeof *p);
+    if (!p)
+      return;
+    f->heap = p;
+    f->cap_heap = cap;
+  }
+  f->heap[f->n_heap++] = slot;
+}
+
+static LLVMValueRef entry_alloca(cg_function *f, LLVMTypeRef t, const char *name) {
+  LLVMBuilderRef b = f->cm->b;
+  LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
+  LLVMValueRef first = LLVMGetFirstInstruction(f->entry_bb);
+  if (first)
+    LLVMPositionBuilderBefore(b, first);
+  else
+    LLVMPositionBuilderAtEnd(b, f->entry_bb);
+  LLVMValueRef a = LLVMBuildAlloca(b, t, name);
+  LLVMPositionBuilderAtEnd(b, cur);
+  return a;
+}
+
+LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s) {
+  cg_module *cm = f->cm;
+  if (!ir_etype_is_array(s->et))
+    return LLVMConstNull(cm->ptr);
+  int64_t bytes;
+  ir_shape_byte_size(s, &bytes);
+  if (bytes <= 256) {
+    LLVMValueRef a = entry_alloca(f, LLVMArrayType2(cm->i8, (uint64_t)(bytes ? bytes : 1)), "buf");
+    LLVMSetAlignment(a, 64);
+    return a;
+  }
+  /* Heap: the pointer lives in an entry-block slot so the exit path can free it. */
+  LLVMValueRef slot = entry_alloca(f, cm->ptr, "heap.slot");
+  LLVMBuilderRef b = cm->b;
+  LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
+  LLVMValueRef first = LLVMGetFirstInstruction(f->entry_bb);
+  LLVMPositionBuilderAtEnd(b, f->entry_bb);
+  if (LLVMGetBasicBlockTerminator(f->entry_bb))
+    LLVMPositionBuilderBefore(b, LLVMGetBasicBlockTerminator(f->entry_bb));
+  (void)first;
+  LLVMBuildStore(b, LLVMConstNull(cm->ptr), slot);
+  LLVMPositionBuilderAtEnd(b, cur);
+  LLVMTypeRef alloc_t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->i64}, 2, 0);
+  LLVMValueRef p = LLVMBuildCall2(b, alloc_t, cg_runtime_fn(cm, "hlo_rt_alloc", alloc_t),
+                                  (LLVMValueRef[]){f->ctx_arg, cg_i64(cm, bytes)}, 2, "heap");
+  LLVMBuildStore(b, p, slot);
+  /* Out of memory: fail. */
+  LLVMValueRef isnull = LLVMBuildICmp(b, LLVMIntEQ, p, LLVMConstNull(cm->ptr), "oom");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "alloc.ok");
+  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "alloc.fail");
+  LLVMBuildCondBr(b, isnull, bad, ok);
+  LLVMPositionBuilderAtEnd(b, bad);
+  LLVMTypeRef err_t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr}, 1, 0);
+  LLVMValueRef msg = LLVMBuildGlobalStringPtr(b, "out of memory allocating a buffer", "oom.msg");
+  LLVMValueRef st = LLVMBuildCall2(b, err_t, cg_runtime_fn(cm, "hlo_rt_error", err_t), &msg, 1, "st");
+  LLVMBuildStore(b, st, f->fail_slot);
+  LLVMBuildBr(b, f->fail_bb);
+  LLVMPositionBuilderAtEnd(b, ok);
+  remember_heap(f, slot);
+  return p;
+}
+
+static void collect_leaves(const ir_shape *s, const ir_shape **out, int *n) {
+  if (s->et == IR_TUPLE) {
+    for (int i = 0; i < s->n_elems; i++)
+      collect_leaves(s->elems[i], out, n);
+    return;
+  }
+  out[(*n)++] = s;
+}
+
+cg_value cg_alloc_value(cg_function *f, const ir_shape *s) {
+  cg_value v;
+  v.n = ir_shape_count_leaves(s);
+  v.leaves = calloc((size_t)v.n + 1, sizeof *v.leaves);
+  v.shapes = calloc((size_t)v.n + 1, sizeof *v.shapes);
+  int k = 0;
+  collect_leaves(s, v.shapes, &k);
+  for (int i = 0; i < v.n; i++)
+    v.leaves[i] = cg_alloc_leaf(f, v.shapes[i]);
+  return v;
+}
+
+void cg_copy_leaf(cg_function *f, LLVMValueRef dst, LLVMValueRef src, const ir_shape *s) {
+  int64_t bytes;
+  if (!ir_etype_is_array(s->et) || !ir_shape_byte_size(s, &bytes) || bytes == 0)
+    return;
+  LLVMBuildMemCpy(f->cm->b, dst, 1, src, 1, cg_i64(f->cm, bytes));
+}
+
+/* ---- loops and indices ------------------------------------------------------------------ */
+
+cg_loop cg_loop_begin(cg_function *f, LLVMValueRef n, const char *name) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  cg_loop l;
+  l.var = entry_alloca(f, cm->i64, name);
+  LLVMBuildStore(b, cg_i64(cm, 0), l.var);
+  l.cond = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "loop.cond");
+  l.body = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "loop.body");
+  l.done = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "loop.done");
+  LLVMBuildBr(b, l.cond);
+  LLVMPositionBuilderAtEnd(b, l.cond);
+  LLVMValueRef i = LLVMBuildLoad2(b, cm->i64, l.var, "i");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, n, "more"), l.body, l.done);
+  LLVMPositionBuilderAtEnd(b, l.body);
+  l.i = LLVMBuildLoad2(b, cm->i64, l.var, "i");
+  return l;
+}
+
+void cg_loop_end(cg_function *f, cg_loop *l) {
+  LLVMBuilderRef b = f->cm->b;
+  LLVMValueRef next = LLVMBuildNSWAdd(b, l->i, cg_i64(f->cm, 1), "i.next");
+  LLVMBuildStore(b, next, l->var);
+  LLVMBuildBr(b, l->cond);
+  LLVMPositionBuilderAtEnd(b, l->done);
+}
+
+void cg_unflatten(cg_function *f, LLVMValueRef i, const int64_t *dims, int rank, LLVMValueRef *out) {
+  LLVMBuilderRef b = f->cm->b;
+  LLVMValueRef rest = i;
+  for (int d = rank - 1; d >= 0; d--) {
+    if (d == 0) {
+      out[d] = rest;
+      break;
+    }
+    LLVMValueRef size = cg_i64(f->cm, dims[d] ? dims[d] : 1);
+    out[d] = LLVMBuildURem(b, rest, size, "idx");
+    rest = LLVMBuildUDiv(b, rest, size, "rest");
+  }
+}
+
+LLVMValueRef cg_flatten(cg_function *f, LLVMValueRef *idx, const int64_t *dims, int rank) {
+  LLVMBuilderRef b = f->cm->b;
+  LLVMValueRef lin = cg_i64(f->cm, 0);
+  for (int d = 0; d < rank; d++) {
+    lin = LLVMBuildMul(b, lin, cg_i64(f->cm, dims[d]), "lin");
+    lin = LLVMBuildAdd(b, lin, idx[d], "lin");
+  }
+  return lin;
+}
+
+/* ---- calls ------------------------------------------------------------------------------ */
+
+LLVMValueRef cg_runtime_fn(cg_module *cm, const char *name, LLVMTypeRef fn_type) {
+  LLVMValueRef f = LLVMGetNamedFunction(cm->mod, name);
+  return f ? f : LLVMAddFunction(cm->mod, name, fn_type);
+}
+
+LLVMValueRef cg_intrinsic(cg_module *cm, const char *name, LLVMTypeRef type, int n_args) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef tys[1] = {type};
+  (void)n_args;
+  return LLVMGetIntrinsicDeclaration(cm->mod, id, tys, 1);
+}
+
+static LLVMValueRef pointer_array(cg_function *f, LLVMValueRef *ptrs, int n) {
+  cg_module *cm = f->cm;
+  LLVMValueRef arr = entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)(n ? n : 1)), "ptrs");
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef slot = LLVMBuildGEP2(cm->b, cm->ptr, arr, (LLVMValueRef[]){cg_i64(cm, i)}, 1, "slot");
+    LLVMBuildStore(cm->b, ptrs[i], slot);
+  }
+  return arr;
+}
+
+void cg_call_computation(cg_function *f, ir_computation *c, LLVMValueRef *args, int n_args,
+                         LLVMValueRef *outs, int n_outs) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMValueRef params = pointer_array(f, args, n_args);
+  LLVMValueRef results = pointer_array(f, outs, n_outs);
+  LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, cm->comp_fns[c->id],
+                                   (LLVMValueRef[]){f->ctx_arg, params, results}, 3, "st");
+  LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), "failed");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "call.ok");
+  LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "call.fail");
+  LLVMBuildCondBr(b, bad, fail, ok);
+  LLVMPositionBuilderAtEnd(b, fail);
+  LLVMBuildStore(b, st, f->fail_slot);
+  LLVMBuildBr(b, f->fail_bb);
+  LLVMPositionBuilderAtEnd(b, ok);
+}
+
+void cg_call_scalar(cg_function *f, ir_computation *c, LLVMValueRef *vals, const ir_etype *ets, int n,
+                    LLVMValueRef *out, const ir_etype *out_ets, int n_out) {
+  cg_module *cm = f->cm;
+  LLVMValueRef args[64], outs[64];
+  for (int i = 0; i < n && i < 64; i++) {
+    args[i] = entry_alloca(f, cg_storage_type(cm, ets[i]), "arg");
+    cg_store(f, ets[i], args[i], cg_i64(cm, 0), vals[i]);
+  }
+  for (int i = 0; i < n_out && i < 64; i++)
+    outs[i] = entry_alloca(f, cg_storage_type(cm, out_ets[i]), "res");
+  cg_call_computation(f, c, args, n, outs, n_out);
+  for (int i = 0; i < n_out && i < 64; i++)
+    out[i] = cg_load(f, out_ets[i], outs[i], cg_i64(cm, 0));
+}
+
+/* ---- computations ----------------------------------------------------------------------- */
+
+static void emit_computation(cg_module *cm, ir_computation *c) {
+  LLVMBuilderRef b = cm->b;
+  cg_function f = {0};
+  f.cm = cm;
+  f.comp = c;
+  f.fn = cm->comp_fns[c->id];
+  f.ctx_arg = LLVMGetParam(f.fn, 0);
+  LLVMValueRef params = LLVMGetParam(f.fn, 1), results = LLVMGetParam(f.fn, 2);
+  f.values = calloc((size_t)c->n_instrs + 1, sizeof *f.values);
+  f.entry_bb = LLVMAppendBasicBlockInContext(cm->ctx, f.fn, "entry");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cm->ctx, f.fn, "body");
+  f.fail_bb = LLVMAppendBasicBlockInContext(cm->ctx, f.fn, "fail");
+  LLVMBasicBlockRef exit_bb = LLVMAppendBasicBlockInContext(cm->ctx, f.fn, "exit");
+  LLVMPositionBuilderAtEnd(b, f.entry_bb);
+  f.fail_slot = LLVMBuildAlloca(b, cm->ptr, "status");
+  LLVMBuildStore(b, LLVMConstNull(cm->ptr), f.fail_slot);
+  LLVMBuildBr(b, body);
+  LLVMPositionBuilderAtEnd(b, body);
+
+  /* Parameters: consecutive leaves of the params array. */
+  int leaf = 0;
+  for (int p = 0; p < c->n_params; p++) {
+    ir_instr *in = c->params[p];
+    cg_value v;
+    v.n = ir_shape_count_leaves(in->shape);
+    v.leaves = calloc((size_t)v.n + 1, sizeof *v.leaves);
+    v.shapes = calloc((size_t)v.n + 1, sizeof *v.shapes);
+    int k = 0;
+    collect_leaves(in->shape, v.shapes, &k);
+    for (int i = 0; i < v.n; i++, leaf++) {
+      LLVMValueRef slot = LLVMBuildGEP2(b, cm->ptr, params, (LLVMValueRef[]){cg_i64(cm, leaf)}, 1, "param.slot");
+      v.leaves[i] = LLVMBuildLoad2(b, cm->ptr, slot, in->name.p);
+    }
+    f.values[in->id] = v;
+  }
+  for (int i = 0; i < c->n_instrs && !cm->error; i++)
+    if (c->instrs[i]->op != IR_OP_PARAMETER)
+      cg_lower_instr(&f, c->instrs[i]);
+
+  if (!cm->error) {
+    cg_value r = f.values[c->root->id];
+    for (int i = 0; i < r.n; i++) {
+      LLVMValueRef slot = LLVMBuildGEP2(b, cm->ptr, results, (LLVMValueRef[]){cg_i64(cm, i)}, 1, "res.slot");
+      LLVMValueRef dst = LLVMBuildLoad2(b, cm->ptr, slot, "res");
+      cg_copy_leaf(&f, dst, r.leaves[i], r.shapes[i]);
+    }
+  }
+  LLVMBuildBr(b, exit_bb);
+  LLVMPositionBuilderAtEnd(b, f.fail_bb);
+  LLVMBuildBr(b, exit_bb);
+  /* Exit: free heap buffers (null-safe), return the status. */
+  LLVMPositionBuilderAtEnd(b, exit_bb);
+  LLVMTypeRef free_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->ptr}, 2, 0);
+  for (int i = 0; i < f.n_heap; i++) {
+    LLVMValueRef p = LLVMBuildLoad2(b, cm->ptr, f.heap[i], "p");
+    LLVMBuildCall2(b, free_t, cg_runtime_fn(cm, "hlo_rt_free", free_t), (LLVMValueRef[]){f.ctx_arg, p}, 2, "");
+  }
+  LLVMBuildRet(b, LLVMBuildLoad2(b, cm->ptr, f.fail_slot, "status"));
+  for (int i = 0; i < c->n_instrs; i++) {
+    free(f.values[i].leaves);
+    free((void *)f.values[i].shapes);
+  }
+  free(f.values);
+  free(f.heap);
+}
+
+/* ---- ABI: entry points and the descriptor ------------------------------------------------ */
+
+static LLVMValueRef const_string(cg_module *cm, const char *s, const char *name) {
+  LLVMValueRef init = LLVMConstStringInContext(cm->ctx, s, (unsigned)strlen(s), 0);
+  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), name);
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  return g;
+}
+
+static LLVMValueRef array_descs(cg_module *cm, LLVMTypeRef desc_t, const ir_shape **leaves, char **names, int n,
+                                const char *tag) {
+  LLVMValueRef *elems = calloc((size_t)n + 1, sizeof *elems);
+  for (int i = 0; i < n; i++) {
+    const ir_shape *s = leaves[i];
+    LLVMValueRef dims_c[64];
+    for (int d = 0; d < s->rank; d++)
+      dims_c[d] = cg_i64(cm, s->dims[d]);
+    LLVMValueRef dims_init = LLVMConstArray2(cm->i64, dims_c, (uint64_t)s->rank);
+    char gname[64];
+    snprintf(gname, sizeof gname, "%s.dims.%d", tag, i);
+    LLVMValueRef dims_g = LLVMAddGlobal(cm->mod, LLVMTypeOf(dims_init), gname);
+    LLVMSetInitializer(dims_g, dims_init);
+    LLVMSetGlobalConstant(dims_g, 1);
+    LLVMSetLinkage(dims_g, LLVMPrivateLinkage);
+    int64_t bytes = 0;
+    if (ir_etype_is_array(s->et))
+      ir_shape_byte_size(s, &bytes);
+    snprintf(gname, sizeof gname, "%s.name.%d", tag, i);
+    LLVMValueRef fields[5] = {LLVMConstInt(cm->i32, (unsigned long long)s->et, 0),
+                              LLVMConstInt(cm->i32, (unsigned long long)s->rank, 0), dims_g, cg_i64(cm, bytes),
+                              const_string(cm, names[i], gname)};
+    elems[i] = LLVMConstNamedStruct(desc_t, fields, 5);
+  }
+  LLVMValueRef init = LLVMConstArray2(desc_t, elems, (uint64_t)n);
+  free(elems);
+  char gname[64];
+  snprintf(gname, sizeof gname, "%s.descs", tag);
+  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), gname);
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  return g;
+}
+
+static void leaf_names(const ir_shape *s, const char *base, char **out, int *n) {
+  if (s->et != IR_TUPLE) {
+    out[(*n)++] = strdup(base);
+    return;
+  }
+  for (int i = 0; i < s->n_elems; i++) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s{%d}", base, i);
+    leaf_names(s->elems[i], buf, out, n);
+  }
+}
+
+static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym) {
+  ir_computation *entry = cm->ir->entry;
+  LLVMBuilderRef b = cm->b;
+  int np = 0, nr = ir_shape_count_leaves(entry->root->shape);
+  for (int i = 0; i < entry->n_params; i++)
+    np += ir_shape_count_leaves(entry->params[i]->shape);
+  const ir_shape **pleaves = calloc((size_t)np + 1, sizeof *pleaves), **rleaves = calloc((size_t)nr + 1, sizeof *rleaves);
+  char **pnames = calloc((size_t)np + 1, sizeof *pnames), **rnames = calloc((size_t)nr + 1, sizeof *rnames);
+  int k = 0, kn = 0;
+  for (int i = 0; i < entry->n_params; i++) {
+    collect_leaves(entry->params[i]->shape, pleaves, &k);
+    leaf_names(entry->params[i]->shape, entry->params[i]->name.p, pnames, &kn);
+  }
+  k = kn = 0;
+  collect_leaves(entry->root->shape, rleaves, &k);
+  leaf_names(entry->root->shape, entry->root->name.p, rnames, &kn);
+
+  char name[512];
+  /* SYM_run(ctx, params, results) */
+  snprintf(name, sizeof name, "%s_run", sym);
+  LLVMValueRef run = LLVMAddFunction(cm->mod, name, cm->comp_fn_type);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cm->ctx, run, "entry"));
+  LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, cm->comp_fns[entry->id],
+                                   (LLVMValueRef[]){LLVMGetParam(run, 0), LLVMGetParam(run, 1), LLVMGetParam(run, 2)}, 3,
+                                   "st");
+  LLVMBuildRet(b, st);
+
+  /* SYM(ctx, p0, ..., r0, ...) */
+  int nargs = 1 + np + nr;
+  LLVMTypeRef *ats = calloc((size_t)nargs, sizeof *ats);
+  for (int i = 0; i < nargs; i++)
+    ats[i] = cm->ptr;
+  LLVMTypeRef typed_t = LLVMFunctionType(cm->ptr, ats, (unsigned)nargs, 0);
+  LLVMValueRef typed = LLVMAddFunction(cm->mod, sym, typed_t);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cm->ctx, typed, "entry"));
+  LLVMValueRef parr = LLVMBuildAlloca(b, LLVMArrayType2(cm->ptr, (uint64_t)(np ? np : 1)), "params");
+  LLVMValueRef rarr = LLVMBuildAlloca(b, LLVMArrayType2(cm->ptr, (uint64_t)(nr ? nr : 1)), "results");
+  for (int i = 0; i < np; i++)
+    LLVMBuildStore(b, LLVMGetParam(typed, (unsigned)(1 + i)),
+                   LLVMBuildGEP2(b, cm->ptr, parr, (LLVMValueRef[]){cg_i64(cm, i)}, 1, ""));
+  for (int i = 0; i < nr; i++)
+    LLVMBuildStore(b, LLVMGetParam(typed, (unsigned)(1 + np + i)),
+                   LLVMBuildGEP2(b, cm->ptr, rarr, (LLVMValueRef[]){cg_i64(cm, i)}, 1, ""));
+  LLVMBuildRet(b, LLVMBuildCall2(b, cm->comp_fn_type, run, (LLVMValueRef[]){LLVMGetParam(typed, 0), parr, rarr}, 3, "st"));
+  free(ats);
+
+  /* The descriptor (field order and types mirror hlo_array_desc / hlo_module_desc). */
+  LLVMTypeRef desc_t = LLVMStructCreateNamed(cm->ctx, "hlo_array_desc");
+  LLVMStructSetBody(desc_t, (LLVMTypeRef[]){cm->i32, cm->i32, cm->ptr, cm->i64, cm->ptr}, 5, 0);
+  LLVMTypeRef mod_t = LLVMStructCreateNamed(cm->ctx, "hlo_module_desc");
+  LLVMTypeRef mfields[] = {cm->i32, cm->i32, cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->ptr, cm->i32,
+                           cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->i32, cm->i32};
+  LLVMStructSetBody(mod_t, mfields, 14, 0);
+  unsigned long long size = LLVMABISizeOfType(LLVMGetModuleDataLayout(cm->mod), mod_t);
+  LLVMValueRef pd = array_descs(cm, desc_t, pleaves, pnames, np, "param");
+  LLVMValueRef rd = array_descs(cm, desc_t, rleaves, rnames, nr, "result");
+  uint32_t features = opts->elided_constants ? HLO_FEATURE_ELIDED_CONSTANTS : 0;
+  LLVMValueRef vals[] = {LLVMConstInt(cm->i32, HLO_ABI_VERSION, 0), LLVMConstInt(cm->i32, size, 0),
+                         const_string(cm, cm->ir->name.p, "module.name"), const_string(cm, sym, "module.symbol"),
+                         const_string(cm, HLOC_VERSION, "module.version"), LLVMConstInt(cm->i32, (unsigned long long)np, 0),
+                         pd, LLVMConstInt(cm->i32, (unsigned long long)nr, 0), rd, run, typed,
+                         LLVMConstInt(cm->i32, features, 0),
+                         LLVMConstInt(cm->i32, (unsigned long long)(cm->ir->replica_count ? cm->ir->replica_count : 1), 0),
+                         LLVMConstInt(cm->i32, (unsigned long long)(cm->ir->num_partitions ? cm->ir->num_partitions : 1), 0)};
+  LLVMValueRef desc = LLVMAddGlobal(cm->mod, mod_t, "module.desc");
+  LLVMSetInitializer(desc, LLVMConstNamedStruct(mod_t, vals, 14));
+  LLVMSetGlobalConstant(desc, 1);
+  LLVMSetLinkage(desc, LLVMPrivateLinkage);
+  LLVMTypeRef describe_t = LLVMFunctionType(cm->ptr, NULL, 0, 0);
+  snprintf(name, sizeof name, "%s_describe", sym);
+  const char *names[2] = {name, "hlo_module_describe"};
+  for (int i = 0; i < 2; i++) {
+    LLVMValueRef fn = LLVMAddFunction(cm->mod, names[i], describe_t);
+    if (i == 1)
+      LLVMSetLinkage(fn, LLVMWeakAnyLinkage);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cm->ctx, fn, "entry"));
+    LLVMBuildRet(b, desc);
+  }
+  for (int i = 0; i < np; i++)
+    free(pnames[i]);
+  for (int i = 0; i < nr; i++)
+    free(rnames[i]);
+  free(pnames);
+  free(rnames);
+  free(pleaves);
+  free(rleaves);
+}
+
+hlo_status cg_emit_module(ir_module *m, const cg_options *opts, LLVMContextRef ctx, LLVMTargetMachineRef tm,
+                          LLVMModuleRef *out_mod) {
+  *out_mod = NULL;
+  cg_module cm = {0};
+  cm.ctx = ctx;
+  cm.ir = m;
+  cm.mod = LLVMModuleCreateWithNameInContext(m->name.p, ctx);
+  if (tm) {
+    char *triple = LLVMGetTargetMachineTriple(tm);
+    LLVMSetTarget(cm.mod, triple);
+    LLVMDisposeMessage(triple);
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(cm.mod, td);
+    LLVMDisposeTargetData(td);
+  }
+  cm.b = LLVMCreateBuilderInContext(ctx);
+  cm.ptr = LLVMPointerTypeInContext(ctx, 0);
+  cm.i1 = LLVMInt1TypeInContext(ctx);
+  cm.i8 = LLVMInt8TypeInContext(ctx);
+  cm.i16 = LLVMInt16TypeInContext(ctx);
+  cm.i32 = LLVMInt32TypeInContext(ctx);
+  cm.i64 = LLVMInt64TypeInContext(ctx);
+  cm.f16 = LLVMHalfTypeInContext(ctx);
+  cm.f32 = LLVMFloatTypeInContext(ctx);
+  cm.f64 = LLVMDoubleTypeInContext(ctx);
+  cm.void_t = LLVMVoidTypeInContext(ctx);
+  cm.comp_fn_type = LLVMFunctionType(cm.ptr, (LLVMTypeRef[]){cm.ptr, cm.ptr, cm.ptr}, 3, 0);
+  cm.comp_fns = calloc((size_t)m->n_comps + 1, sizeof *cm.comp_fns);
+  for (int i = 0; i < m->n_comps; i++) {
+    m->comps[i]->id = i;
+    char name[600];
+    snprintf(name, sizeof name, "hlo.comp.%d.%s", i, m->comps[i]->name.p);
+    cm.comp_fns[i] = LLVMAddFunction(cm.mod, name, cm.comp_fn_type);
+    LLVMSetLinkage(cm.comp_fns[i], LLVMInternalLinkage);
+  }
+  for (int i = 0; i < m->n_comps && !cm.error; i++)
+    emit_computation(&cm, m->comps[i]);
+  char *sym = opts->symbol ? strdup(opts->symbol) : cg_symbol_for_module(m->name.p);
+  if (!cm.error)
+    emit_abi(&cm, opts, sym);
+  free(sym);
+  LLVMDisposeBuilder(cm.b);
+  free(cm.comp_fns);
+  if (cm.error) {
+    LLVMDisposeModule(cm.mod);
+    return cm.error;
+  }
+  *out_mod = cm.mod;
+  return NULL;
+}

@@ -1,0 +1,38 @@
+/* run.h — hlorun's work as a library call: options in, status out (tools/hlorun.c is the
+ * thin main).  Exit-code mapping: HLO_INVALID_ARGUMENT/NOT_FOUND -> 2, anything else -> 1. */
+#ifndef HLOC_TOOLS_RUN_H
+#define HLOC_TOOLS_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hlo/status.h"
+
+enum { RUN_MAX_ARRAYS = 4096 };
+
+typedef struct run_options {
+  const char *model;                 /* .hlo (compiled through the cache) or .so */
+  const char *inputs[RUN_MAX_ARRAYS];/* .npy paths or inline literals "f32[2] {1, 2}" */
+  int n_inputs;
+  const char *outputs[RUN_MAX_ARRAYS];
+  int n_outputs;
+  const char *output_dir;            /* writes out<i>.npy for every result */
+  const char *expected[RUN_MAX_ARRAYS];
+  int n_expected;
+  double rtol, atol;
+  int ulp;
+  bool random_inputs;
+  uint64_t seed;
+  int benchmark;                     /* iterations; 0 = none */
+  int threads;
+  int opt_level;
+  const char *target_cpu;
+  bool strict;
+} run_options;
+
+void run_options_init(run_options *o);
+/* Runs the model; printed results and the benchmark line go to out. */
+HLO_MUST_USE hlo_status run_model(const run_options *o, FILE *out);
+
+#endif
