@@ -371,8 +371,13 @@ static void parse_layout_tail(ir_builder *b, ir_layout *l, const char *s, size_t
             k++;
           } else if (s[k] >= '0' && s[k] <= '9') {
             int64_t v = 0;
-            while (k < i && s[k] >= '0' && s[k] <= '9')
+            while (k < i && s[k] >= '0' && s[k] <= '9') {
+              if (v > (INT64_C(1) << 40)) {
+                irb_error(b, loc, "layout tile size is too large");
+                return;
+              }
               v = v * 10 + (s[k++] - '0');
+            }
             if (nv < 16)
               vals[nv++] = v;
           } else {
@@ -1187,9 +1192,13 @@ static bool a_dim_labels(attr_ctx *x) {
     d = &x->in->attrs.u.custom_call.dnums;
   else
     return false;
+  if (x->v->kind != AV_DIMLABELS || !x->v->s.p) {
+    irb_error(x->b, x->v->loc, "dim_labels expects labels like b01f_01io->b01f");
+    return false;
+  }
   const char *s = x->v->s.p;
   const char *u1 = strchr(s, '_'), *ar = strstr(s, "->");
-  if (x->v->kind != AV_DIMLABELS || !u1 || !ar ||
+  if (!u1 || !ar ||
       !parse_labels(s, (size_t)(u1 - s), 'b', 'f', &d->input_batch, &d->input_feature,
                     &d->input_spatial, x->b, x->v->loc) ||
       !parse_labels(u1 + 1, (size_t)(ar - u1 - 1), 'i', 'o', &d->kernel_input_feature,
