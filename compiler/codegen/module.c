@@ -21,7 +21,7 @@ void cg_fail(cg_module *cm, const ir_instr *in, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (in)
-    cm->error = hlo_status_make(HLO_UNIMPLEMENTED, "%d:%d: %%%s: %s", in->loc.line, in->loc.col, in->name.p, msg);
+    cm->error = hlo_status_make(HLO_UNIMPLEMENTED, "%d:%d: error: %%%s: %s", in->loc.line, in->loc.col, in->name.p, msg);
   else
     cm->error = hlo_status_make(HLO_INTERNAL, "%s", msg);
 }

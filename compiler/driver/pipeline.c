@@ -195,6 +195,12 @@ hlo_status drv_compile_file(const char *path, const char *out_path, drv_emit emi
     s = write_hlo(m, out_path);
   else if (lowering)
     s = drv_emit_native(m, out_path, emit, o);
+  if (s && hlo_status_message(s)[0] >= '0' && hlo_status_message(s)[0] <= '9') {
+    /* "LINE:COL: %name: ..." from the code generator: name the file, like a diagnostic. */
+    hlo_status named = hlo_status_make(hlo_status_code_of(s), "%s:%s", path, hlo_status_message(s));
+    hlo_status_free(s);
+    s = named;
+  }
   ir_module_destroy(m);
   return s;
 }

@@ -140,6 +140,10 @@ static bool is_default_nan(ir_etype et, uint64_t bits) {
 /* Shortest "%.*g" text of d that reads back to the same element bits. */
 static void shortest_float(ir_etype et, double d, const void *elem, char *buf, size_t cap) {
   uint64_t want = ir_lit_float_bits(et, elem);
+  if (d == floor(d) && fabs(d) < 1e15 && d != 0) { /* integral: 4000, not 4e+03 */
+    snprintf(buf, cap, "%.0f", d);
+    return;
+  }
   for (int prec = 1; prec <= 17; prec++) {
     snprintf(buf, cap, "%.*g", prec, d);
     unsigned char out[16] = {0};

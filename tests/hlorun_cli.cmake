@@ -1,0 +1,49 @@
+# hlorun's command line: inputs in every .npy flavour, inline literals, bad inputs (exit 2,
+# one line naming the file and the parameter), --expected (exit 1 with the worst element),
+# printing, --benchmark, --random-inputs, running a .so, the cache.  Expected numbers are the
+# fixtures' contents documented in testdata/npy/make.py.
+if(NOT HLOC_HAVE_CODEGEN)
+  return()
+endif()
+set(EXPECT ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh)
+set(NPY ${CMAKE_SOURCE_DIR}/testdata/npy)
+set(ADD ${NPY}/add_f32_2x3.hlo)
+set(RUN $<TARGET_FILE:hlorun>)
+set(SUM "f32\\[2,3\\]\\{1,0\\} \\{ \\{0, 2, 4\\}, \\{6, 8, 10\\} \\}")
+function(hlorun_test name status regex)
+  add_test(NAME cli.hlorun.${name} COMMAND ${EXPECT} ${status} "${regex}" ${ARGN})
+  set_tests_properties(cli.hlorun.${name} PROPERTIES ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
+endfunction()
+hlorun_test(help 0 "usage: hlorun" ${RUN} --help)
+hlorun_test(unknown_flag 2 "unknown option: --nope" ${RUN} ${ADD} --nope)
+hlorun_test(no_model 2 "no model given" ${RUN})
+hlorun_test(npy_v1 0 "${SUM}" ${RUN} ${ADD} --input ${NPY}/f32_2x3.npy --input=@${NPY}/f32_2x3.npy)
+hlorun_test(npy_v2_v3 0 "${SUM}" ${RUN} ${ADD} --input ${NPY}/f32_2x3_v2.npy --input ${NPY}/f32_2x3_v3.npy)
+hlorun_test(npy_big_endian_fortran 0 "${SUM}" ${RUN} ${ADD} --input ${NPY}/f32_2x3_big_endian.npy --input ${NPY}/f32_2x3_fortran.npy)
+hlorun_test(inline_literal 0 "f32\\[2,3\\]\\{1,0\\} \\{ \\{1, 3, 5\\}, \\{7, 9, 11\\} \\}"
+  ${RUN} ${ADD} --input ${NPY}/f32_2x3.npy "--input=f32[2,3] {{1,2,3},{4,5,6}}")
+hlorun_test(wrong_dtype 2 "f64_2x3.npy: parameter 1 \\(%b\\) expects f32\\[2,3\\], got f64\\[2,3\\]"
+  ${RUN} ${ADD} --input ${NPY}/f32_2x3.npy --input ${NPY}/f64_2x3.npy)
+hlorun_test(wrong_shape 2 "f32_3x2.npy: parameter 0 \\(%a\\) expects f32\\[2,3\\], got f32\\[3,2\\]"
+  ${RUN} ${ADD} --input ${NPY}/f32_3x2.npy --input ${NPY}/f32_2x3.npy)
+hlorun_test(truncated 2 "truncated.npy: truncated: the header promises 24 bytes of data"
+  ${RUN} ${ADD} --input ${NPY}/truncated.npy --input ${NPY}/f32_2x3.npy)
+hlorun_test(garbage 2 "garbage.npy: not a valid .npy file: missing the .x93NUMPY magic"
+  ${RUN} ${ADD} --input ${NPY}/garbage.npy --input ${NPY}/f32_2x3.npy)
+hlorun_test(missing_file 2 "no_such.npy: cannot open" ${RUN} ${ADD} --input no_such.npy --input ${NPY}/f32_2x3.npy)
+hlorun_test(missing_input 2 "takes 2 inputs but 1 was given" ${RUN} ${ADD} --input ${NPY}/f32_2x3.npy)
+hlorun_test(bad_literal 2 "not a valid HLO literal" ${RUN} ${ADD} --input ${NPY}/f32_2x3.npy "--input=f32[2,3] {{1,2}}")
+hlorun_test(expected_match 0 ".*" ${RUN} ${ADD} --input ${NPY}/f32_2x3.npy --input ${NPY}/f32_2x3.npy
+  --expected ${CMAKE_SOURCE_DIR}/testdata/npy/f32_2x3.npy --rtol 1.5)
+hlorun_test(expected_mismatch 1 "result 0 does not match .*f32_2x3.npy: worst element \\[1,2\\] got 10 expected 5"
+  ${RUN} ${ADD} --input ${NPY}/f32_2x3.npy --input ${NPY}/f32_2x3.npy --expected ${NPY}/f32_2x3.npy)
+hlorun_test(benchmark 0 "^benchmark: iterations=5 min_ms=[0-9.]+ median_ms=[0-9.]+ max_ms=[0-9.]+$"
+  ${RUN} ${ADD} --random-inputs=3 --benchmark 5)
+hlorun_test(random_inputs 0 "f32\\[2,3\\]" ${RUN} ${ADD} --random-inputs)
+hlorun_test(parse_error 2 "syntax_bad_slice.hlo:5:46: error" ${RUN} ${CMAKE_SOURCE_DIR}/testdata/parse/err/syntax_bad_slice.hlo)
+hlorun_test(later_milestone_op 1 "error: %r: opcode 'sort' cannot be compiled yet"
+  ${RUN} ${CMAKE_SOURCE_DIR}/testdata/npy/sort_f32.hlo --random-inputs)
+# A shared object built by hloc runs directly.
+add_test(NAME cli.hlorun.so_build COMMAND $<TARGET_FILE:hloc> ${ADD} -o ${CMAKE_BINARY_DIR}/add_f32_2x3.so)
+hlorun_test(so_run 0 "${SUM}" ${RUN} ${CMAKE_BINARY_DIR}/add_f32_2x3.so --input ${NPY}/f32_2x3.npy --input ${NPY}/f32_2x3.npy)
+set_tests_properties(cli.hlorun.so_run PROPERTIES DEPENDS cli.hlorun.so_build)
