@@ -339,18 +339,28 @@ static void parse_layout_tail(ir_builder *b, ir_layout *l, const char *s, size_t
     while (i < n && s[i] != '(')
       i++;
     size_t head_len = i - item;
-    /* groups: (...)(...) */
+    static const char *const heads[] = {"D", "T", "L", "E", "S", "SC", "P", "M", "#", "*"};
+    bool known = false;
+    for (size_t h = 0; h < sizeof heads / sizeof *heads; h++)
+      if (strlen(heads[h]) == head_len && memcmp(heads[h], s + item, head_len) == 0)
+        known = true;
+    if (!known || i >= n || s[i] != '(') {
+      irb_error(b, loc, "malformed layout item '%.*s' (expected T(..), E(..), S(..), L(..), D(..), ...)",
+                (int)(head_len > 20 ? 20 : head_len), s + item);
+      return;
+    }
+    /* groups: (...)(...), each without nested parentheses */
     size_t groups_start = i;
     int n_groups = 0;
     while (i < n && s[i] == '(') {
-      int depth = 0;
-      do {
-        if (s[i] == '(')
-          depth++;
-        else if (s[i] == ')')
-          depth--;
-        i++;
-      } while (i < n && depth > 0);
+      size_t close = i + 1;
+      while (close < n && s[close] != ')' && s[close] != '(')
+        close++;
+      if (close >= n || s[close] != ')') {
+        irb_error(b, loc, "malformed layout item: unbalanced parentheses");
+        return;
+      }
+      i = close + 1;
       n_groups++;
     }
     if (head_len == 1 && s[item] == 'T' && n_groups > 0) {
@@ -360,28 +370,33 @@ static void parse_layout_tail(ir_builder *b, ir_layout *l, const char *s, size_t
         return;
       }
       l->n_tiles = 0;
-      for (size_t k = groups_start; k < i && l->tiles;) {
+      for (size_t k = groups_start; k < i;) {
         int64_t vals[16];
         int nv = 0;
         k++; /* ( */
-        while (k < i && s[k] != ')') {
-          if (s[k] == '*') {
-            if (nv < 16)
-              vals[nv++] = -1;
-            k++;
-          } else if (s[k] >= '0' && s[k] <= '9') {
-            int64_t v = 0;
-            while (k < i && s[k] >= '0' && s[k] <= '9') {
-              if (v > (INT64_C(1) << 40)) {
-                irb_error(b, loc, "layout tile size is too large");
-                return;
+        while (s[k] != ')') {
+          if (s[k] == '*' || (s[k] >= '0' && s[k] <= '9')) {
+            int64_t v = -1;
+            if (s[k] == '*')
+              k++;
+            else
+              for (v = 0; s[k] >= '0' && s[k] <= '9'; k++) {
+                if (v > (INT64_C(1) << 40)) {
+                  irb_error(b, loc, "layout tile size is too large");
+                  return;
+                }
+                v = v * 10 + (s[k] - '0');
               }
-              v = v * 10 + (s[k++] - '0');
+            if (nv == 16) {
+              irb_error(b, loc, "a layout tile has more than 16 dimensions");
+              return;
             }
-            if (nv < 16)
-              vals[nv++] = v;
-          } else {
+            vals[nv++] = v;
+          } else if (s[k] == ',' || s[k] == ' ') {
             k++;
+          } else {
+            irb_error(b, loc, "malformed layout tile: expected numbers or '*'");
+            return;
           }
         }
         k++; /* ) */
@@ -395,10 +410,12 @@ static void parse_layout_tail(ir_builder *b, ir_layout *l, const char *s, size_t
         l->memory_space = v;
     } else {
       size_t len = i - item;
-      if (on + len < sizeof other) {
-        memcpy(other + on, s + item, len);
-        on += len;
+      if (on + len >= sizeof other) {
+        irb_error(b, loc, "layout items are too long");
+        return;
       }
+      memcpy(other + on, s + item, len);
+      on += len;
     }
     if (i == item) /* no progress: skip one char */
       i++;
