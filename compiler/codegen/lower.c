@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "hlo/rt.h"
 
 /* ---- types ------------------------------------------------------------------------------ */
 
@@ -112,6 +113,36 @@ static bool is_float_et(ir_etype et) { return et == IR_F16 || et == IR_BF16 || e
 
 /* ---- complex ------------------------------------------------------------------------------ */
 
+static LLVMValueRef entry_slot(cg_function *f, LLVMTypeRef t) {
+  LLVMBuilderRef b = f->cm->b;
+  LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
+  LLVMValueRef first = LLVMGetFirstInstruction(f->entry_bb);
+  if (first)
+    LLVMPositionBuilderBefore(b, first);
+  else
+    LLVMPositionBuilderAtEnd(b, f->entry_bb);
+  LLVMValueRef a = LLVMBuildAlloca(b, t, "cslot");
+  LLVMPositionBuilderAtEnd(b, cur);
+  return a;
+}
+
+/* A complex function from the runtime (hlo_rt_complex_op), values passed through stack slots. */
+static LLVMValueRef complex_runtime(cg_function *f, int op, LLVMValueRef a, LLVMValueRef c) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMTypeRef t = LLVMTypeOf(a);
+  bool dbl = LLVMStructGetTypeAtIndex(t, 0) == cm->f64;
+  LLVMValueRef sa = entry_slot(f, t), sc = entry_slot(f, t), so = entry_slot(f, t);
+  LLVMBuildStore(b, a, sa);
+  if (c)
+    LLVMBuildStore(b, c, sc);
+  LLVMTypeRef ft = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->i32, cm->i32, cm->ptr, cm->ptr, cm->ptr}, 5, 0);
+  LLVMValueRef args[5] = {LLVMConstInt(cm->i32, (unsigned long long)op, 0), LLVMConstInt(cm->i32, dbl, 0), sa,
+                          c ? sc : LLVMConstNull(cm->ptr), so};
+  LLVMBuildCall2(b, ft, cg_runtime_fn(cm, "hlo_rt_complex_op", ft), args, 5, "");
+  return LLVMBuildLoad2(b, t, so, "cres");
+}
+
 static LLVMValueRef cre(cg_module *cm, LLVMValueRef z) { return LLVMBuildExtractValue(cm->b, z, 0, "re"); }
 static LLVMValueRef cim(cg_module *cm, LLVMValueRef z) { return LLVMBuildExtractValue(cm->b, z, 1, "im"); }
 static LLVMValueRef cmake(cg_module *cm, LLVMTypeRef t, LLVMValueRef re, LLVMValueRef im) {
@@ -147,6 +178,7 @@ static LLVMValueRef complex_binary(cg_function *f, ir_instr *in, LLVMValueRef a,
     }
     return cmake(cm, t, re, im);
   }
+  case IR_OP_POWER: return complex_runtime(f, HLO_RT_C_POW, a, c);
   case IR_OP_COMPARE: {
     LLVMValueRef e = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOEQ, ar, br, ""), LLVMBuildFCmp(b, LLVMRealOEQ, ai, bi, ""), "");
     return in->attrs.u.compare.dir == IR_CMP_EQ ? e : LLVMBuildNot(b, e, "");
@@ -189,8 +221,26 @@ static LLVMValueRef complex_unary(cg_function *f, ir_instr *in, LLVMValueRef z) 
     LLVMValueRef signed_c = call_math(f, "llvm.copysign", NULL, NULL, (LLVMValueRef[]){sc, im}, 2);
     return cmake(cm, t, sa, signed_c);
   }
+  case IR_OP_SIN: return complex_runtime(f, HLO_RT_C_SIN, z, NULL);
+  case IR_OP_COS: return complex_runtime(f, HLO_RT_C_COS, z, NULL);
+  case IR_OP_TAN: return complex_runtime(f, HLO_RT_C_TAN, z, NULL);
+  case IR_OP_TANH: return complex_runtime(f, HLO_RT_C_TANH, z, NULL);
+  case IR_OP_SINH: return complex_runtime(f, HLO_RT_C_SINH, z, NULL);
+  case IR_OP_COSH: return complex_runtime(f, HLO_RT_C_COSH, z, NULL);
+  case IR_OP_ASIN: return complex_runtime(f, HLO_RT_C_ASIN, z, NULL);
+  case IR_OP_ACOS: return complex_runtime(f, HLO_RT_C_ACOS, z, NULL);
+  case IR_OP_ATAN: return complex_runtime(f, HLO_RT_C_ATAN, z, NULL);
+  case IR_OP_ASINH: return complex_runtime(f, HLO_RT_C_ASINH, z, NULL);
+  case IR_OP_ACOSH: return complex_runtime(f, HLO_RT_C_ACOSH, z, NULL);
+  case IR_OP_ATANH: return complex_runtime(f, HLO_RT_C_ATANH, z, NULL);
+  case IR_OP_EXPM1: return complex_runtime(f, HLO_RT_C_EXPM1, z, NULL);
+  case IR_OP_LOG1P: return complex_runtime(f, HLO_RT_C_LOG1P, z, NULL);
+  case IR_OP_RSQRT: return complex_runtime(f, HLO_RT_C_RSQRT, z, NULL);
+  case IR_OP_SIGN: return complex_runtime(f, HLO_RT_C_SIGN, z, NULL);
+  case IR_OP_LOGISTIC: return complex_runtime(f, HLO_RT_C_LOGISTIC, z, NULL);
+  case IR_OP_CBRT: return complex_runtime(f, HLO_RT_C_CBRT, z, NULL);
   default:
-    cg_fail(cm, in, "'%s' on complex numbers cannot be compiled yet", ir_opcode_table[in->op].spelling);
+    cg_fail(cm, in, "'%s' on complex numbers cannot be compiled", ir_opcode_table[in->op].spelling);
     return LLVMGetUndef(t);
   }
 }
@@ -609,7 +659,12 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   case IR_FAM_GET_TUPLE_ELEMENT: lower_tuple_ops(f, in); return;
   case IR_FAM_OPT_BARRIER:
   case IR_FAM_DOMAIN: forward(f, in); return;
-  case IR_FAM_TOKEN: set_single(f, in, LLVMConstNull(cm->ptr)); return;
+  case IR_FAM_TOKEN:
+    if (in->op == IR_OP_ADD_DEPENDENCY)
+      forward(f, in); /* the value of operand 0, ordered after the token */
+    else
+      set_single(f, in, LLVMConstNull(cm->ptr));
+    return;
   case IR_FAM_CONSTANT:
   case IR_FAM_IOTA:
   case IR_FAM_BROADCAST:

@@ -15,6 +15,7 @@
 #define HLO_RT_EXPORT __attribute__((visibility("default")))
 #else
 #define HLO_RT_EXPORT
+
 #endif
 
 /* A 64-byte aligned buffer of `bytes` bytes for an instruction's result; NULL when out of
@@ -23,5 +24,15 @@ HLO_RT_EXPORT void *hlo_rt_alloc(hlo_context *ctx, int64_t bytes);
 HLO_RT_EXPORT void hlo_rt_free(hlo_context *ctx, void *p);
 /* A status for a run-time failure inside a compiled model (message is a constant string). */
 HLO_RT_EXPORT hlo_status hlo_rt_error(const char *message);
+
+/* Complex functions without an LLVM intrinsic, on c64 (is_double = 0) or c128 values passed
+ * by pointer (interleaved re, im).  `op` is an HLO_RT_C_* code. */
+enum {
+  HLO_RT_C_SIN, HLO_RT_C_COS, HLO_RT_C_TAN, HLO_RT_C_TANH, HLO_RT_C_SINH, HLO_RT_C_COSH,
+  HLO_RT_C_ASIN, HLO_RT_C_ACOS, HLO_RT_C_ATAN, HLO_RT_C_ASINH, HLO_RT_C_ACOSH, HLO_RT_C_ATANH,
+  HLO_RT_C_EXPM1, HLO_RT_C_LOG1P, HLO_RT_C_RSQRT, HLO_RT_C_SIGN, HLO_RT_C_LOGISTIC, HLO_RT_C_CBRT,
+  HLO_RT_C_POW /* binary */
+};
+HLO_RT_EXPORT void hlo_rt_complex_op(int32_t op, int32_t is_double, const void *a, const void *b, void *out);
 
 #endif
