@@ -1402,15 +1402,25 @@ static bool expand_iota_groups(attr_ctx *x, ir_replica_groups *g) {
     return false;
   }
   int r = g->iota_reshape.n;
-  int64_t *ids = ir_arena_alloc_array(&x->b->m->arena, (size_t)total, sizeof *ids);
-  if (!ids || r > 16)
+  if (r > 16 || (g->iota_transpose.n && g->iota_transpose.n != r)) {
+    irb_error(x->b, x->v->loc, "replica groups: the transpose T(...) must permute the %d reshape dimensions", r);
     return false;
+  }
+  int64_t *ids = ir_arena_alloc_array(&x->b->m->arena, (size_t)total, sizeof *ids);
+  if (!ids) {
+    irb_oom(x->b, x->v->loc);
+    return false;
+  }
   int64_t perm[16], tdims[16], idx[16] = {0};
   for (int i = 0; i < r; i++)
     perm[i] = g->iota_transpose.n ? g->iota_transpose.v[i] : i;
+  uint32_t seen = 0;
   for (int i = 0; i < r; i++) {
-    if (perm[i] < 0 || perm[i] >= r)
+    if (perm[i] < 0 || perm[i] >= r || (seen >> perm[i] & 1)) {
+      irb_error(x->b, x->v->loc, "replica groups: T(...) is not a permutation of 0..%d", r - 1);
       return false;
+    }
+    seen |= 1u << perm[i];
     tdims[i] = g->iota_reshape.v[perm[i]];
   }
   for (int64_t k = 0; k < total; k++) {
