@@ -745,12 +745,6 @@ static ir_shape *infer_dimension_size(shape_ctx *x, ir_instr *in) {
   return ir_shape_clone(x->m, OP(0));
 }
 
-static ir_shape *infer_all_reduce(shape_ctx *x, ir_instr *in) {
-  if (in->op == IR_OP_ALL_REDUCE && in->n_operands == 1)
-    return ir_shape_clone(x->m, OP(0));
-  return NULL;
-}
-
 static const infer_fn infer_table[IR_FAM_COUNT] = {
     [IR_FAM_PARAMETER] = infer_parameter,
     [IR_FAM_CONSTANT] = infer_constant,
@@ -789,7 +783,16 @@ static const infer_fn infer_table[IR_FAM_COUNT] = {
     [IR_FAM_CONDITIONAL] = infer_conditional,
     [IR_FAM_CALL] = infer_call,
     [IR_FAM_DIMENSION_SIZE] = infer_dimension_size,
-    [IR_FAM_COLLECTIVE] = infer_all_reduce,
+    [IR_FAM_COLLECTIVE] = shape_infer_collective,
+    [IR_FAM_GATHER] = shape_infer_gather,
+    [IR_FAM_SCATTER] = shape_infer_scatter,
+    [IR_FAM_REDUCE_WINDOW] = shape_infer_reduce_window,
+    [IR_FAM_SELECT_AND_SCATTER] = shape_infer_select_and_scatter,
+    [IR_FAM_CONVOLUTION] = shape_infer_convolution,
+    [IR_FAM_FFT] = shape_infer_fft,
+    [IR_FAM_CHOLESKY] = shape_infer_cholesky,
+    [IR_FAM_TRIANGULAR_SOLVE] = shape_infer_triangular_solve,
+    [IR_FAM_BATCH_NORM] = shape_infer_batch_norm,
 };
 
 ir_shape *shape_infer_instr(shape_ctx *x, ir_instr *in) {

@@ -22,4 +22,16 @@ void shape_error(shape_ctx *x, const ir_instr *in, const char *fmt, ...) HLO_PRI
  * takes the written shape as given (the verifier then requires it to be written). */
 ir_shape *shape_infer_instr(shape_ctx *x, ir_instr *in);
 
+/* Structured ops (infer_ops.c). */
+ir_shape *shape_infer_gather(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_scatter(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_reduce_window(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_select_and_scatter(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_convolution(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_fft(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_cholesky(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_triangular_solve(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_batch_norm(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_collective(shape_ctx *x, ir_instr *in);
+
 #endif
