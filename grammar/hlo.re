@@ -120,6 +120,8 @@ static int value_token(hlo_parser *p, HLO_STYPE *lval, hlo_span *lloc, ir_av_kin
   if (!v)
     return T_ERROR;
   v->s = irb_text(p->b, lloc->start, lloc->end);
+  if (!v->s.p)
+    return T_ERROR; /* out of memory, already reported */
   lval->av = v;
   return token;
 }

@@ -10,8 +10,17 @@
 #include "hlo_parser.h"
 
 hlo_status ir_parse_module(const char *text, size_t len, ir_diag_list *diags, ir_module **out_module) {
+  return ir_parse_module_failing(text, len, diags, 0, NULL, out_module);
+}
+
+hlo_status ir_parse_module_failing(const char *text, size_t len, ir_diag_list *diags, int64_t fail_alloc_after,
+                                   bool *out_fired, ir_module **out_module) {
   *out_module = NULL;
+  if (out_fired)
+    *out_fired = false;
   ir_module *m = ir_module_create();
+  if (m)
+    m->arena.fail_after = fail_alloc_after;
   unsigned char *copy = malloc(len + 1);
   if (!m || !copy) {
     free(copy);
@@ -29,6 +38,12 @@ hlo_status ir_parse_module(const char *text, size_t len, ir_diag_list *diags, ir
   int rc = p.b ? hlo_parse(&p) : 2;
   bool ok = rc == 0 && p.b && !irb_failed(p.b) && irb_finish(p.b);
   free(copy);
+  if (out_fired)
+    *out_fired = m->arena.fail_after == -1;
+  if (m->arena.fail_after == -1 && ok) { /* an allocation failed somewhere: never trust the module */
+    ok = false;
+    ir_diag_error(diags, (ir_loc){0, 0}, "out of memory");
+  }
   if (!ok) {
     if (diags->n_errors == 0)
       ir_diag_error(diags, (ir_loc){0, 0}, rc == 2 ? "out of memory" : "syntax error");

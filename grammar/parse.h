@@ -22,4 +22,10 @@
 HLO_MUST_USE hlo_status ir_parse_module(const char *text, size_t len, ir_diag_list *diags,
                                         ir_module **out_module);
 
+/* The same, for tests that prove the out-of-memory paths: the module arena fails its
+ * fail_alloc_after-th allocation (0: never); *out_fired says whether that happened. */
+HLO_MUST_USE hlo_status ir_parse_module_failing(const char *text, size_t len, ir_diag_list *diags,
+                                                int64_t fail_alloc_after, bool *out_fired,
+                                                ir_module **out_module);
+
 #endif

@@ -41,8 +41,10 @@ static ir_arena_chunk *new_chunk(size_t cap) {
 }
 
 void *ir_arena_alloc(ir_arena *a, size_t n) {
-  if (a->fail_after > 0 && --a->fail_after == 0)
+  if (a->fail_after > 0 && --a->fail_after == 0) {
+    a->fail_after = -1; /* fired: tests read this */
     return NULL;
+  }
   if (n > SIZE_MAX - ALIGN)
     return NULL;
   n = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);

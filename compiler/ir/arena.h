@@ -16,7 +16,8 @@ typedef struct ir_arena {
   ir_arena_chunk *head;
   size_t used;         /* bytes used in head */
   size_t total;        /* bytes handed out, for statistics */
-  int64_t fail_after;  /* test hook: >0 makes the fail_after-th allocation from now fail */
+  int64_t fail_after;  /* test hook: >0 makes the fail_after-th allocation from now fail;
+                          it reads -1 once that failure has happened */
 } ir_arena;
 
 void ir_arena_init(ir_arena *a);

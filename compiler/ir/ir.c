@@ -210,6 +210,7 @@ ir_module *ir_module_create(void) {
   if (!m)
     return NULL;
   ir_arena_init(&m->arena);
+
   m->is_scheduled = -1;
   m->alias_passthrough_params = -1;
   return m;
