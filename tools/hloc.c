@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "driver/driver.h"
 
 static const char usage[] =
@@ -52,18 +53,6 @@ static bool parse_emit(const char *s, drv_emit *out) {
   return false;
 }
 
-/* Takes the value of "--flag=VALUE" or "--flag VALUE". */
-static const char *flag_value(const char *flag, int argc, char **argv, int *i) {
-  size_t n = strlen(flag);
-  if (strncmp(argv[*i], flag, n) != 0)
-    return NULL;
-  if (argv[*i][n] == '=')
-    return argv[*i] + n + 1;
-  if (argv[*i][n] == 0 && *i + 1 < argc)
-    return argv[++*i];
-  return NULL;
-}
-
 int main(int argc, char **argv) {
   drv_options o;
   drv_options_init(&o);
@@ -82,22 +71,22 @@ int main(int argc, char **argv) {
       if (++i >= argc)
         return usage_error("-o needs a file name", NULL);
       output = argv[i];
-    } else if ((v = flag_value("--emit", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--emit", argc, argv, &i))) {
       if (!parse_emit(v, &emit))
         return usage_error("unknown --emit kind", v);
       have_emit = true;
     } else if (strcmp(a, "--verify-only") == 0) {
       emit = DRV_EMIT_NONE;
       have_emit = true;
-    } else if ((v = flag_value("--header", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--header", argc, argv, &i))) {
       header = v;
     } else if (strlen(a) == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
       o.opt_level = a[2] - '0';
-    } else if ((v = flag_value("--target-cpu", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--target-cpu", argc, argv, &i))) {
       o.target_cpu = v;
     } else if (strcmp(a, "--strict") == 0) {
       o.strict = true;
-    } else if ((v = flag_value("--dump-dir", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--dump-dir", argc, argv, &i))) {
       o.dump_dir = v;
     } else if (strcmp(a, "--time-passes") == 0) {
       o.time_passes = true;
@@ -105,7 +94,7 @@ int main(int argc, char **argv) {
       o.after_passes = true;
     } else if (strcmp(a, "--verify-each") == 0) {
       o.verify_each = true;
-    } else if ((v = flag_value("--entry-name", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--entry-name", argc, argv, &i))) {
       o.symbol = v;
     } else if (a[0] == '-' && a[1] != 0) {
       return usage_error("unknown option", a);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "run.h"
 
 static const char usage[] =
@@ -38,17 +39,6 @@ static int usage_error(const char *msg, const char *arg) {
   return 2;
 }
 
-static const char *value(const char *flag, int argc, char **argv, int *i) {
-  size_t n = strlen(flag);
-  if (strncmp(argv[*i], flag, n) != 0)
-    return NULL;
-  if (argv[*i][n] == '=')
-    return argv[*i] + n + 1;
-  if (argv[*i][n] == 0 && *i + 1 < argc)
-    return argv[++*i];
-  return NULL;
-}
-
 static bool add(const char **list, int *n, const char *v) {
   if (*n >= RUN_MAX_ARRAYS)
     return false;
@@ -68,33 +58,33 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--version") == 0) {
       printf("hlorun %s\n", HLOC_VERSION);
       return 0;
-    } else if ((v = value("--input", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--input", argc, argv, &i))) {
       if (!add(o.inputs, &o.n_inputs, v))
         return usage_error("too many --input", NULL);
-    } else if ((v = value("--output-dir", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--output-dir", argc, argv, &i))) {
       o.output_dir = v;
-    } else if ((v = value("--output", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--output", argc, argv, &i))) {
       if (!add(o.outputs, &o.n_outputs, v))
         return usage_error("too many --output", NULL);
-    } else if ((v = value("--expected", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--expected", argc, argv, &i))) {
       if (!add(o.expected, &o.n_expected, v))
         return usage_error("too many --expected", NULL);
-    } else if ((v = value("--rtol", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--rtol", argc, argv, &i))) {
       o.rtol = atof(v);
-    } else if ((v = value("--atol", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--atol", argc, argv, &i))) {
       o.atol = atof(v);
-    } else if ((v = value("--ulp", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--ulp", argc, argv, &i))) {
       o.ulp = atoi(v);
     } else if (strncmp(a, "--random-inputs", 15) == 0 && (a[15] == 0 || a[15] == '=')) {
       o.random_inputs = true;
       o.seed = a[15] == '=' ? strtoull(a + 16, NULL, 10) : 0;
-    } else if ((v = value("--benchmark", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--benchmark", argc, argv, &i))) {
       o.benchmark = atoi(v);
       if (o.benchmark <= 0)
         return usage_error("--benchmark needs a positive count", v);
-    } else if ((v = value("--threads", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--threads", argc, argv, &i))) {
       o.threads = atoi(v);
-    } else if ((v = value("--target-cpu", argc, argv, &i))) {
+    } else if ((v = cli_flag_value("--target-cpu", argc, argv, &i))) {
       o.target_cpu = v;
     } else if (strlen(a) == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
       o.opt_level = a[2] - '0';

@@ -60,6 +60,8 @@ void cg_store(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index
 LLVMValueRef cg_i64(cg_module *cm, int64_t v);
 
 /* ---- buffers ---- */
+/* An alloca in the function's entry block (so that loops do not grow the stack). */
+LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name);
 /* A new buffer for one array leaf (alloca when small, else heap, freed at return). */
 LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s);
 /* Buffers for every leaf of a shape. */

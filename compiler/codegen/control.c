@@ -16,19 +16,6 @@ static int64_t count(const ir_shape *s) {
   return n;
 }
 
-static LLVMValueRef slot_for(cg_function *f, LLVMTypeRef t) {
-  LLVMBuilderRef b = f->cm->b;
-  LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
-  LLVMValueRef first = LLVMGetFirstInstruction(f->entry_bb);
-  if (first)
-    LLVMPositionBuilderBefore(b, first);
-  else
-    LLVMPositionBuilderAtEnd(b, f->entry_bb);
-  LLVMValueRef a = LLVMBuildAlloca(b, t, "acc");
-  LLVMPositionBuilderAtEnd(b, cur);
-  return a;
-}
-
 void cg_lower_reduce(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
@@ -62,7 +49,7 @@ void cg_lower_reduce(cg_function *f, ir_instr *in) {
   for (int i = 0; i < n; i++) {
     ets[i] = in->operands[i]->shape->et;
     ets[n + i] = ets[i];
-    acc[i] = slot_for(f, cg_compute_type(cm, ets[i]));
+    acc[i] = cg_entry_alloca(f, cg_compute_type(cm, ets[i]), "acc");
   }
   cg_loop outer = cg_loop_begin(f, cg_i64(cm, kcount), "red.out");
   LLVMValueRef kidx[64], ridx[64], full[64];
@@ -148,7 +135,7 @@ void cg_lower_dot(cg_function *f, ir_instr *in, LLVMValueRef out) {
   for (int i = 0; i < nc; i++)
     ccount *= cdims[i];
   LLVMTypeRef ct = cg_compute_type(cm, et);
-  LLVMValueRef acc = slot_for(f, ct);
+  LLVMValueRef acc = cg_entry_alloca(f, ct, "acc");
   cg_loop outer = cg_loop_begin(f, cg_i64(cm, count(o)), "dot.out");
   LLVMValueRef oidx[64], cidx[64], li[64], ri[64];
   cg_unflatten(f, outer.i, o->dims, o->rank, oidx);

@@ -113,26 +113,13 @@ static bool is_float_et(ir_etype et) { return et == IR_F16 || et == IR_BF16 || e
 
 /* ---- complex ------------------------------------------------------------------------------ */
 
-static LLVMValueRef entry_slot(cg_function *f, LLVMTypeRef t) {
-  LLVMBuilderRef b = f->cm->b;
-  LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
-  LLVMValueRef first = LLVMGetFirstInstruction(f->entry_bb);
-  if (first)
-    LLVMPositionBuilderBefore(b, first);
-  else
-    LLVMPositionBuilderAtEnd(b, f->entry_bb);
-  LLVMValueRef a = LLVMBuildAlloca(b, t, "cslot");
-  LLVMPositionBuilderAtEnd(b, cur);
-  return a;
-}
-
 /* A complex function from the runtime (hlo_rt_complex_op), values passed through stack slots. */
 static LLVMValueRef complex_runtime(cg_function *f, int op, LLVMValueRef a, LLVMValueRef c) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   LLVMTypeRef t = LLVMTypeOf(a);
   bool dbl = LLVMStructGetTypeAtIndex(t, 0) == cm->f64;
-  LLVMValueRef sa = entry_slot(f, t), sc = entry_slot(f, t), so = entry_slot(f, t);
+  LLVMValueRef sa = cg_entry_alloca(f, t, "cslot"), sc = cg_entry_alloca(f, t, "cslot"), so = cg_entry_alloca(f, t, "cslot");
   LLVMBuildStore(b, a, sa);
   if (c)
     LLVMBuildStore(b, c, sc);

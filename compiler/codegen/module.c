@@ -56,7 +56,7 @@ static void remember_heap(cg_function *f, LLVMValueRef slot) {
   f->heap[f->n_heap++] = slot;
 }
 
-static LLVMValueRef entry_alloca(cg_function *f, LLVMTypeRef t, const char *name) {
+LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name) {
   LLVMBuilderRef b = f->cm->b;
   LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
   LLVMValueRef first = LLVMGetFirstInstruction(f->entry_bb);
@@ -76,12 +76,12 @@ LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s) {
   int64_t bytes;
   ir_shape_byte_size(s, &bytes);
   if (bytes <= 256) {
-    LLVMValueRef a = entry_alloca(f, LLVMArrayType2(cm->i8, (uint64_t)(bytes ? bytes : 1)), "buf");
+    LLVMValueRef a = cg_entry_alloca(f, LLVMArrayType2(cm->i8, (uint64_t)(bytes ? bytes : 1)), "buf");
     LLVMSetAlignment(a, 64);
     return a;
   }
   /* Heap: the pointer lives in an entry-block slot so the exit path can free it. */
-  LLVMValueRef slot = entry_alloca(f, cm->ptr, "heap.slot");
+  LLVMValueRef slot = cg_entry_alloca(f, cm->ptr, "heap.slot");
   LLVMBuilderRef b = cm->b;
   LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
   LLVMValueRef first = LLVMGetFirstInstruction(f->entry_bb);
@@ -145,7 +145,7 @@ cg_loop cg_loop_begin(cg_function *f, LLVMValueRef n, const char *name) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   cg_loop l;
-  l.var = entry_alloca(f, cm->i64, name);
+  l.var = cg_entry_alloca(f, cm->i64, name);
   LLVMBuildStore(b, cg_i64(cm, 0), l.var);
   l.cond = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "loop.cond");
   l.body = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "loop.body");
@@ -207,7 +207,7 @@ LLVMValueRef cg_intrinsic(cg_module *cm, const char *name, LLVMTypeRef type, int
 
 static LLVMValueRef pointer_array(cg_function *f, LLVMValueRef *ptrs, int n) {
   cg_module *cm = f->cm;
-  LLVMValueRef arr = entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)(n ? n : 1)), "ptrs");
+  LLVMValueRef arr = cg_entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)(n ? n : 1)), "ptrs");
   for (int i = 0; i < n; i++) {
     LLVMValueRef slot = LLVMBuildGEP2(cm->b, cm->ptr, arr, (LLVMValueRef[]){cg_i64(cm, i)}, 1, "slot");
     LLVMBuildStore(cm->b, ptrs[i], slot);
@@ -238,11 +238,11 @@ void cg_call_scalar(cg_function *f, ir_computation *c, LLVMValueRef *vals, const
   cg_module *cm = f->cm;
   LLVMValueRef args[64], outs[64];
   for (int i = 0; i < n && i < 64; i++) {
-    args[i] = entry_alloca(f, cg_storage_type(cm, ets[i]), "arg");
+    args[i] = cg_entry_alloca(f, cg_storage_type(cm, ets[i]), "arg");
     cg_store(f, ets[i], args[i], cg_i64(cm, 0), vals[i]);
   }
   for (int i = 0; i < n_out && i < 64; i++)
-    outs[i] = entry_alloca(f, cg_storage_type(cm, out_ets[i]), "res");
+    outs[i] = cg_entry_alloca(f, cg_storage_type(cm, out_ets[i]), "res");
   cg_call_computation(f, c, args, n, outs, n_out);
   for (int i = 0; i < n_out && i < 64; i++)
     out[i] = cg_load(f, out_ets[i], outs[i], cg_i64(cm, 0));

@@ -75,6 +75,15 @@ bool ir_shape_byte_size(const ir_shape *s, int64_t *out_bytes) {
   return true;
 }
 
+bool ir_shape_same_dims(const ir_shape *a, const ir_shape *b) {
+  if (a->rank != b->rank)
+    return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i])
+      return false;
+  return true;
+}
+
 bool ir_shape_equal(const ir_shape *a, const ir_shape *b) {
   if (a->et != b->et)
     return false;

@@ -157,6 +157,8 @@ static inline bool ir_shape_is_tuple(const ir_shape *s) { return s->et == IR_TUP
 bool ir_shape_num_elements(const ir_shape *s, int64_t *out_n);
 /* Bytes of an array shape's dense storage; false on overflow. */
 bool ir_shape_byte_size(const ir_shape *s, int64_t *out_bytes);
+/* Same rank and dims (element type and layout ignored). */
+bool ir_shape_same_dims(const ir_shape *a, const ir_shape *b);
 /* Same element type, rank and dims (layouts ignored); tuples recursively. */
 bool ir_shape_equal(const ir_shape *a, const ir_shape *b);
 /* Writes the shape as XLA prints it ("f32[2,3]{1,0}") into buf; returns chars needed. */

@@ -89,15 +89,6 @@ static hlo_status expand_operand(ir_module *m, ir_instr *in, int which, const ir
   return NULL;
 }
 
-static bool dims_equal(const ir_shape *a, const ir_shape *b) {
-  if (a->rank != b->rank)
-    return false;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i])
-      return false;
-  return true;
-}
-
 static hlo_status canonicalize_instr(ir_module *m, ir_instr *in) {
   unsigned flags = ir_opcode_table[in->op].flags;
   bool bidir = in->op == IR_OP_BROADCAST && in->attrs.bc.auto_broadcast == IR_AB_BIDIRECTIONAL;
@@ -113,7 +104,7 @@ static hlo_status canonicalize_instr(ir_module *m, ir_instr *in) {
     return NULL;
   }
   for (int k = 0; k < 2; k++)
-    if (!dims_equal(in->operands[k]->shape, res))
+    if (!ir_shape_same_dims(in->operands[k]->shape, res))
       HLO_RETURN_IF_ERROR(expand_operand(m, in, k, res));
   in->attrs.bc = (ir_broadcast_attrs){.axis = -1};
   return NULL;

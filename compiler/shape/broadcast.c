@@ -15,15 +15,6 @@ static ir_shape *result(ir_module *m, ir_etype et, int rank, const int64_t *dims
   return ir_shape_array(m, et, rank, dims);
 }
 
-static bool same_dims(const ir_shape *a, const ir_shape *b) {
-  if (a->rank != b->rank)
-    return false;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i])
-      return false;
-  return true;
-}
-
 /* Merges one pair of dimensions under the degenerate rule; -1 when incompatible. */
 static int64_t merge_dim(int64_t a, int64_t b) {
   if (a == b)
@@ -153,7 +144,7 @@ ir_shape *shape_broadcast_binary(ir_module *m, const ir_shape *l, const ir_shape
                     what);
       return NULL;
     }
-    if (!same_dims(l, r)) {
+    if (!ir_shape_same_dims(l, r)) {
       ir_diag_error(d, loc,
                     "%s: operand shapes %s and %s differ; implicit broadcasting is an hloc extension "
                     "(rejected by --strict)",
@@ -169,13 +160,13 @@ ir_shape *shape_broadcast_binary(ir_module *m, const ir_shape *l, const ir_shape
   if (a && a->auto_broadcast == IR_AB_BIDIRECTIONAL)
     return numpy_rule(m, l, r, what, loc, d, "bidirectional");
   if (a && a->auto_broadcast == IR_AB_EXPLICIT && !a->has_broadcast_dimensions) {
-    if (same_dims(l, r))
+    if (ir_shape_same_dims(l, r))
       return result(m, l->et, l->rank, l->dims);
     return incompatible(d, loc, what, l, r, -1, -1, "auto_broadcast=none needs equal shapes");
   }
   if (a && a->has_broadcast_dimensions && l->rank != r->rank)
     return indim_rule(m, l, r, &a->broadcast_dimensions, what, loc, d);
-  if (same_dims(l, r))
+  if (ir_shape_same_dims(l, r))
     return result(m, l->et, l->rank, l->dims);
   if (l->rank == 0)
     return result(m, l->et, r->rank, r->dims);

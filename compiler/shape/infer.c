@@ -34,15 +34,6 @@ static bool need_array(shape_ctx *x, ir_instr *in, int k) {
   return true;
 }
 
-static bool same_dims(const ir_shape *a, const ir_shape *b) {
-  if (a->rank != b->rank)
-    return false;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i])
-      return false;
-  return true;
-}
-
 static bool shapes_equal(const ir_shape *a, const ir_shape *b) { return ir_shape_equal(a, b); }
 
 /* ---- leaves ----------------------------------------------------------------------------- */
@@ -213,13 +204,13 @@ static ir_shape *infer_select(shape_ctx *x, ir_instr *in) {
   const ir_shape *p = OP(0), *t = OP(1), *f = OP(2);
   if (p->et != IR_PRED)
     return ERR("select's predicate must be pred, not %s", et_name(p->et));
-  if (t->et != f->et || !same_dims(t, f)) {
+  if (t->et != f->et || !ir_shape_same_dims(t, f)) {
     char a[256], b[256];
     fmt(t, a, sizeof a);
     fmt(f, b, sizeof b);
     return ERR("select's branches must have the same shape, but they are %s and %s", a, b);
   }
-  if (p->rank != 0 && !same_dims(p, t)) {
+  if (p->rank != 0 && !ir_shape_same_dims(p, t)) {
     char a[256], b[256];
     fmt(p, a, sizeof a);
     fmt(t, b, sizeof b);
@@ -235,7 +226,7 @@ static ir_shape *infer_clamp(shape_ctx *x, ir_instr *in) {
   const ir_shape *lo = OP(0), *v = OP(1), *hi = OP(2);
   if (lo->et != v->et || hi->et != v->et)
     return ERR("clamp operands must have one element type");
-  if ((lo->rank && !same_dims(lo, v)) || (hi->rank && !same_dims(hi, v)))
+  if ((lo->rank && !ir_shape_same_dims(lo, v)) || (hi->rank && !ir_shape_same_dims(hi, v)))
     return ERR("clamp's min and max must be scalars or have the operand's shape");
   return array(x, v->et, v->rank, v->dims);
 }
@@ -243,7 +234,7 @@ static ir_shape *infer_clamp(shape_ctx *x, ir_instr *in) {
 static ir_shape *infer_convert(shape_ctx *x, ir_instr *in) {
   if (!need_array(x, in, 0) || !in->shape)
     return NULL;
-  if (!same_dims(OP(0), in->shape))
+  if (!ir_shape_same_dims(OP(0), in->shape))
     return ERR("convert cannot change dimensions");
   return NULL;
 }
@@ -254,7 +245,7 @@ static ir_shape *infer_bitcast_convert(shape_ctx *x, ir_instr *in) {
   const ir_shape *s = OP(0), *r = in->shape;
   int a = ir_etype_table[s->et].bits, b = ir_etype_table[r->et].bits;
   if (a == b) {
-    if (!same_dims(s, r))
+    if (!ir_shape_same_dims(s, r))
       return ERR("bitcast-convert between equal widths keeps the dimensions");
   } else if (a > b) {
     if (r->rank != s->rank + 1 || r->dims[r->rank - 1] != a / b)
@@ -526,7 +517,7 @@ static ir_shape *infer_reduce(shape_ctx *x, ir_instr *in) {
     if (!need_array(x, in, i))
       return NULL;
   for (int i = 0; i < n && i < 64; i++) {
-    if (!same_dims(OP(i), OP(0)))
+    if (!ir_shape_same_dims(OP(i), OP(0)))
       return ERR("reduce inputs must all have the same dimensions");
     if (!is_scalar_of(OP(n + i), OP(i)->et))
       return ERR("init value %d must be a %s scalar", i, et_name(OP(i)->et));
@@ -565,7 +556,7 @@ static ir_shape *infer_map(shape_ctx *x, ir_instr *in) {
   for (int i = 0; i < in->n_operands; i++) {
     if (!need_array(x, in, i))
       return NULL;
-    if (!same_dims(OP(i), OP(0)))
+    if (!ir_shape_same_dims(OP(i), OP(0)))
       return ERR("map operands must have the same dimensions");
     if (!is_scalar_of(c->params[i]->shape, OP(i)->et))
       return ERR("map computation parameter %d must be %s[]", i, et_name(OP(i)->et));
@@ -584,7 +575,7 @@ static ir_shape *infer_sort(shape_ctx *x, ir_instr *in) {
   for (int i = 0; i < in->n_operands; i++) {
     if (!need_array(x, in, i))
       return NULL;
-    if (!same_dims(OP(i), OP(0)))
+    if (!ir_shape_same_dims(OP(i), OP(0)))
       return ERR("sort operands must have the same dimensions");
     if (!is_scalar_of(c->params[2 * i]->shape, OP(i)->et) || !is_scalar_of(c->params[2 * i + 1]->shape, OP(i)->et))
       return ERR("sort comparator parameters %d and %d must be %s[]", 2 * i, 2 * i + 1, et_name(OP(i)->et));

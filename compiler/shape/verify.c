@@ -29,12 +29,7 @@ static bool compatible(const ir_shape *a, const ir_shape *b) {
         return false;
     return true;
   }
-  if (a->rank != b->rank)
-    return false;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i])
-      return false;
-  return true;
+  return ir_shape_same_dims(a, b);
 }
 
 static bool verify_instr(shape_ctx *x, ir_instr *in) {
