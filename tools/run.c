@@ -64,7 +64,8 @@ static void mkdirs(const char *dir) {
   mkdir(tmp, 0777);
 }
 
-static hlo_status cached_so(const run_options *o, char *out, size_t cap) {
+static hlo_status cached_so(const run_options *o, char *out, size_t cap, bool *out_compiled) {
+  *out_compiled = false;
   char *text = NULL;
   size_t n = 0;
   HLO_RETURN_IF_ERROR(read_all(o->model, &text, &n));
@@ -99,6 +100,7 @@ static hlo_status cached_so(const run_options *o, char *out, size_t cap) {
     unlink(tmp);
     return hlo_status_make(HLO_IO, "%s: cannot store in the cache: %s", out, strerror(errno));
   }
+  *out_compiled = true;
   return NULL;
 }
 
@@ -369,10 +371,11 @@ void run_options_init(run_options *o) {
 hlo_status run_model(const run_options *o, FILE *out) {
   char so[4096];
   size_t ml = strlen(o->model);
+  bool compiled = false; /* the compiler already printed its notes */
   if (ml > 3 && strcmp(o->model + ml - 3, ".so") == 0)
     snprintf(so, sizeof so, "%s", o->model);
   else
-    HLO_RETURN_IF_ERROR(cached_so(o, so, sizeof so));
+    HLO_RETURN_IF_ERROR(cached_so(o, so, sizeof so, &compiled));
   char resolved[4200];
   snprintf(resolved, sizeof resolved, "%s%s", strchr(so, '/') ? "" : "./", so);
   void *h = dlopen(resolved, RTLD_NOW | RTLD_LOCAL);
@@ -384,7 +387,7 @@ hlo_status run_model(const run_options *o, FILE *out) {
     dlclose(h);
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: not a model built by this version of hloc", so);
   }
-  if (desc->features & HLO_FEATURE_ELIDED_CONSTANTS)
+  if ((desc->features & HLO_FEATURE_ELIDED_CONSTANTS) && !compiled)
     fprintf(stderr, "%s: note: elided constants (constant({...})) were filled with deterministic values\n", o->model);
   hlo_status s = NULL;
   int np = desc->num_params, nr = desc->num_results;

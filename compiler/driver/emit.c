@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "codegen/codegen.h"
@@ -210,6 +211,17 @@ static hlo_status write_header(ir_module *m, const drv_options *o, const char *p
   return bad ? hlo_status_make(HLO_IO, "%s: write error", path) : NULL;
 }
 
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void report_time(const drv_options *o, const char *stage, double t0) {
+  if (o->time_passes)
+    fprintf(stderr, "time-passes: %-26s %8.3f ms\n", stage, now_ms() - t0);
+}
+
 hlo_status drv_emit_native(ir_module *m, const char *out_path, drv_emit emit, const drv_options *o) {
   if (emit == DRV_EMIT_HEADER)
     return write_header(m, o, out_path);
@@ -218,13 +230,18 @@ hlo_status drv_emit_native(ir_module *m, const char *out_path, drv_emit emit, co
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = NULL;
   cg_options co = {.symbol = o->symbol, .opt_level = o->opt_level, .elided_constants = m->n_filled_constants};
+  double t0 = now_ms();
   hlo_status s = cg_emit_module(m, &co, ctx, tm, &mod);
+  report_time(o, "codegen (LLVM IR)", t0);
   if (!s)
     s = dump_llvm(o, mod, "llvm-before-opt.ll");
+  t0 = now_ms();
   if (!s)
     s = optimize(o, mod, tm);
+  report_time(o, "llvm-optimize", t0);
   if (!s)
     s = dump_llvm(o, mod, "llvm-after-opt.ll");
+  t0 = now_ms();
   char *err = NULL;
   if (!s && emit == DRV_EMIT_LLVM) {
     if (LLVMPrintModuleToFile(mod, strcmp(out_path, "-") == 0 ? "/dev/stdout" : out_path, &err))
@@ -241,6 +258,7 @@ hlo_status drv_emit_native(ir_module *m, const char *out_path, drv_emit emit, co
       s = run_linker(obj, out_path);
     unlink(obj);
   }
+  report_time(o, "emit and link", t0);
   if (mod)
     LLVMDisposeModule(mod);
   LLVMContextDispose(ctx);
