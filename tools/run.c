@@ -302,14 +302,63 @@ static hlo_status compare(const run_options *o, const char *path, int k, const h
                          k, path, where, wg, we, fabs(wg - we), o->rtol, o->atol);
 }
 
+/* XLA's literal printer format: "f32[2,3] {\n  { 1, 2, 3 },\n  { 4, 5, 6 }\n}", rank 1 as
+ * "f32[3] {1, 2, 3}", scalars "f32[] 1.5"; pred elements of arrays as 1/0; for rank > 3 the
+ * outer braces carry an index comment. */
+static void print_level(FILE *out, const hlo_array_desc *d, const unsigned char *data, int dim, int64_t *lin,
+                        int64_t *idx) {
+  int rank = d->rank, eb = ir_etype_table[d->dtype].storage_bytes;
+  int64_t n = d->dims[dim];
+  bool innermost = dim == rank - 1;
+  if (rank == 1)
+    fputs("{", out);
+  else if (innermost)
+    fputs(n <= 1 ? "  {" : "  { ", out);
+  else if (rank > 3 && dim > 0)
+    fprintf(out, "{ /*i%d=%lld*/\n", dim - 1, (long long)idx[dim - 1]);
+  else
+    fputs("{\n", out);
+  for (int64_t i = 0; i < n; i++) {
+    idx[dim] = i;
+    if (innermost) {
+      char buf[128];
+      const unsigned char *e = data + (*lin)++ * eb;
+      if (d->dtype == IR_PRED)
+        snprintf(buf, sizeof buf, "%d", e[0] ? 1 : 0);
+      else
+        ir_format_element((ir_etype)d->dtype, e, buf, sizeof buf);
+      fputs(buf, out);
+    } else {
+      print_level(out, d, data, dim + 1, lin, idx);
+    }
+    if (i + 1 < n)
+      fputs(innermost ? ", " : ",\n", out);
+  }
+  if (rank == 1)
+    fputs("}", out);
+  else if (innermost)
+    fputs(n <= 1 ? "}" : " }", out);
+  else
+    fputs("\n}", out);
+}
+
 static hlo_status print_result(const hlo_array_desc *d, const void *data, FILE *out) {
-  ir_shape s = {.et = (ir_etype)d->dtype, .rank = d->rank, .dims = (int64_t *)d->dims};
-  ir_literal lit = {.shape = &s, .data = (void *)data, .nbytes = d->byte_size};
-  char *text = ir_print_literal_to_string(&lit, 1);
-  if (!text)
-    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory printing a result");
-  fprintf(out, "%s\n", text);
-  free(text);
+  char shape[512];
+  desc_text(d, shape, sizeof shape);
+  fprintf(out, "%s ", shape);
+  if (d->dtype == IR_TOKEN) {
+    fputs("token\n", out);
+    return NULL;
+  }
+  if (d->rank == 0) {
+    char buf[128];
+    ir_format_element((ir_etype)d->dtype, data, buf, sizeof buf);
+    fprintf(out, "%s\n", buf);
+    return NULL;
+  }
+  int64_t lin = 0, idx[64] = {0};
+  print_level(out, d, data, 0, &lin, idx);
+  fputs("\n", out);
   return NULL;
 }
 
