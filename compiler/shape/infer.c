@@ -784,6 +784,13 @@ static const infer_fn infer_table[IR_FAM_COUNT] = {
     [IR_FAM_CHOLESKY] = shape_infer_cholesky,
     [IR_FAM_TRIANGULAR_SOLVE] = shape_infer_triangular_solve,
     [IR_FAM_BATCH_NORM] = shape_infer_batch_norm,
+    [IR_FAM_INFEED] = shape_infer_infeed,
+    [IR_FAM_OUTFEED] = shape_infer_outfeed,
+    [IR_FAM_SEND] = shape_infer_send_recv,
+    [IR_FAM_RECV] = shape_infer_send_recv,
+    [IR_FAM_RNG] = shape_infer_rng,
+    [IR_FAM_RNG_BIT_GENERATOR] = shape_infer_rng_bit_generator,
+    [IR_FAM_FUSION] = shape_infer_fusion,
 };
 
 ir_shape *shape_infer_instr(shape_ctx *x, ir_instr *in) {

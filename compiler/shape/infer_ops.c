@@ -419,6 +419,8 @@ ir_shape *shape_infer_collective(shape_ctx *x, ir_instr *in) {
     }
     return ir_shape_array(x->m, s->et, s->rank, dims);
   }
+  case IR_OP_ALL_TO_ALL:
+    return in->n_operands == 1 ? ir_shape_clone(x->m, s) : NULL;
   case IR_OP_COLLECTIVE_PERMUTE: {
     const typeof(in->attrs.u.collective) *c = &in->attrs.u.collective;
     uint64_t src = 0, dst = 0;
@@ -434,4 +436,90 @@ ir_shape *shape_infer_collective(shape_ctx *x, ir_instr *in) {
   default:
     return NULL;
   }
+}
+
+/* ---- host transfer, channels, random numbers, fusion ------------------------------------------- */
+
+static bool is_token(const ir_shape *s) { return s && s->et == IR_TOKEN; }
+
+ir_shape *shape_infer_infeed(shape_ctx *x, ir_instr *in) {
+  if (in->n_operands != 1 || !is_token(OP(0)))
+    return ERR("infeed takes one token operand");
+  const ir_shape *r = in->shape;
+  if (r && (r->et != IR_TUPLE || r->n_elems != 2 || !is_token(r->elems[1])))
+    return ERR("the result of infeed must be a (data, token) tuple");
+  return NULL;
+}
+
+ir_shape *shape_infer_outfeed(shape_ctx *x, ir_instr *in) {
+  if (in->n_operands != 2 || !is_token(OP(1)))
+    return ERR("outfeed takes the data and a token");
+  const ir_shape *os = in->attrs.u.outfeed.outfeed_shape;
+  if (os && !ir_shape_equal(os, OP(0)))
+    return ERR("outfeed_shape differs from the shape of the data");
+  return ir_shape_scalar(x->m, IR_TOKEN);
+}
+
+ir_shape *shape_infer_send_recv(shape_ctx *x, ir_instr *in) {
+  ir_module *m = x->m;
+  switch (in->op) {
+  case IR_OP_SEND: {
+    if (!is_token(OP(1)))
+      return ERR("send takes the data and a token");
+    ir_shape *e[3] = {ir_shape_clone(m, OP(0)), ir_shape_scalar(m, IR_U32), ir_shape_scalar(m, IR_TOKEN)};
+    return ir_shape_tuple(m, e, 3);
+  }
+  case IR_OP_SEND_DONE:
+    if (OP(0)->et != IR_TUPLE || OP(0)->n_elems != 3)
+      return ERR("send-done takes the (data, context, token) tuple of a send");
+    return ir_shape_scalar(m, IR_TOKEN);
+  case IR_OP_RECV:
+    if (!is_token(OP(0)))
+      return ERR("recv takes a token");
+    return NULL; /* the received shape is written */
+  case IR_OP_RECV_DONE: {
+    const ir_shape *s = OP(0);
+    if (s->et != IR_TUPLE || s->n_elems != 3)
+      return ERR("recv-done takes the (data, context, token) tuple of a recv");
+    ir_shape *e[2] = {ir_shape_clone(m, s->elems[0]), ir_shape_scalar(m, IR_TOKEN)};
+    return ir_shape_tuple(m, e, 2);
+  }
+  default:
+    return NULL;
+  }
+}
+
+ir_shape *shape_infer_rng(shape_ctx *x, ir_instr *in) {
+  const ir_shape *a = OP(0), *b = OP(1), *r = in->shape;
+  if (!is_array(a) || !is_array(b) || a->rank || b->rank || a->et != b->et)
+    return ERR("rng takes two scalars of one element type");
+  if (r && r->et != a->et)
+    return ERR("rng's result element type must be its parameters' (%s)", ir_etype_table[a->et].spelling);
+  if (in->attrs.u.rng.distribution == IR_RNG_NORMAL && !ir_etype_is_float(a->et))
+    return ERR("rng_normal needs floating-point parameters");
+  return NULL;
+}
+
+ir_shape *shape_infer_rng_bit_generator(shape_ctx *x, ir_instr *in) {
+  const ir_shape *st = OP(0), *r = in->shape;
+  if (!is_array(st) || st->rank != 1 || (st->et != IR_U64 && st->et != IR_U32))
+    return ERR("rng-bit-generator's state must be a u64 (or u32) vector");
+  if (r && (r->et != IR_TUPLE || r->n_elems != 2 || !ir_shape_equal(r->elems[0], st)))
+    return ERR("rng-bit-generator returns (state, data) with the state's shape first");
+  if (r && ir_etype_table[r->elems[1]->et].cls != IR_ETC_UNSIGNED)
+    return ERR("rng-bit-generator's data must be unsigned integers");
+  return NULL;
+}
+
+ir_shape *shape_infer_fusion(shape_ctx *x, ir_instr *in) {
+  if (in->n_called != 1)
+    return ERR("fusion needs calls=%%computation");
+  const ir_computation *c = in->called[0];
+  if (c->n_params != in->n_operands)
+    return ERR("fused computation %%%s takes %d parameters but fusion has %d operands", c->name.p, c->n_params,
+               in->n_operands);
+  for (int i = 0; i < in->n_operands; i++)
+    if (!ir_shape_equal(c->params[i]->shape, OP(i)))
+      return ERR("fused computation %%%s parameter %d does not match operand %d", c->name.p, i, i);
+  return ir_shape_clone(x->m, c->root->shape);
 }

@@ -33,5 +33,11 @@ ir_shape *shape_infer_cholesky(shape_ctx *x, ir_instr *in);
 ir_shape *shape_infer_triangular_solve(shape_ctx *x, ir_instr *in);
 ir_shape *shape_infer_batch_norm(shape_ctx *x, ir_instr *in);
 ir_shape *shape_infer_collective(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_infeed(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_outfeed(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_send_recv(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_rng(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_rng_bit_generator(shape_ctx *x, ir_instr *in);
+ir_shape *shape_infer_fusion(shape_ctx *x, ir_instr *in);
 
 #endif
