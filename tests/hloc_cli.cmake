@@ -16,3 +16,20 @@ add_test(NAME cli.hloc.time_passes COMMAND ${EXPECT} 0 "time-passes: parse" $<TA
 add_test(NAME cli.hloc.elided_note COMMAND ${EXPECT} 0 "note: filled 1 elided constant"
   $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/parse/ok/elided_constants.hlo --emit=hlo --after-passes -o /dev/null)
 add_test(NAME cli.hloc.dump_dir COMMAND ${EXPECT} 0 "^$|.*" $<TARGET_FILE:hloc> ${OK_HLO} --emit=hlo --after-passes -o /dev/null --dump-dir ${CMAKE_BINARY_DIR}/dump-test)
+
+# Native outputs (need the code generator).
+if(HLOC_HAVE_CODEGEN)
+  set(MLP ${CMAKE_SOURCE_DIR}/testdata/examples/mlp.hlo)
+  add_test(NAME cli.hloc.emit_llvm COMMAND ${EXPECT} 0 "^define .*@mlp\\(ptr" $<TARGET_FILE:hloc> ${MLP} --emit=llvm -o -)
+  add_test(NAME cli.hloc.emit_asm COMMAND ${EXPECT} 0 "^mlp:" $<TARGET_FILE:hloc> ${MLP} --emit=asm -o - -O1)
+  add_test(NAME cli.hloc.emit_obj_by_suffix COMMAND ${EXPECT} 0 "^$|.*" $<TARGET_FILE:hloc> ${MLP} -o ${CMAKE_BINARY_DIR}/mlp-test.o -O0)
+  add_test(NAME cli.hloc.emit_header COMMAND ${EXPECT} 0 "hlo_status mlp\\(hlo_context \\*ctx" $<TARGET_FILE:hloc> ${MLP} --emit=header -o -)
+  add_test(NAME cli.hloc.generic_cpu COMMAND ${EXPECT} 0 "^$|.*" $<TARGET_FILE:hloc> ${MLP} --target-cpu=generic -o ${CMAKE_BINARY_DIR}/mlp-generic.so)
+  add_test(NAME cli.hloc.generic_cpu_runs COMMAND ${EXPECT} 0 "^  \\{ 1.4967666, 0.26926836, -0.14090773 \\},$"
+    $<TARGET_FILE:hlorun> ${CMAKE_BINARY_DIR}/mlp-generic.so --input ${CMAKE_SOURCE_DIR}/testdata/examples/mlp_x.npy)
+  set_tests_properties(cli.hloc.generic_cpu_runs PROPERTIES DEPENDS cli.hloc.generic_cpu)
+  add_test(NAME cli.hloc.dump_llvm COMMAND ${EXPECT} 0 "time-passes: llvm-optimize" $<TARGET_FILE:hloc> ${MLP}
+    -o ${CMAKE_BINARY_DIR}/mlp-dump.o --dump-dir ${CMAKE_BINARY_DIR}/dump-llvm --time-passes)
+  add_test(NAME cli.hloc.later_milestone_op COMMAND ${EXPECT} 1 "sort_f32.hlo:12:8: error: %r: opcode 'sort' cannot be compiled yet"
+    $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/npy/sort_f32.hlo -o ${CMAKE_BINARY_DIR}/sort.so)
+endif()

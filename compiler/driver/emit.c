@@ -246,6 +246,14 @@ hlo_status drv_emit_native(ir_module *m, const char *out_path, drv_emit emit, co
   if (!s && emit == DRV_EMIT_LLVM) {
     if (LLVMPrintModuleToFile(mod, strcmp(out_path, "-") == 0 ? "/dev/stdout" : out_path, &err))
       s = llvm_error(out_path, err);
+  } else if (!s && emit == DRV_EMIT_ASM && strcmp(out_path, "-") == 0) {
+    LLVMMemoryBufferRef buf;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
+      s = llvm_error("assembly", err);
+    } else {
+      fwrite(LLVMGetBufferStart(buf), 1, LLVMGetBufferSize(buf), stdout);
+      LLVMDisposeMemoryBuffer(buf);
+    }
   } else if (!s && (emit == DRV_EMIT_ASM || emit == DRV_EMIT_OBJ)) {
     if (LLVMTargetMachineEmitToFile(tm, mod, out_path, emit == DRV_EMIT_ASM ? LLVMAssemblyFile : LLVMObjectFile, &err))
       s = llvm_error(out_path, err);
