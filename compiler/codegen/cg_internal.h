@@ -108,6 +108,11 @@ void cg_lower_while(cg_function *f, ir_instr *in);
 void cg_lower_conditional(cg_function *f, ir_instr *in);
 void cg_lower_call(cg_function *f, ir_instr *in);
 void cg_lower_map(cg_function *f, ir_instr *in, LLVMValueRef out);
+/* window.c */
+void cg_lower_reduce_window(cg_function *f, ir_instr *in);
+void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out);
+void cg_lower_scatter(cg_function *f, ir_instr *in);
+void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out);
 
 /* Element conversion between compute types (convert's semantics: saturating float->int,
  * NaN -> 0, round to nearest even). */

@@ -557,6 +557,9 @@ static bool types_supported(cg_module *cm, const ir_instr *in) {
     if (in->operands[i]->shape->et != IR_TUPLE && ir_etype_is_array(in->operands[i]->shape->et))
       shapes[n++] = in->operands[i]->shape;
   bool moves_only = !cg_is_elementwise(in) && ir_opcode_table[in->op].family != IR_FAM_REDUCE &&
+                    ir_opcode_table[in->op].family != IR_FAM_REDUCE_WINDOW &&
+                    ir_opcode_table[in->op].family != IR_FAM_SCATTER &&
+                    ir_opcode_table[in->op].family != IR_FAM_SELECT_AND_SCATTER &&
                     ir_opcode_table[in->op].family != IR_FAM_DOT && ir_opcode_table[in->op].family != IR_FAM_MAP;
   for (int i = 0; i < n; i++)
     if (!moves_only && !cg_compute_type(cm, shapes[i]->et)) {
@@ -693,6 +696,20 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
     return;
   }
   case IR_FAM_REDUCE: cg_lower_reduce(f, in); return;
+  case IR_FAM_REDUCE_WINDOW: cg_lower_reduce_window(f, in); return;
+  case IR_FAM_SCATTER: cg_lower_scatter(f, in); return;
+  case IR_FAM_SELECT_AND_SCATTER: {
+    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+    cg_lower_select_and_scatter(f, in, out);
+    set_single(f, in, out);
+    return;
+  }
+  case IR_FAM_GATHER: {
+    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+    cg_lower_gather(f, in, out);
+    set_single(f, in, out);
+    return;
+  }
   case IR_FAM_DIMENSION_SIZE:
     if (in->op == IR_OP_GET_DIMENSION_SIZE) { /* static shapes: the size is a constant */
       LLVMValueRef out = cg_alloc_leaf(f, in->shape);

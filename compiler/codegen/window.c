@@ -1,0 +1,286 @@
+/* window.c — lowering of the windowed and indexed ops: reduce-window (padding, strides, base
+ * and window dilation), gather and scatter (batching dimensions, XLA's start-index clamping;
+ * scatter applies updates in order and skips windows that fall outside the operand), and
+ * select-and-scatter.  Loops over elements with explicit index arithmetic, as in data.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg_internal.h"
+
+static LLVMValueRef leaf(cg_function *f, const ir_instr *op, int k) { return f->values[op->id].leaves[k]; }
+
+static int64_t count_dims(const int64_t *dims, int n) {
+  int64_t c = 1;
+  for (int i = 0; i < n; i++)
+    c *= dims[i];
+  return c;
+}
+
+/* Branches to a fresh block when `cond` holds; returns the block to continue with after. */
+static LLVMBasicBlockRef begin_if(cg_function *f, LLVMValueRef cond, const char *name) {
+  cg_module *cm = f->cm;
+  LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, name);
+  LLVMBasicBlockRef after = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "endif");
+  LLVMBuildCondBr(cm->b, cond, yes, after);
+  LLVMPositionBuilderAtEnd(cm->b, yes);
+  return after;
+}
+
+static void end_if(cg_function *f, LLVMBasicBlockRef after) {
+  LLVMBuildBr(f->cm->b, after);
+  LLVMPositionBuilderAtEnd(f->cm->b, after);
+}
+
+/* Input coordinate of window position (o, w) in dimension d: valid when it falls on a real
+ * (not dilated, not padded) element; *out_idx is then the element's index. */
+static LLVMValueRef window_input(cg_function *f, const ir_window_dim *wd, int64_t in_dim, LLVMValueRef o,
+                                 LLVMValueRef w, LLVMValueRef *out_idx) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMValueRef pos = LLVMBuildAdd(b, LLVMBuildMul(b, o, cg_i64(cm, wd->stride), ""),
+                                  LLVMBuildMul(b, w, cg_i64(cm, wd->rhs_dilate), ""), "");
+  pos = LLVMBuildSub(b, pos, cg_i64(cm, wd->pad_lo), "");
+  LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntSGE, pos, cg_i64(cm, 0), "");
+  LLVMValueRef safe = LLVMBuildSelect(b, ok, pos, cg_i64(cm, 0), "");
+  if (wd->lhs_dilate > 1) {
+    LLVMValueRef rem = LLVMBuildURem(b, safe, cg_i64(cm, wd->lhs_dilate), "");
+    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, rem, cg_i64(cm, 0), ""), "");
+    safe = LLVMBuildUDiv(b, safe, cg_i64(cm, wd->lhs_dilate), "");
+  }
+  ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSLT, safe, cg_i64(cm, in_dim), ""), "");
+  *out_idx = safe;
+  return ok;
+}
+
+void cg_lower_reduce_window(cg_function *f, ir_instr *in) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  int n = in->n_operands / 2;
+  const ir_shape *s = in->operands[0]->shape;
+  const ir_window *w = &in->attrs.u.reduce_window.window;
+  cg_value out = cg_alloc_value(f, in->shape);
+  f->values[in->id] = out;
+  const ir_shape *os = out.shapes[0];
+  int rank = s->rank;
+  int64_t wsizes[64];
+  for (int d = 0; d < rank; d++)
+    wsizes[d] = w->dims[d].size;
+  ir_etype ets[64];
+  LLVMValueRef acc[32];
+  for (int i = 0; i < n; i++) {
+    ets[i] = ets[n + i] = in->operands[i]->shape->et;
+    acc[i] = cg_entry_alloca(f, cg_compute_type(cm, ets[i]), "acc");
+  }
+  cg_loop outer = cg_loop_begin(f, cg_i64(cm, count_dims(os->dims, rank)), "rw.out");
+  LLVMValueRef oi[64], wi[64], ii[64];
+  cg_unflatten(f, outer.i, os->dims, rank, oi);
+  for (int i = 0; i < n; i++)
+    LLVMBuildStore(b, cg_load(f, ets[i], leaf(f, in->operands[n + i], 0), cg_i64(cm, 0)), acc[i]);
+  cg_loop inner = cg_loop_begin(f, cg_i64(cm, count_dims(wsizes, rank)), "rw.win");
+  cg_unflatten(f, inner.i, wsizes, rank, wi);
+  LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
+  for (int d = 0; d < rank; d++)
+    ok = LLVMBuildAnd(b, ok, window_input(f, &w->dims[d], s->dims[d], oi[d], wi[d], &ii[d]), "");
+  LLVMBasicBlockRef after = begin_if(f, ok, "rw.in");
+  LLVMValueRef lin = cg_flatten(f, ii, s->dims, rank), vals[64], res[32];
+  for (int i = 0; i < n; i++) {
+    vals[i] = LLVMBuildLoad2(b, cg_compute_type(cm, ets[i]), acc[i], "a");
+    vals[n + i] = cg_load(f, ets[i], leaf(f, in->operands[i], 0), lin);
+  }
+  cg_call_scalar(f, in->called[0], vals, ets, 2 * n, res, ets, n);
+  for (int i = 0; i < n; i++)
+    LLVMBuildStore(b, res[i], acc[i]);
+  end_if(f, after);
+  cg_loop_end(f, &inner);
+  for (int i = 0; i < n; i++)
+    cg_store(f, ets[i], out.leaves[i], outer.i, LLVMBuildLoad2(b, cg_compute_type(cm, ets[i]), acc[i], "a"));
+  cg_loop_end(f, &outer);
+}
+
+/* The index-vector component k of the indices at batch position `batch` (indices dims without
+ * index_vector_dim), as i64. */
+static LLVMValueRef index_component(cg_function *f, const ir_instr *idx_op, int64_t ivd, LLVMValueRef *batch, int k) {
+  const ir_shape *is = idx_op->shape;
+  LLVMValueRef full[64];
+  for (int d = 0, kb = 0; d < is->rank; d++)
+    full[d] = d == ivd ? cg_i64(f->cm, k) : batch[kb++];
+  LLVMValueRef v = cg_load(f, is->et, leaf(f, idx_op, 0), is->rank ? cg_flatten(f, full, is->dims, is->rank) : cg_i64(f->cm, 0));
+  return LLVMBuildIntCast2(f->cm->b, v, f->cm->i64, ir_etype_is_signed(is->et), "start");
+}
+
+static LLVMValueRef clamp_i64(cg_function *f, LLVMValueRef v, int64_t hi) {
+  LLVMBuilderRef b = f->cm->b;
+  LLVMValueRef zero = cg_i64(f->cm, 0), h = cg_i64(f->cm, hi < 0 ? 0 : hi);
+  v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, zero, ""), zero, v, "");
+  return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v, h, ""), h, v, "");
+}
+
+static bool has(const ir_i64_list *l, int64_t v) {
+  for (int i = 0; i < l->n; i++)
+    if (l->v[i] == v)
+      return true;
+  return false;
+}
+
+static int position(const ir_i64_list *l, int64_t v) {
+  for (int i = 0; i < l->n; i++)
+    if (l->v[i] == v)
+      return i;
+  return -1;
+}
+
+void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_instr *op = in->operands[0], *idx = in->operands[1];
+  const ir_shape *s = op->shape, *r = in->shape;
+  typeof(in->attrs.u.gather) *g = &in->attrs.u.gather;
+  int64_t ivd = g->index_vector_dim;
+  cg_loop l = cg_loop_begin(f, cg_i64(cm, count_dims(r->dims, r->rank)), "gather");
+  LLVMValueRef oi[64], batch[64], offs[64], src[64];
+  cg_unflatten(f, l.i, r->dims, r->rank, oi);
+  int nb = 0, no = 0;
+  for (int d = 0; d < r->rank; d++) {
+    if (has(&g->offset_dims, d))
+      offs[no++] = oi[d];
+    else
+      batch[nb++] = oi[d];
+  }
+  /* Batch positions index the indices array without index_vector_dim. */
+  LLVMValueRef ibatch[64];
+  for (int d = 0, kb = 0, k = 0; d < idx->shape->rank; d++)
+    if (d != ivd)
+      ibatch[k++] = batch[kb++];
+  for (int d = 0, ko = 0; d < s->rank; d++) {
+    int sm = position(&g->start_index_map, d), bd = position(&g->operand_batching_dims, d);
+    LLVMValueRef start = cg_i64(cm, 0);
+    if (sm >= 0)
+      start = clamp_i64(f, index_component(f, idx, ivd, ibatch, sm), s->dims[d] - g->slice_sizes.v[d]);
+    if (bd >= 0) {
+      int64_t idim = g->start_indices_batching_dims.v[bd];
+      src[d] = ibatch[idim - (idim > ivd ? 1 : 0)];
+    } else if (has(&g->collapsed_slice_dims, d)) {
+      src[d] = start;
+    } else {
+      src[d] = LLVMBuildAdd(b, start, offs[ko++], "");
+    }
+  }
+  LLVMValueRef v = cg_load(f, s->et, leaf(f, op, 0), cg_flatten(f, src, s->dims, s->rank));
+  cg_store(f, r->et, out, l.i, v);
+  cg_loop_end(f, &l);
+}
+
+void cg_lower_scatter(cg_function *f, ir_instr *in) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  int n = (in->n_operands - 1) / 2;
+  const ir_instr *idx = in->operands[n];
+  const ir_shape *s = in->operands[0]->shape, *u = in->operands[n + 1]->shape;
+  typeof(in->attrs.u.scatter) *sc = &in->attrs.u.scatter;
+  int64_t ivd = sc->index_vector_dim;
+  cg_value out = cg_alloc_value(f, in->shape);
+  f->values[in->id] = out;
+  ir_etype ets[64];
+  for (int i = 0; i < n; i++) {
+    ets[i] = ets[n + i] = in->operands[i]->shape->et;
+    cg_copy_leaf(f, out.leaves[i], leaf(f, in->operands[i], 0), s);
+  }
+  /* Sizes of the update window in operand space (for the in-bounds check). */
+  int64_t wsize[64];
+  for (int d = 0, kw = 0; d < s->rank; d++)
+    wsize[d] = has(&sc->inserted_window_dims, d) || has(&sc->input_batching_dims, d)
+                   ? 1 : u->dims[sc->update_window_dims.v[kw++]];
+  cg_loop l = cg_loop_begin(f, cg_i64(cm, count_dims(u->dims, u->rank)), "scatter");
+  LLVMValueRef ui[64], sidx[64], win[64], dst[64];
+  cg_unflatten(f, l.i, u->dims, u->rank, ui);
+  int ns = 0, nw = 0;
+  for (int d = 0; d < u->rank; d++) {
+    if (has(&sc->update_window_dims, d))
+      win[nw++] = ui[d];
+    else
+      sidx[ns++] = ui[d];
+  }
+  LLVMValueRef ibatch[64];
+  for (int d = 0, ks = 0, k = 0; d < idx->shape->rank; d++)
+    if (d != ivd)
+      ibatch[k++] = sidx[ks++];
+  LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
+  for (int d = 0, kw = 0; d < s->rank; d++) {
+    int sm = position(&sc->scatter_dims_to_operand_dims, d), bd = position(&sc->input_batching_dims, d);
+    LLVMValueRef start = sm >= 0 ? index_component(f, idx, ivd, ibatch, sm) : cg_i64(cm, 0);
+    /* The whole window must lie inside the operand, else the update is skipped (XLA). */
+    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSGE, start, cg_i64(cm, 0), ""), "");
+    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSLE, start, cg_i64(cm, s->dims[d] - wsize[d]), ""), "");
+    if (bd >= 0) {
+      int64_t idim = sc->scatter_indices_batching_dims.v[bd];
+      dst[d] = ibatch[idim - (idim > ivd ? 1 : 0)];
+    } else if (has(&sc->inserted_window_dims, d)) {
+      dst[d] = start;
+    } else {
+      dst[d] = LLVMBuildAdd(b, start, win[kw++], "");
+    }
+  }
+  LLVMBasicBlockRef after = begin_if(f, ok, "scatter.in");
+  LLVMValueRef lin = cg_flatten(f, dst, s->dims, s->rank), vals[64], res[32];
+  for (int i = 0; i < n; i++) {
+    vals[i] = cg_load(f, ets[i], out.leaves[i], lin);
+    vals[n + i] = cg_load(f, ets[i], leaf(f, in->operands[n + 1 + i], 0), l.i);
+  }
+  cg_call_scalar(f, in->called[0], vals, ets, 2 * n, res, ets, n);
+  for (int i = 0; i < n; i++)
+    cg_store(f, ets[i], out.leaves[i], lin, res[i]);
+  end_if(f, after);
+  cg_loop_end(f, &l);
+}
+
+void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_instr *op = in->operands[0], *src = in->operands[1], *init = in->operands[2];
+  const ir_shape *s = op->shape, *ss = src->shape;
+  const ir_window *w = &in->attrs.u.reduce_window.window;
+  ir_etype et = s->et;
+  LLVMTypeRef ct = cg_compute_type(cm, et);
+  int rank = s->rank;
+  LLVMValueRef iv = cg_load(f, et, leaf(f, init, 0), cg_i64(cm, 0));
+  cg_loop fill = cg_loop_begin(f, cg_i64(cm, count_dims(s->dims, rank)), "sas.fill");
+  cg_store(f, et, out, fill.i, iv);
+  cg_loop_end(f, &fill);
+  int64_t wsizes[64];
+  for (int d = 0; d < rank; d++)
+    wsizes[d] = w->dims[d].size;
+  LLVMValueRef sel_idx = cg_entry_alloca(f, cm->i64, "sel.idx"), sel_val = cg_entry_alloca(f, ct, "sel.val");
+  LLVMValueRef have = cg_entry_alloca(f, cm->i1, "sel.have");
+  cg_loop outer = cg_loop_begin(f, cg_i64(cm, count_dims(ss->dims, rank)), "sas.src");
+  LLVMValueRef oi[64], wi[64], ii[64];
+  cg_unflatten(f, outer.i, ss->dims, rank, oi);
+  LLVMBuildStore(b, LLVMConstInt(cm->i1, 0, 0), have);
+  cg_loop inner = cg_loop_begin(f, cg_i64(cm, count_dims(wsizes, rank)), "sas.win");
+  cg_unflatten(f, inner.i, wsizes, rank, wi);
+  LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
+  for (int d = 0; d < rank; d++)
+    ok = LLVMBuildAnd(b, ok, window_input(f, &w->dims[d], s->dims[d], oi[d], wi[d], &ii[d]), "");
+  LLVMBasicBlockRef after = begin_if(f, ok, "sas.in");
+  LLVMValueRef lin = cg_flatten(f, ii, s->dims, rank);
+  LLVMValueRef cand = cg_load(f, et, leaf(f, op, 0), lin);
+  /* Keep the current selection when select(current, candidate) holds. */
+  LLVMValueRef cur = LLVMBuildLoad2(b, ct, sel_val, "cur");
+  ir_etype pair[2] = {et, et}, pred_t = IR_PRED;
+  LLVMValueRef keep;
+  cg_call_scalar(f, in->called[0], (LLVMValueRef[]){cur, cand}, pair, 2, &keep, &pred_t, 1);
+  LLVMValueRef had = LLVMBuildLoad2(b, cm->i1, have, "had");
+  LLVMValueRef take = LLVMBuildOr(b, LLVMBuildNot(b, had, ""), LLVMBuildNot(b, keep, ""), "take");
+  LLVMBuildStore(b, LLVMBuildSelect(b, take, cand, cur, ""), sel_val);
+  LLVMBuildStore(b, LLVMBuildSelect(b, take, lin, LLVMBuildLoad2(b, cm->i64, sel_idx, ""), ""), sel_idx);
+  LLVMBuildStore(b, LLVMConstInt(cm->i1, 1, 0), have);
+  end_if(f, after);
+  cg_loop_end(f, &inner);
+  LLVMBasicBlockRef done = begin_if(f, LLVMBuildLoad2(b, cm->i1, have, "have"), "sas.scatter");
+  LLVMValueRef at = LLVMBuildLoad2(b, cm->i64, sel_idx, "at"), res;
+  LLVMValueRef vals[2] = {cg_load(f, et, out, at), cg_load(f, et, leaf(f, src, 0), outer.i)};
+  cg_call_scalar(f, in->called[1], vals, pair, 2, &res, &et, 1);
+  cg_store(f, et, out, at, res);
+  end_if(f, done);
+  cg_loop_end(f, &outer);
+}
