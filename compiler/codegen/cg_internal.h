@@ -108,6 +108,8 @@ void cg_lower_while(cg_function *f, ir_instr *in);
 void cg_lower_conditional(cg_function *f, ir_instr *in);
 void cg_lower_call(cg_function *f, ir_instr *in);
 void cg_lower_map(cg_function *f, ir_instr *in, LLVMValueRef out);
+/* batchnorm.c */
+void cg_lower_batch_norm(cg_function *f, ir_instr *in);
 /* conv.c */
 void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out);
 /* window.c */

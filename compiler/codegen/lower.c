@@ -561,6 +561,7 @@ static bool types_supported(cg_module *cm, const ir_instr *in) {
                     ir_opcode_table[in->op].family != IR_FAM_SCATTER &&
                     ir_opcode_table[in->op].family != IR_FAM_SELECT_AND_SCATTER &&
                     ir_opcode_table[in->op].family != IR_FAM_CONVOLUTION &&
+                    ir_opcode_table[in->op].family != IR_FAM_BATCH_NORM &&
                     ir_opcode_table[in->op].family != IR_FAM_DOT && ir_opcode_table[in->op].family != IR_FAM_MAP;
   for (int i = 0; i < n; i++)
     if (!moves_only && !cg_compute_type(cm, shapes[i]->et)) {
@@ -699,6 +700,11 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   case IR_FAM_REDUCE: cg_lower_reduce(f, in); return;
   case IR_FAM_REDUCE_WINDOW: cg_lower_reduce_window(f, in); return;
   case IR_FAM_SCATTER: cg_lower_scatter(f, in); return;
+  case IR_FAM_BATCH_NORM:
+    if (!ir_etype_is_float(in->operands[0]->shape->et))
+      break;
+    cg_lower_batch_norm(f, in);
+    return;
   case IR_FAM_CONVOLUTION: {
     if (ir_etype_is_complex(in->shape->et) || in->shape->et == IR_PRED)
       break;

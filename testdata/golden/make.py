@@ -822,6 +822,29 @@ def control_cases():
     case("map_hypot_f32", hlo, [p0, p1], [np.hypot(p0, p1)])
 
 
+def batch_norm_cases():
+    x = (np.arange(24, dtype=np.float32).reshape(2, 3, 4) * 0.37 - 2).astype(np.float32)
+    scale = np.array([1.0, 0.5, 2.0], np.float32)
+    offset = np.array([0.0, 1.0, -1.0], np.float32)
+    eps = 0.001
+    mean = x.astype(np.float64).mean(axis=(0, 2))
+    var = x.astype(np.float64).var(axis=(0, 2))
+    norm = (x - mean[None, :, None]) / np.sqrt(var[None, :, None] + eps) * scale[None, :, None] + offset[None, :, None]
+    hlo = module("batch_norm_training_f32", [(np.float32, (2, 3, 4)), (np.float32, (3,)), (np.float32, (3,))],
+                 ["%r = (f32[2,3,4]{2,1,0}, f32[3]{0}, f32[3]{0}) batch-norm-training(%p0, %p1, %p2), "
+                  "epsilon=0.001, feature_index=1"], "(f32[2,3,4]{2,1,0}, f32[3]{0}, f32[3]{0})")
+    case("batch_norm_training_f32", hlo, [x, scale, offset],
+         [norm.astype(np.float32), mean.astype(np.float32), var.astype(np.float32)], {"rtol": 1e-4, "atol": 1e-4})
+    m = np.array([0.5, -1.0, 2.0], np.float32)
+    v = np.array([1.0, 4.0, 0.25], np.float32)
+    inf = (x - m[None, :, None]) / np.sqrt(v[None, :, None] + eps) * scale[None, :, None] + offset[None, :, None]
+    params = [(np.float32, (2, 3, 4))] + [(np.float32, (3,))] * 4
+    hlo = module("batch_norm_inference_f32", params,
+                 ["%r = f32[2,3,4]{2,1,0} batch-norm-inference(%p0, %p1, %p2, %p3, %p4), epsilon=0.001, feature_index=1"],
+                 "f32[2,3,4]{2,1,0}")
+    case("batch_norm_inference_f32", hlo, [x, scale, offset, m, v], [inf.astype(np.float32)], {"rtol": 1e-5, "atol": 1e-5})
+
+
 def main():
     unary_float_cases()
     unary_int_cases()
@@ -837,6 +860,7 @@ def main():
     reduce_cases()
     dot_cases()
     control_cases()
+    batch_norm_cases()
     write_all()
 
 
