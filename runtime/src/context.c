@@ -1,6 +1,8 @@
-/* context.c — hlo_context (hlo/runtime.h): options, the infeed/outfeed queues (mutex
- * protected FIFOs of copied buffers) and the custom-call registry.  Thread-compatible for
- * model calls; the queues are thread-safe.
+/* context.c — hlo_context (hlo/runtime.h) and the context services models call
+ * (hlo/rt_parallel.h): options, the thread pool behind parallel loops (started lazily, so a
+ * small model pays nothing for it), the infeed/outfeed queues (mutex-protected FIFOs of
+ * copied buffers, thread-safe), the custom-call registry and resolver, the replica identity.
+ * Model calls are thread-compatible: one at a time per context.  Tests: context_test.c.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -8,35 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hlo/runtime.h"
+#include "context_internal.h"
 
 #define HLO_PUBLIC __attribute__((visibility("default")))
 
-typedef struct feed_item {
-  struct feed_item *next;
-  size_t n;
-  unsigned char data[];
-} feed_item;
-
-typedef struct feed_queue {
-  feed_item *head, *tail;
-  size_t count;
-} feed_queue;
-
-typedef struct custom_target {
-  char *name;
-  void *fn;
-} custom_target;
-
-struct hlo_context {
-  hlo_context_options opts;
-  pthread_mutex_t mu;
-  feed_queue infeed, outfeed;
-  custom_target *targets;
-  int n_targets;
-  void **libs;
-  int n_libs;
-};
+/* ---- creation ---------------------------------------------------------------------------- */
 
 HLO_PUBLIC void hlo_context_options_init(hlo_context_options *o) {
   memset(o, 0, sizeof *o);
@@ -44,27 +22,47 @@ HLO_PUBLIC void hlo_context_options_init(hlo_context_options *o) {
   o->num_replicas = 1;
 }
 
+static void pool_init(hlo_pool *p) {
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->work, NULL);
+  pthread_cond_init(&p->done, NULL);
+  pthread_mutex_init(&p->busy, NULL);
+}
+
 HLO_PUBLIC hlo_status hlo_context_create(const hlo_context_options *opts, hlo_context **out_ctx) {
   *out_ctx = NULL;
+  hlo_context_options o;
+  hlo_context_options_init(&o);
+  if (opts) {
+    /* An older caller's smaller struct: take what it has, defaults for the rest. */
+    size_t n = opts->struct_size && opts->struct_size < sizeof o ? opts->struct_size : sizeof o;
+    memcpy(&o, opts, n);
+    o.struct_size = sizeof o;
+  }
+  if (o.num_threads < 0 || o.num_replicas < 0 || o.replica_id < 0 || o.partition_id < 0)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "context options: negative count or id");
+  if (o.num_replicas == 0)
+    o.num_replicas = 1;
+  if (o.replica_id >= o.num_replicas)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "context options: replica_id %d is not below num_replicas %d",
+                           o.replica_id, o.num_replicas);
+  if (o.num_threads == 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    o.num_threads = n > 0 ? (int32_t)(n < 1024 ? n : 1024) : 1;
+  }
   hlo_context *c = calloc(1, sizeof *c);
   if (!c)
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory creating a context");
-  if (opts)
-    memcpy(&c->opts, opts, opts->struct_size && opts->struct_size < sizeof c->opts ? opts->struct_size : sizeof c->opts);
-  else
-    hlo_context_options_init(&c->opts);
-  if (c->opts.num_threads <= 0) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    c->opts.num_threads = n > 0 ? (int32_t)n : 1;
-  }
+  c->opts = o;
   pthread_mutex_init(&c->mu, NULL);
+  pool_init(&c->pool);
   *out_ctx = c;
   return NULL;
 }
 
-static void drain(feed_queue *q) {
-  for (feed_item *it = q->head; it;) {
-    feed_item *next = it->next;
+static void drain(hlo_feed_queue *q) {
+  for (hlo_feed_item *it = q->head; it;) {
+    hlo_feed_item *next = it->next;
     free(it);
     it = next;
   }
@@ -72,14 +70,34 @@ static void drain(feed_queue *q) {
   q->count = 0;
 }
 
+static void free_targets(hlo_custom_target *t, int n) {
+  for (int i = 0; i < n; i++)
+    free(t[i].name);
+  free(t);
+}
+
+static void pool_stop(hlo_pool *p) {
+  pthread_mutex_lock(&p->mu);
+  p->stopping = true;
+  pthread_cond_broadcast(&p->work);
+  pthread_mutex_unlock(&p->mu);
+  for (int i = 0; i < p->num_threads; i++)
+    pthread_join(p->threads[i], NULL);
+  free(p->threads);
+  pthread_cond_destroy(&p->work);
+  pthread_cond_destroy(&p->done);
+  pthread_mutex_destroy(&p->mu);
+  pthread_mutex_destroy(&p->busy);
+}
+
 HLO_PUBLIC void hlo_context_destroy(hlo_context *c) {
   if (!c)
     return;
+  pool_stop(&c->pool);
   drain(&c->infeed);
   drain(&c->outfeed);
-  for (int i = 0; i < c->n_targets; i++)
-    free(c->targets[i].name);
-  free(c->targets);
+  free_targets(c->targets, c->n_targets);
+  free_targets(c->resolved, c->n_resolved);
   for (int i = 0; i < c->n_libs; i++)
     dlclose(c->libs[i]);
   free(c->libs);
@@ -87,12 +105,110 @@ HLO_PUBLIC void hlo_context_destroy(hlo_context *c) {
   free(c);
 }
 
-static hlo_status push(hlo_context *c, feed_queue *q, const void *data, size_t n) {
-  feed_item *it = malloc(sizeof *it + n);
+/* ---- the thread pool --------------------------------------------------------------------- */
+
+/* Takes chunks of the current loop until none are left.  Called with p->mu held; returns
+ * with it held. */
+static void run_chunks(hlo_pool *p) {
+  while (p->next_chunk < p->chunks) {
+    int64_t k = p->next_chunk++;
+    hlo_rt_range_fn fn = p->fn;
+    void *arg = p->arg;
+    int64_t begin = p->n * k / p->chunks, end = p->n * (k + 1) / p->chunks;
+    pthread_mutex_unlock(&p->mu);
+    fn(arg, begin, end);
+    pthread_mutex_lock(&p->mu);
+    if (--p->unfinished == 0)
+      pthread_cond_broadcast(&p->done);
+  }
+}
+
+static void *worker(void *arg) {
+  hlo_pool *p = arg;
+  uint64_t seen = 0;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!p->stopping && p->generation == seen)
+      pthread_cond_wait(&p->work, &p->mu);
+    if (p->stopping)
+      break;
+    seen = p->generation;
+    run_chunks(p);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* Starts num_threads - 1 workers once.  Called with p->busy held. */
+static void pool_start(hlo_pool *p, int num_threads) {
+  p->started = true;
+  p->threads = calloc((size_t)num_threads, sizeof *p->threads);
+  if (!p->threads)
+    return;
+  for (int i = 0; i < num_threads - 1; i++) {
+    if (pthread_create(&p->threads[i], NULL, worker, p) != 0)
+      break;
+    p->num_threads++;
+  }
+}
+
+HLO_RT_CTX_EXPORT int32_t hlo_rt_num_threads(hlo_context *c) { return c ? c->opts.num_threads : 1; }
+
+HLO_RT_CTX_EXPORT void hlo_rt_parallel_for(hlo_context *c, int64_t n, hlo_rt_range_fn fn, void *arg) {
+  if (n <= 0)
+    return;
+  if (!c || c->opts.num_threads <= 1 || n < 2 || pthread_mutex_trylock(&c->pool.busy) != 0) {
+    fn(arg, 0, n);
+    return;
+  }
+  hlo_pool *p = &c->pool;
+  if (!p->started)
+    pool_start(p, c->opts.num_threads);
+  int64_t threads = p->num_threads + 1;
+  if (threads == 1) {
+    pthread_mutex_unlock(&p->busy);
+    fn(arg, 0, n);
+    return;
+  }
+  /* A few chunks per thread evens out uneven iterations; never more chunks than iterations,
+   * and n * k below stays in range because chunks <= 4 * 1024. */
+  int64_t chunks = threads * 4 < n ? threads * 4 : n;
+  if (n > INT64_MAX / chunks) {
+    pthread_mutex_unlock(&p->busy);
+    fn(arg, 0, n);
+    return;
+  }
+  pthread_mutex_lock(&p->mu);
+  p->fn = fn;
+  p->arg = arg;
+  p->n = n;
+  p->chunks = chunks;
+  p->next_chunk = 0;
+  p->unfinished = chunks;
+  p->generation++;
+  pthread_cond_broadcast(&p->work);
+  run_chunks(p);
+  while (p->unfinished > 0)
+    pthread_cond_wait(&p->done, &p->mu);
+  pthread_mutex_unlock(&p->mu);
+  pthread_mutex_unlock(&p->busy);
+}
+
+/* ---- feeds ------------------------------------------------------------------------------- */
+
+static hlo_status push(hlo_context *c, hlo_feed_queue *q, const void *data, size_t n, int32_t dtype, int32_t rank,
+                       const int64_t *dims) {
+  if (n > SIZE_MAX - sizeof(hlo_feed_item))
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "a feed buffer of %zu bytes is too large", n);
+  hlo_feed_item *it = malloc(sizeof *it + n);
   if (!it)
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory queueing %zu bytes", n);
   it->next = NULL;
-  it->n = n;
+  it->nbytes = n;
+  it->dtype = dtype;
+  it->rank = rank;
+  if (rank > 0)
+    memcpy(it->dims, dims, (size_t)rank * sizeof *dims);
   if (n)
     memcpy(it->data, data, n);
   pthread_mutex_lock(&c->mu);
@@ -106,64 +222,181 @@ static hlo_status push(hlo_context *c, feed_queue *q, const void *data, size_t n
   return NULL;
 }
 
-HLO_PUBLIC hlo_status hlo_infeed_push(hlo_context *c, const void *data, size_t nbytes) {
-  return push(c, &c->infeed, data, nbytes);
-}
-
-HLO_PUBLIC hlo_status hlo_outfeed_pop(hlo_context *c, void **out_data, size_t *out_nbytes) {
+static hlo_feed_item *pop(hlo_context *c, hlo_feed_queue *q) {
   pthread_mutex_lock(&c->mu);
-  feed_item *it = c->outfeed.head;
+  hlo_feed_item *it = q->head;
   if (it) {
-    c->outfeed.head = it->next;
-    if (!c->outfeed.head)
-      c->outfeed.tail = NULL;
-    c->outfeed.count--;
+    q->head = it->next;
+    if (!q->head)
+      q->tail = NULL;
+    q->count--;
   }
   pthread_mutex_unlock(&c->mu);
+  return it;
+}
+
+HLO_PUBLIC hlo_status hlo_infeed_push(hlo_context *c, const void *data, size_t nbytes) {
+  if (!c || (!data && nbytes))
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "hlo_infeed_push: no context or no data");
+  return push(c, &c->infeed, data, nbytes, -1, 0, NULL);
+}
+
+HLO_PUBLIC hlo_status hlo_outfeed_pop_array(hlo_context *c, void **out_data, size_t *out_nbytes, int32_t *out_dtype,
+                                            int32_t *out_rank, int64_t *out_dims) {
+  hlo_feed_item *it = c ? pop(c, &c->outfeed) : NULL;
   if (!it)
     return hlo_status_make(HLO_FAILED_PRECONDITION, "the outfeed queue is empty");
-  void *data = malloc(it->n ? it->n : 1);
+  void *data = malloc(it->nbytes ? it->nbytes : 1);
   if (!data) {
     free(it);
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
   }
-  memcpy(data, it->data, it->n);
+  memcpy(data, it->data, it->nbytes);
   *out_data = data;
-  *out_nbytes = it->n;
+  *out_nbytes = it->nbytes;
+  if (out_dtype)
+    *out_dtype = it->dtype;
+  if (out_rank)
+    *out_rank = it->rank;
+  if (out_dims && it->rank > 0)
+    memcpy(out_dims, it->dims, (size_t)it->rank * sizeof *out_dims);
   free(it);
   return NULL;
 }
 
+HLO_PUBLIC hlo_status hlo_outfeed_pop(hlo_context *c, void **out_data, size_t *out_nbytes) {
+  return hlo_outfeed_pop_array(c, out_data, out_nbytes, NULL, NULL, NULL);
+}
+
 HLO_PUBLIC size_t hlo_outfeed_count(hlo_context *c) {
+  if (!c)
+    return 0;
   pthread_mutex_lock(&c->mu);
   size_t n = c->outfeed.count;
   pthread_mutex_unlock(&c->mu);
   return n;
 }
 
-HLO_PUBLIC hlo_status hlo_custom_call_register(hlo_context *c, const char *target, void *fn) {
-  custom_target *t = realloc(c->targets, (size_t)(c->n_targets + 1) * sizeof *t);
-  if (!t)
+HLO_RT_CTX_EXPORT hlo_status hlo_rt_infeed(hlo_context *c, void *dst, int64_t nbytes) {
+  hlo_feed_item *it = c ? pop(c, &c->infeed) : NULL;
+  if (!it)
+    return hlo_status_make(HLO_FAILED_PRECONDITION, "infeed: the queue is empty (the model wants %lld bytes)",
+                           (long long)nbytes);
+  hlo_status s = NULL;
+  if ((int64_t)it->nbytes != nbytes)
+    s = hlo_status_make(HLO_FAILED_PRECONDITION, "infeed: the next buffer has %zu bytes but the model wants %lld",
+                        it->nbytes, (long long)nbytes);
+  else if (nbytes)
+    memcpy(dst, it->data, (size_t)nbytes);
+  free(it);
+  return s;
+}
+
+HLO_RT_CTX_EXPORT hlo_status hlo_rt_outfeed(hlo_context *c, const void *src, int64_t nbytes, int32_t dtype,
+                                            int32_t rank, const int64_t *dims) {
+  if (!c)
+    return hlo_status_make(HLO_FAILED_PRECONDITION, "outfeed: the model was called without a context");
+  if (nbytes < 0 || rank < 0 || rank > HLO_FEED_MAX_RANK || (rank > 0 && !dims))
+    return hlo_status_make(HLO_INTERNAL, "outfeed: bad buffer description");
+  return push(c, &c->outfeed, src, (size_t)nbytes, dtype, rank, dims);
+}
+
+/* ---- custom calls ------------------------------------------------------------------------ */
+
+static hlo_status add_target(hlo_custom_target **t, int *n, const char *name, void *fn) {
+  hlo_custom_target *grown = realloc(*t, (size_t)(*n + 1) * sizeof *grown);
+  if (!grown)
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  c->targets = t;
-  t[c->n_targets].name = strdup(target);
-  t[c->n_targets].fn = fn;
-  if (!t[c->n_targets].name)
+  *t = grown;
+  char *copy = strdup(name);
+  if (!copy)
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  c->n_targets++;
+  grown[*n].name = copy;
+  grown[*n].fn = fn;
+  (*n)++;
   return NULL;
 }
 
+static void *find_target(const hlo_custom_target *t, int n, const char *name) {
+  for (int i = n - 1; i >= 0; i--) /* the latest registration wins */
+    if (strcmp(t[i].name, name) == 0)
+      return t[i].fn;
+  return NULL;
+}
+
+HLO_PUBLIC hlo_status hlo_custom_call_register(hlo_context *c, const char *target, void *fn) {
+  if (!c || !target || !fn)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "hlo_custom_call_register: no context, target or function");
+  pthread_mutex_lock(&c->mu);
+  hlo_status s = add_target(&c->targets, &c->n_targets, target, fn);
+  pthread_mutex_unlock(&c->mu);
+  return s;
+}
+
 HLO_PUBLIC hlo_status hlo_custom_call_add_library(hlo_context *c, const char *path) {
+  if (!c || !path)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "hlo_custom_call_add_library: no context or path");
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h)
     return hlo_status_make(HLO_NOT_FOUND, "%s: cannot load custom-call library: %s", path, dlerror());
+  pthread_mutex_lock(&c->mu);
   void **libs = realloc(c->libs, (size_t)(c->n_libs + 1) * sizeof *libs);
+  if (libs) {
+    c->libs = libs;
+    c->libs[c->n_libs++] = h;
+  }
+  pthread_mutex_unlock(&c->mu);
   if (!libs) {
     dlclose(h);
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
   }
-  c->libs = libs;
-  c->libs[c->n_libs++] = h;
   return NULL;
 }
+
+/* Looks in the registered table, the libraries, then the global scope.  Called with c->mu held. */
+static void *lookup(hlo_context *c, const char *target) {
+  void *fn = find_target(c->targets, c->n_targets, target);
+  if (!fn)
+    fn = find_target(c->resolved, c->n_resolved, target);
+  for (int i = 0; !fn && i < c->n_libs; i++)
+    fn = dlsym(c->libs[i], target);
+  if (!fn)
+    fn = dlsym(RTLD_DEFAULT, target);
+  return fn;
+}
+
+HLO_RT_CTX_EXPORT hlo_status hlo_rt_custom_call_resolve(hlo_context *c, const char *target, void **out_fn) {
+  *out_fn = NULL;
+  if (!target)
+    return hlo_status_make(HLO_INTERNAL, "custom call without a target name");
+  if (!c) {
+    *out_fn = dlsym(RTLD_DEFAULT, target);
+    return *out_fn ? NULL
+                   : hlo_status_make(HLO_NOT_FOUND,
+                                     "custom-call target '%s' not found in the process (the model ran without a context)",
+                                     target);
+  }
+  pthread_mutex_lock(&c->mu);
+  bool cached = find_target(c->targets, c->n_targets, target) || find_target(c->resolved, c->n_resolved, target);
+  void *fn = lookup(c, target);
+  hlo_status s = NULL;
+  if (fn && !cached)
+    s = add_target(&c->resolved, &c->n_resolved, target, fn);
+  int n_targets = c->n_targets, n_libs = c->n_libs;
+  pthread_mutex_unlock(&c->mu);
+  if (s)
+    return s;
+  if (!fn)
+    return hlo_status_make(HLO_NOT_FOUND,
+                           "custom-call target '%s' not found (looked in %d registered target%s, %d custom-call "
+                           "librar%s and the process)",
+                           target, n_targets, n_targets == 1 ? "" : "s", n_libs, n_libs == 1 ? "y" : "ies");
+  *out_fn = fn;
+  return NULL;
+}
+
+/* ---- replica identity -------------------------------------------------------------------- */
+
+HLO_RT_CTX_EXPORT int32_t hlo_rt_replica_id(hlo_context *c) { return c ? c->opts.replica_id : 0; }
+HLO_RT_CTX_EXPORT int32_t hlo_rt_num_replicas(hlo_context *c) { return c ? c->opts.num_replicas : 1; }
+HLO_RT_CTX_EXPORT int32_t hlo_rt_partition_id(hlo_context *c) { return c ? c->opts.partition_id : 0; }

@@ -35,6 +35,10 @@ HLO_MUST_USE hlo_status hlo_infeed_push(hlo_context *ctx, const void *data, size
 /* Outfeed: pops the oldest buffer the model sent; the caller owns *out_data (free()). */
 HLO_MUST_USE hlo_status hlo_outfeed_pop(hlo_context *ctx, void **out_data, size_t *out_nbytes);
 size_t hlo_outfeed_count(hlo_context *ctx);
+/* Like hlo_outfeed_pop, also giving the element type (an hlo_dtype) and the dimensions the
+ * model sent; out_dims holds 64 entries.  *out_dtype is -1 when the buffer has no shape. */
+HLO_MUST_USE hlo_status hlo_outfeed_pop_array(hlo_context *ctx, void **out_data, size_t *out_nbytes,
+                                              int32_t *out_dtype, int32_t *out_rank, int64_t *out_dims);
 
 /* Custom calls: targets are resolved by name at first use: first in the table registered here,
  * then with dlsym() in the libraries added here, then in the process's global scope. */

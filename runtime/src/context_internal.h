@@ -1,0 +1,66 @@
+/* context_internal.h — the inside of hlo_context, for runtime/src files only (context.c owns
+ * it; later runtime services such as channels and collectives hang their state here too).
+ * Locking: `mu` guards the feed queues, the custom-call tables and the pool start-up; the
+ * pool has its own lock.  Everything else is written once in hlo_context_create.
+ */
+#ifndef HLO_RUNTIME_CONTEXT_INTERNAL_H
+#define HLO_RUNTIME_CONTEXT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hlo/rt_parallel.h"
+#include "hlo/runtime.h"
+
+/* One queued infeed/outfeed buffer; dtype < 0 when it was pushed without a shape. */
+typedef struct hlo_feed_item {
+  struct hlo_feed_item *next;
+  size_t nbytes;
+  int32_t dtype;
+  int32_t rank;
+  int64_t dims[HLO_FEED_MAX_RANK];
+  _Alignas(16) unsigned char data[];
+} hlo_feed_item;
+
+typedef struct hlo_feed_queue {
+  hlo_feed_item *head, *tail;
+  size_t count;
+} hlo_feed_queue;
+
+typedef struct hlo_custom_target {
+  char *name;
+  void *fn;
+} hlo_custom_target;
+
+/* The worker pool: started on the first parallel loop that can use it.  A loop publishes
+ * (fn, arg, n, chunks) and bumps `generation`; workers and the caller take chunk numbers from
+ * `next_chunk` until none are left; the last one to finish signals `done`. */
+typedef struct hlo_pool {
+  pthread_mutex_t mu;
+  pthread_cond_t work, done;
+  pthread_mutex_t busy;      /* held by the thread running a loop; trylock failure -> inline */
+  pthread_t *threads;
+  int num_threads;           /* workers started (the caller is one more) */
+  bool started, stopping;
+  uint64_t generation;
+  hlo_rt_range_fn fn;
+  void *arg;
+  int64_t n, chunks, next_chunk, unfinished;
+} hlo_pool;
+
+struct hlo_context {
+  hlo_context_options opts;  /* num_threads resolved (>= 1), num_replicas >= 1 */
+  pthread_mutex_t mu;
+  hlo_feed_queue infeed, outfeed;
+  hlo_custom_target *targets;  /* registered by the embedder */
+  int n_targets;
+  hlo_custom_target *resolved; /* found in libraries or the global scope, cached */
+  int n_resolved;
+  void **libs;
+  int n_libs;
+  hlo_pool pool;
+};
+
+#endif
