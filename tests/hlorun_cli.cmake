@@ -32,7 +32,7 @@ hlorun_test(garbage 2 "garbage.npy: not a valid .npy file: missing the .x93NUMPY
   ${RUN} ${ADD} --input ${NPY}/garbage.npy --input ${NPY}/f32_2x3.npy)
 hlorun_test(missing_file 2 "no_such.npy: cannot open" ${RUN} ${ADD} --input no_such.npy --input ${NPY}/f32_2x3.npy)
 hlorun_test(missing_input 2 "takes 2 inputs but 1 was given" ${RUN} ${ADD} --input ${NPY}/f32_2x3.npy)
-hlorun_test(bad_literal 2 "not a valid HLO literal" ${RUN} ${ADD} --input ${NPY}/f32_2x3.npy "--input=f32[2,3] {{1,2}}")
+hlorun_test(bad_literal 2 "--input 'f32\\[2,3\\] \\{\\{1,2\\}\\}' \\(parameter 1, %b\\): column 10: " ${RUN} ${ADD} --input ${NPY}/f32_2x3.npy "--input=f32[2,3] {{1,2}}")
 hlorun_test(expected_match 0 ".*" ${RUN} ${ADD} --input ${NPY}/f32_2x3.npy --input ${NPY}/f32_2x3.npy
   --expected ${CMAKE_SOURCE_DIR}/testdata/npy/f32_2x3.npy --rtol 1.5)
 hlorun_test(expected_mismatch 1 "result 0 does not match .*f32_2x3.npy: worst element \\[1,2\\] got 10 expected 5"

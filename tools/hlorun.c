@@ -1,8 +1,9 @@
 /* hlorun.c — the runner's command line (DESIGN.md "Command line"): parses flags into
  * run_options, calls run_model (tools/run.c), prints the status, maps it to the exit code
- * (0 ok, 1 run-time error or mismatch, 2 usage, parse or verification error).
+ * (0 ok, 1 run-time error or mismatch, 2 usage, parse, verification or input error).
  * Tests: tests/hlorun_cli.cmake, the golden and conformance suites.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,38 +18,74 @@ static const char usage[] =
     "\n"
     "inputs, one per parameter leaf, in order:\n"
     "  --input FILE.npy | --input=@FILE.npy | --input='f32[2,2] {{1,2},{3,4}}'\n"
-    "  --random-inputs[=SEED]  deterministic values instead (floats in [-1,1), small integers)\n"
+    "  --random-inputs[=SEED]  deterministic values instead (floats in [-1,1), integers in [0,8), pred 0/1)\n"
     "results, one per result leaf, in order (default: print them as HLO literals):\n"
     "  --output FILE.npy       write a result (.npy; bf16 as <u2 raw bits, pred as |b1)\n"
     "  --output-dir DIR        write every result as DIR/out<i>.npy\n"
     "  --expected FILE.npy     compare a result; exit 1 on mismatch, reporting the worst element\n"
     "  --rtol R --atol A       tolerance |got - expected| <= A + R*|expected| (default 1e-5, 1e-6)\n"
     "  --ulp N                 also accept results within N units in the last place\n"
+    "runtime:\n"
+    "  --infeed FILE.npy       push an infeed buffer before the call (repeatable, in order)\n"
+    "  --outfeed-dir DIR       write what the model sent to the outfeed as DIR/outfeed<i>.npy\n"
+    "  --custom-call-lib LIB.so   look custom-call targets up in LIB.so (repeatable)\n"
+    "  --replicas N            run N replicas at once (default: the module's replica_count);\n"
+    "                          results are printed per replica, written and compared for replica 0\n"
+    "  --threads N             worker threads per replica (default: one per CPU)\n"
     "other:\n"
-    "  --benchmark N           run N more times; print: benchmark: iterations=N min_ms=A median_ms=B max_ms=C\n"
-    "  --threads N             worker threads (default: one per CPU)\n"
+    "  --benchmark N           then run N more times; print: benchmark: iterations=N min_ms=A median_ms=B max_ms=C\n"
     "  -O0..-O3 --target-cpu=CPU --strict   compile options for .hlo input (see hloc --help)\n"
+    "  -v, --verbose           say on standard error whether the compile cache was hit\n"
     "  --help --version\n"
     "\n"
     "The compiled .so is cached in $XDG_CACHE_HOME/hloc (default ~/.cache/hloc), keyed by a hash\n"
-    "of the text, the options and the compiler version.\n"
-    "exit status: 0 ok, 1 run-time error or mismatch, 2 usage, parse or verification error\n";
+    "of the text, the options and the compiler build.\n"
+    "exit status: 0 ok, 1 run-time error or mismatch, 2 usage, parse, verification or input error\n";
 
 static int usage_error(const char *msg, const char *arg) {
   fprintf(stderr, "hlorun: %s%s%s\ntry 'hlorun --help'\n", msg, arg ? ": " : "", arg ? arg : "");
   return 2;
 }
 
-static bool add(const char **list, int *n, const char *v) {
-  if (*n >= RUN_MAX_ARRAYS)
+static bool add(const char **list, int *n, int max, const char *v) {
+  if (*n >= max)
     return false;
   list[(*n)++] = v[0] == '@' ? v + 1 : v;
   return true;
 }
 
-int main(int argc, char **argv) {
-  static run_options o;
-  run_options_init(&o);
+static bool parse_int(const char *v, long lo, long hi, int *out) {
+  errno = 0;
+  char *end;
+  long x = strtol(v, &end, 10);
+  if (errno || end == v || *end || x < lo || x > hi)
+    return false;
+  *out = (int)x;
+  return true;
+}
+
+static bool parse_double(const char *v, double *out) {
+  errno = 0;
+  char *end;
+  double x = strtod(v, &end);
+  if (errno || end == v || *end || !(x >= 0))
+    return false;
+  *out = x;
+  return true;
+}
+
+static bool parse_seed(const char *a, run_options *o) {
+  o->random_inputs = true;
+  if (!a[15])
+    return true;
+  errno = 0;
+  char *end;
+  o->seed = strtoull(a + 16, &end, 10);
+  return !errno && end != a + 16 && !*end;
+}
+
+/* Returns -1 when argv is fine, else the exit status. */
+static int parse_args(int argc, char **argv, run_options *o) {
   const char *v;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -59,54 +96,77 @@ int main(int argc, char **argv) {
       printf("hlorun %s\n", HLOC_VERSION);
       return 0;
     } else if ((v = cli_flag_value("--input", argc, argv, &i))) {
-      if (!add(o.inputs, &o.n_inputs, v))
+      if (!add(o->inputs, &o->n_inputs, RUN_MAX_ARRAYS, v))
         return usage_error("too many --input", NULL);
     } else if ((v = cli_flag_value("--output-dir", argc, argv, &i))) {
-      o.output_dir = v;
+      o->output_dir = v;
     } else if ((v = cli_flag_value("--output", argc, argv, &i))) {
-      if (!add(o.outputs, &o.n_outputs, v))
+      if (!add(o->outputs, &o->n_outputs, RUN_MAX_ARRAYS, v))
         return usage_error("too many --output", NULL);
     } else if ((v = cli_flag_value("--expected", argc, argv, &i))) {
-      if (!add(o.expected, &o.n_expected, v))
+      if (!add(o->expected, &o->n_expected, RUN_MAX_ARRAYS, v))
         return usage_error("too many --expected", NULL);
+    } else if ((v = cli_flag_value("--infeed", argc, argv, &i))) {
+      if (!add(o->infeeds, &o->n_infeeds, RUN_MAX_ARRAYS, v))
+        return usage_error("too many --infeed", NULL);
+    } else if ((v = cli_flag_value("--outfeed-dir", argc, argv, &i))) {
+      o->outfeed_dir = v;
+    } else if ((v = cli_flag_value("--custom-call-lib", argc, argv, &i))) {
+      if (!add(o->custom_call_libs, &o->n_custom_call_libs, RUN_MAX_LIBS, v))
+        return usage_error("too many --custom-call-lib", NULL);
     } else if ((v = cli_flag_value("--rtol", argc, argv, &i))) {
-      o.rtol = atof(v);
+      if (!parse_double(v, &o->rtol))
+        return usage_error("--rtol needs a number >= 0", v);
     } else if ((v = cli_flag_value("--atol", argc, argv, &i))) {
-      o.atol = atof(v);
+      if (!parse_double(v, &o->atol))
+        return usage_error("--atol needs a number >= 0", v);
     } else if ((v = cli_flag_value("--ulp", argc, argv, &i))) {
-      o.ulp = atoi(v);
+      if (!parse_int(v, 0, 1L << 30, &o->ulp))
+        return usage_error("--ulp needs a count >= 0", v);
     } else if (strncmp(a, "--random-inputs", 15) == 0 && (a[15] == 0 || a[15] == '=')) {
-      o.random_inputs = true;
-      o.seed = a[15] == '=' ? strtoull(a + 16, NULL, 10) : 0;
+      if (!parse_seed(a, o))
+        return usage_error("--random-inputs=SEED needs an unsigned integer", a);
     } else if ((v = cli_flag_value("--benchmark", argc, argv, &i))) {
-      o.benchmark = atoi(v);
-      if (o.benchmark <= 0)
+      if (!parse_int(v, 1, 100000000, &o->benchmark))
         return usage_error("--benchmark needs a positive count", v);
+    } else if ((v = cli_flag_value("--replicas", argc, argv, &i))) {
+      if (!parse_int(v, 1, 1024, &o->replicas))
+        return usage_error("--replicas needs a count from 1 to 1024", v);
     } else if ((v = cli_flag_value("--threads", argc, argv, &i))) {
-      o.threads = atoi(v);
+      if (!parse_int(v, 0, 1024, &o->threads))
+        return usage_error("--threads needs a count from 0 (one per CPU) to 1024", v);
     } else if ((v = cli_flag_value("--target-cpu", argc, argv, &i))) {
-      o.target_cpu = v;
+      o->target_cpu = v;
     } else if (strlen(a) == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
-      o.opt_level = a[2] - '0';
+      o->opt_level = a[2] - '0';
     } else if (strcmp(a, "--strict") == 0) {
-      o.strict = true;
+      o->strict = true;
+    } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+      o->verbose = true;
     } else if (a[0] == '-' && a[1]) {
       return usage_error("unknown option", a);
-    } else if (!o.model) {
-      o.model = a;
+    } else if (!o->model) {
+      o->model = a;
     } else {
       return usage_error("more than one model", a);
     }
   }
-  if (!o.model)
+  if (!o->model)
     return usage_error("no model given", NULL);
+  return -1;
+}
+
+int main(int argc, char **argv) {
+  static run_options o;
+  run_options_init(&o);
+  int rc = parse_args(argc, argv, &o);
+  if (rc >= 0)
+    return rc;
   hlo_status s = run_model(&o, stdout);
-  int rc = 0;
+  rc = 0;
   if (s) {
     hlo_status_code code = hlo_status_code_of(s);
-    const char *msg = hlo_status_message(s);
-    if (!(code == HLO_INVALID_ARGUMENT && strstr(msg, " error")))
-      fprintf(stderr, "hlorun: %s\n", msg);
+    fprintf(stderr, "hlorun: %s\n", hlo_status_message(s));
     rc = code == HLO_INVALID_ARGUMENT || code == HLO_NOT_FOUND ? 2 : 1;
     hlo_status_free(s);
   }

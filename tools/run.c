@@ -1,8 +1,9 @@
-/* run.c — everything hlorun does, callable without argv (run.h): find or build the shared
- * object (compile cache keyed by the text, the options and the compiler version), load it,
- * read inputs (.npy files, inline HLO literals, or deterministic random values), call the
- * typed entry point through libffi, write or print the results, compare them with expected
- * .npy files, and time repeated runs.  Errors are statuses whose message is one line.
+/* run.c — everything hlorun does, callable without argv (run.h): get the shared object
+ * (cache.c compiles a .hlo file once), load it and read its descriptor, read the inputs
+ * (.npy files, inline literals from literal_io.c, or deterministic random values), run every
+ * replica on its own thread and context, calling the typed entry point through libffi, write
+ * or print the results, compare them with expected .npy files, and time repeated runs.
+ * Errors are statuses whose message is one line.
  */
 #include "run.h"
 
@@ -10,6 +11,7 @@
 #include <errno.h>
 #include <ffi.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,115 +19,100 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "driver/driver.h"
-#include "grammar/parse.h"
+#include "cache.h"
 #include "hlo/runtime.h"
 #include "ir/literal.h"
-#include "ir/print.h"
+#include "literal_io.h"
 #include "npy.h"
 
-/* ---- the compile cache ------------------------------------------------------------------ */
+enum { MAX_REPLICAS = 1024 };
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-  const unsigned char *s = p;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ s[i]) * 1099511628211ull;
-  return h;
+/* ---- loading ------------------------------------------------------------------------------- */
+
+typedef struct model {
+  void *handle;
+  const hlo_module_desc *desc;
+  char so[4200];
+} model;
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static hlo_status read_all(const char *path, char **out, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return hlo_status_make(HLO_NOT_FOUND, "%s: cannot open: %s", path, strerror(errno));
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)(len > 0 ? len : 1));
-  if (!buf || (len > 0 && fread(buf, 1, (size_t)len, f) != (size_t)len)) {
-    free(buf);
-    fclose(f);
-    return hlo_status_make(HLO_IO, "%s: cannot read", path);
+static hlo_status open_so(const char *so, model *m) {
+  char resolved[4300];
+  snprintf(resolved, sizeof resolved, "%s%s", strchr(so, '/') ? "" : "./", so);
+  m->handle = dlopen(resolved, RTLD_NOW | RTLD_LOCAL);
+  if (!m->handle)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: cannot load: %s", so, dlerror());
+  hlo_describe_fn describe = (hlo_describe_fn)dlsym(m->handle, "hlo_module_describe");
+  m->desc = describe ? describe() : NULL;
+  if (!m->desc || m->desc->abi_version != HLO_ABI_VERSION || !m->desc->typed_entry) {
+    dlclose(m->handle);
+    m->handle = NULL;
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: not a model built by this version of hloc (ABI %d)", so,
+                           HLO_ABI_VERSION);
   }
-  fclose(f);
-  *out = buf;
-  *n = (size_t)(len > 0 ? len : 0);
   return NULL;
 }
 
-static void mkdirs(const char *dir) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s", dir);
-  for (char *p = tmp + 1; *p; p++)
-    if (*p == '/') {
-      *p = 0;
-      mkdir(tmp, 0777);
-      *p = '/';
+static void drv_options_from(const run_options *o, drv_options *d) {
+  drv_options_init(d);
+  d->opt_level = o->opt_level;
+  d->target_cpu = o->target_cpu ? o->target_cpu : "native";
+  d->strict = o->strict;
+}
+
+/* A .so is loaded as it is; a .hlo file through the cache, recompiled once if the cached
+ * file does not load (left by a crashed or different build). */
+static hlo_status load_model(const run_options *o, model *m) {
+  memset(m, 0, sizeof *m);
+  if (ends_with(o->model, ".so")) {
+    snprintf(m->so, sizeof m->so, "%s", o->model);
+    HLO_RETURN_IF_ERROR(open_so(m->so, m));
+  } else {
+    drv_options d;
+    drv_options_from(o, &d);
+    cache_outcome how;
+    HLO_RETURN_IF_ERROR(cache_get(o->model, &d, false, m->so, sizeof m->so, &how));
+    hlo_status s = open_so(m->so, m);
+    if (s && how == CACHE_HIT) {
+      hlo_status_free(s);
+      HLO_RETURN_IF_ERROR(cache_get(o->model, &d, true, m->so, sizeof m->so, &how));
+      s = open_so(m->so, m);
     }
-  mkdir(tmp, 0777);
-}
-
-static hlo_status cached_so(const run_options *o, char *out, size_t cap, bool *out_compiled) {
-  *out_compiled = false;
-  char *text = NULL;
-  size_t n = 0;
-  HLO_RETURN_IF_ERROR(read_all(o->model, &text, &n));
-  char opts[256];
-  snprintf(opts, sizeof opts, "O%d|%s|%d|%s", o->opt_level, o->target_cpu ? o->target_cpu : "native", o->strict,
-           HLOC_VERSION);
-  uint64_t h = fnv(fnv(1469598103934665603ull, text, n), opts, strlen(opts));
-  free(text);
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  char dir[2048];
-  if (xdg && *xdg)
-    snprintf(dir, sizeof dir, "%s/hloc", xdg);
-  else
-    snprintf(dir, sizeof dir, "%s/.cache/hloc", home && *home ? home : "/tmp");
-  snprintf(out, cap, "%s/%016llx.so", dir, (unsigned long long)h);
-  if (access(out, R_OK) == 0)
-    return NULL; /* hit: no parsing, no LLVM */
-  mkdirs(dir);
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.%d.tmp.so", out, (int)getpid());
-  drv_options d;
-  drv_options_init(&d);
-  d.opt_level = o->opt_level;
-  d.target_cpu = o->target_cpu ? o->target_cpu : "native";
-  d.strict = o->strict;
-  hlo_status s = drv_compile_file(o->model, tmp, DRV_EMIT_SO, &d);
-  if (s) {
-    unlink(tmp);
-    return s;
+    if (how == CACHE_UNCACHED)
+      unlink(m->so); /* the mapping stays valid */
+    if (o->verbose)
+      fprintf(stderr, "hlorun: cache %s: %s\n",
+              how == CACHE_HIT ? "hit" : how == CACHE_COMPILED ? "miss, compiled" : "not writable, compiled", m->so);
+    if (s)
+      return s;
+    if (how != CACHE_HIT)
+      return NULL; /* the compiler printed its notes */
   }
-  if (rename(tmp, out) != 0) {
-    unlink(tmp);
-    return hlo_status_make(HLO_IO, "%s: cannot store in the cache: %s", out, strerror(errno));
-  }
-  *out_compiled = true;
+  if (m->desc->features & HLO_FEATURE_ELIDED_CONSTANTS)
+    fprintf(stderr, "%s: note: elided constants (constant({...})) were filled with deterministic values\n", o->model);
   return NULL;
 }
 
-/* ---- inputs ------------------------------------------------------------------------------ */
-
-static const char *dtype_name(int32_t dt) { return dt >= 0 && dt < IR_ETYPE_COUNT ? ir_etype_table[dt].spelling : "?"; }
+/* ---- inputs -------------------------------------------------------------------------------- */
 
 static void desc_text(const hlo_array_desc *d, char *buf, size_t cap) {
-  int k = snprintf(buf, cap, "%s[", dtype_name(d->dtype));
-  for (int i = 0; i < d->rank && (size_t)k < cap; i++)
-    k += snprintf(buf + k, cap - (size_t)k, "%s%lld", i ? "," : "", (long long)d->dims[i]);
-  if ((size_t)k < cap)
-    snprintf(buf + k, cap - (size_t)k, "]");
+  litio_shape_text(d->dtype, d->rank, d->dims, buf, cap);
 }
 
 /* Does the .npy dtype store this element type (DESIGN.md: types numpy lacks are raw bits)? */
 static bool npy_matches(const npy_array *a, int32_t dt) {
-  const ir_etype_info *e = &ir_etype_table[dt];
   if (dt == IR_PRED)
     return (a->kind == 'b' || a->kind == 'u') && a->itemsize == 1;
   if (dt == IR_BF16)
     return (a->kind == 'u' || a->kind == 'V') && a->itemsize == 2;
-  char want_kind = e->npy_descr[1];
-  int want_size = atoi(e->npy_descr + 2);
-  return a->kind == want_kind && a->itemsize == want_size;
+  const char *descr = ir_etype_table[dt].npy_descr;
+  if (!descr[0])
+    return false;
+  return a->kind == descr[1] && a->itemsize == atoi(descr + 2);
 }
 
 static bool dims_match(const npy_array *a, const hlo_array_desc *d) {
@@ -144,14 +131,17 @@ static hlo_status input_from_npy(const char *path, int k, const hlo_array_desc *
   desc_text(d, want, sizeof want);
   npy_describe(&a, got, sizeof got);
   hlo_status s = NULL;
-  if (!dims_match(&a, d)) {
+  bool bf16_from_f32 = d->dtype == IR_BF16 && a.kind == 'f' && a.itemsize == 4;
+  if (!dims_match(&a, d) || (!bf16_from_f32 && !npy_matches(&a, d->dtype)) ||
+      (!bf16_from_f32 && a.nbytes != d->byte_size)) {
     s = hlo_status_make(HLO_INVALID_ARGUMENT, "%s: parameter %d (%%%s) expects %s, got %s", path, k, d->name, want, got);
-  } else if (d->dtype == IR_BF16 && a.kind == 'f' && a.itemsize == 4) {
-    int64_t n = a.nbytes / 4; /* f32 -> bf16, round to nearest even */
-    for (int64_t i = 0; i < n; i++)
-      ir_lit_encode_float(IR_BF16, ((float *)a.data)[i], 0, (unsigned char *)dst + 2 * i);
-  } else if (!npy_matches(&a, d->dtype)) {
-    s = hlo_status_make(HLO_INVALID_ARGUMENT, "%s: parameter %d (%%%s) expects %s, got %s", path, k, d->name, want, got);
+  } else if (bf16_from_f32) {
+    int64_t n = a.nbytes / 4; /* rounded to nearest even, as XLA's convert does */
+    for (int64_t i = 0; i < n; i++) {
+      float f;
+      memcpy(&f, (unsigned char *)a.data + 4 * i, 4);
+      ir_lit_encode_float(IR_BF16, f, 0, (unsigned char *)dst + 2 * i);
+    }
   } else {
     memcpy(dst, a.data, (size_t)a.nbytes);
   }
@@ -159,50 +149,19 @@ static hlo_status input_from_npy(const char *path, int k, const hlo_array_desc *
   return s;
 }
 
-static hlo_status input_from_literal(const char *text, int k, const hlo_array_desc *d, void *dst) {
-  char module[65536];
-  int n = snprintf(module, sizeof module, "HloModule input\n\nENTRY %%e {\n  ROOT %%c = %s\n}\n", text);
-  char *sp = strchr(text, ' ');
-  if (!sp || n >= (int)sizeof module)
-    return hlo_status_make(HLO_INVALID_ARGUMENT, "--input '%s': expected a file or a literal like 'f32[2] {1, 2}'", text);
-  /* "SHAPE VALUE" -> "SHAPE constant(VALUE)" */
-  snprintf(module, sizeof module, "HloModule input\n\nENTRY %%e {\n  ROOT %%c = %.*s constant(%s)\n}\n", (int)(sp - text),
-           text, sp + 1);
-  ir_diag_list diags;
-  ir_diag_init(&diags, "--input", module, strlen(module));
-  ir_module *m = NULL;
-  hlo_status s = ir_parse_module(module, strlen(module), &diags, &m);
-  ir_diag_deinit(&diags);
-  if (s) {
-    hlo_status_free(s);
-    return hlo_status_make(HLO_INVALID_ARGUMENT, "--input '%s' for parameter %d (%%%s): not a valid HLO literal", text, k,
-                           d->name);
-  }
-  ir_literal *lit = m->entry->root->attrs.u.literal;
-  char want[256], got[256];
-  desc_text(d, want, sizeof want);
-  ir_shape_format(lit->shape, false, got, sizeof got);
-  if (strcmp(want, got) != 0 || lit->nbytes != d->byte_size) {
-    s = hlo_status_make(HLO_INVALID_ARGUMENT, "--input '%s': parameter %d (%%%s) expects %s, got %s", text, k, d->name,
-                        want, got);
-  } else {
-    memcpy(dst, lit->data, (size_t)lit->nbytes);
-  }
-  ir_module_destroy(m);
-  return s;
-}
-
+/* Deterministic values from (seed, parameter): floats uniform in [-1, 1), integers in [0, 8)
+ * (valid as indices into most dimensions), pred 0/1. */
 static void random_fill(uint64_t seed, int k, const hlo_array_desc *d, void *dst) {
   uint64_t st = seed * 0x9E3779B97F4A7C15ull + (uint64_t)k * 0xBF58476D1CE4E5B9ull + 1;
   int eb = ir_etype_table[d->dtype].storage_bytes;
   int64_t n = eb ? d->byte_size / eb : 0;
+  ir_etype et = (ir_etype)d->dtype;
   for (int64_t i = 0; i < n; i++) {
     st ^= st >> 12;
     st ^= st << 25;
     st ^= st >> 27;
     uint64_t r = st * 2685821657736338717ull;
     unsigned char *p = (unsigned char *)dst + i * eb;
-    ir_etype et = (ir_etype)d->dtype;
     if (ir_etype_is_float(et) || ir_etype_is_complex(et)) {
       double v = (double)(r >> 11) / 9007199254740992.0 * 2 - 1;
       ir_etype ct = ir_etype_component(et);
@@ -212,29 +171,376 @@ static void random_fill(uint64_t seed, int k, const hlo_array_desc *d, void *dst
     } else if (et == IR_PRED) {
       p[0] = (unsigned char)(r >> 63);
     } else {
-      int64_t v = (int64_t)(r >> 61); /* 0..7: valid as an index into most dimensions */
-      ir_lit_encode_int(et, v, 0, false, p);
+      ir_lit_encode_int(et, (int64_t)(r >> 61), 0, false, p);
     }
   }
 }
 
-/* ---- results ------------------------------------------------------------------------------ */
+static hlo_status check_counts(const run_options *o, const hlo_module_desc *desc) {
+  int np = desc->num_params, nr = desc->num_results;
+  if (o->random_inputs && o->n_inputs)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "give either --input or --random-inputs, not both");
+  if (!o->random_inputs && o->n_inputs < np) {
+    char want[256];
+    desc_text(&desc->params[o->n_inputs], want, sizeof want);
+    return hlo_status_make(HLO_INVALID_ARGUMENT,
+                           "%s takes %d input%s but %d %s given: parameter %d (%%%s) %s has no --input%s", o->model,
+                           np, np == 1 ? "" : "s", o->n_inputs, o->n_inputs == 1 ? "was" : "were", o->n_inputs,
+                           desc->params[o->n_inputs].name, want, np - o->n_inputs > 1 ? " (nor do the ones after it)" : "");
+  }
+  if (!o->random_inputs && o->n_inputs > np)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s takes %d input%s but %d were given: '%s' is extra", o->model, np,
+                           np == 1 ? "" : "s", o->n_inputs, o->inputs[np]);
+  if (o->n_outputs && o->n_outputs != nr)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s has %d result%s but %d --output %s given", o->model, nr,
+                           nr == 1 ? "" : "s", o->n_outputs, o->n_outputs == 1 ? "was" : "were");
+  if (o->n_expected && o->n_expected != nr)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s has %d result%s but %d --expected %s given", o->model, nr,
+                           nr == 1 ? "" : "s", o->n_expected, o->n_expected == 1 ? "was" : "were");
+  return NULL;
+}
 
-static double element_as_double(int32_t dt, const unsigned char *p, int part) {
-  ir_etype et = (ir_etype)dt;
+static void *alloc_leaf(int64_t bytes) {
+  size_t n = ((size_t)(bytes > 0 ? bytes : 1) + 63) & ~(size_t)63;
+  void *p = aligned_alloc(64, n);
+  if (p)
+    memset(p, 0, n);
+  return p;
+}
+
+static hlo_status read_inputs(const run_options *o, const hlo_module_desc *desc, void **params) {
+  for (int i = 0; i < desc->num_params; i++) {
+    const hlo_array_desc *d = &desc->params[i];
+    if (d->dtype == IR_TOKEN)
+      continue; /* token leaves take NULL */
+    if (d->byte_size < 0 || !(params[i] = alloc_leaf(d->byte_size)))
+      return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory for parameter %d (%lld bytes)", i,
+                             (long long)d->byte_size);
+    if (o->random_inputs)
+      random_fill(o->seed, i, d, params[i]);
+    else if (litio_looks_inline(o->inputs[i]))
+      HLO_RETURN_IF_ERROR(litio_parse_input(o->inputs[i], i, d, params[i]));
+    else
+      HLO_RETURN_IF_ERROR(input_from_npy(o->inputs[i], i, d, params[i]));
+  }
+  return NULL;
+}
+
+/* The infeed buffers, read once and pushed before every call. */
+typedef struct feeds {
+  npy_array *arrays;
+  int n;
+} feeds;
+
+static hlo_status read_infeeds(const run_options *o, feeds *f) {
+  f->arrays = calloc((size_t)o->n_infeeds + 1, sizeof *f->arrays);
+  if (!f->arrays)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (; f->n < o->n_infeeds; f->n++) {
+    hlo_status s = npy_read(o->infeeds[f->n], &f->arrays[f->n]);
+    if (s)
+      return hlo_status_annotate(s, "--infeed %d", f->n);
+  }
+  return NULL;
+}
+
+static void free_feeds(feeds *f) {
+  for (int i = 0; i < f->n; i++)
+    free(f->arrays[i].data);
+  free(f->arrays);
+}
+
+/* ---- the call ------------------------------------------------------------------------------ */
+
+/* One ffi_cif for the typed entry: (ctx, params..., results...) -> hlo_status. */
+typedef struct call_plan {
+  ffi_cif cif;
+  ffi_type **types;
+  int nargs;
+} call_plan;
+
+static hlo_status plan_call(const hlo_module_desc *desc, call_plan *p) {
+  p->nargs = 1 + desc->num_params + desc->num_results;
+  p->types = calloc((size_t)p->nargs, sizeof *p->types);
+  if (!p->types)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (int i = 0; i < p->nargs; i++)
+    p->types[i] = &ffi_type_pointer;
+  if (ffi_prep_cif(&p->cif, FFI_DEFAULT_ABI, (unsigned)p->nargs, &ffi_type_pointer, p->types) != FFI_OK)
+    return hlo_status_make(HLO_INTERNAL, "libffi cannot describe the entry point");
+  return NULL;
+}
+
+/* One buffer the model sent to the outfeed; dtype -1 when it came without a shape. */
+typedef struct outfeed_buf {
+  void *data;
+  int64_t nbytes;
+  int32_t dtype, rank;
+  int64_t dims[64];
+} outfeed_buf;
+
+typedef struct replica {
+  const run_options *o;
+  const hlo_module_desc *desc;
+  const call_plan *plan;
+  const feeds *infeeds;
+  void **params;        /* shared by every replica, read-only */
+  void **results;
+  void **ptrs, **values;/* ffi argument slots */
+  hlo_context *ctx;
+  outfeed_buf *outfeeds;/* what the first call sent */
+  int n_outfeeds, cap_outfeeds;
+  double *times;        /* benchmark iterations, ms */
+  hlo_status status;
+} replica;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static hlo_status push_infeeds(replica *r) {
+  for (int i = 0; i < r->infeeds->n; i++) {
+    const npy_array *a = &r->infeeds->arrays[i];
+    HLO_RETURN_IF_ERROR(hlo_infeed_push(r->ctx, a->data, (size_t)a->nbytes));
+  }
+  return NULL;
+}
+
+/* A failure inside the model is a run-time error (exit status 1) whatever its code, e.g. a
+ * custom-call target that is not found. */
+static hlo_status call_once(replica *r) {
+  void *ret = NULL;
+  ffi_call((ffi_cif *)&r->plan->cif, FFI_FN(r->desc->typed_entry), &ret, r->values);
+  hlo_status s = (hlo_status)ret;
+  hlo_status_code code = hlo_status_code_of(s);
+  if (code != HLO_INVALID_ARGUMENT && code != HLO_NOT_FOUND)
+    return s;
+  hlo_status again = hlo_status_make(HLO_FAILED_PRECONDITION, "%s", hlo_status_message(s));
+  hlo_status_free(s);
+  return again;
+}
+
+static hlo_status keep_outfeeds(replica *r) {
+  while (hlo_outfeed_count(r->ctx) > 0) {
+    if (r->n_outfeeds == r->cap_outfeeds) {
+      int cap = r->cap_outfeeds ? 2 * r->cap_outfeeds : 8;
+      outfeed_buf *grown = realloc(r->outfeeds, (size_t)cap * sizeof *grown);
+      if (!grown)
+        return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+      r->outfeeds = grown;
+      r->cap_outfeeds = cap;
+    }
+    outfeed_buf *b = &r->outfeeds[r->n_outfeeds];
+    memset(b, 0, sizeof *b);
+    size_t n = 0;
+    HLO_RETURN_IF_ERROR(hlo_outfeed_pop_array(r->ctx, &b->data, &n, &b->dtype, &b->rank, b->dims));
+    b->nbytes = (int64_t)n;
+    r->n_outfeeds++;
+  }
+  return NULL;
+}
+
+static void drop_outfeeds(replica *r) {
+  while (hlo_outfeed_count(r->ctx) > 0) {
+    void *d = NULL;
+    size_t n = 0;
+    hlo_status s = hlo_outfeed_pop(r->ctx, &d, &n);
+    hlo_status_free(s);
+    free(d);
+    if (s)
+      break;
+  }
+}
+
+/* A replica's thread: the call whose results count, then the timed iterations. */
+static void *run_replica(void *arg) {
+  replica *r = arg;
+  r->status = push_infeeds(r);
+  if (!r->status)
+    r->status = call_once(r);
+  if (!r->status)
+    r->status = keep_outfeeds(r);
+  for (int k = 0; k < r->o->benchmark && !r->status; k++) {
+    r->status = push_infeeds(r); /* untimed */
+    if (r->status)
+      break;
+    double t0 = now_ms();
+    r->status = call_once(r);
+    r->times[k] = now_ms() - t0;
+    drop_outfeeds(r);
+  }
+  return NULL;
+}
+
+static hlo_status setup_replica(const run_options *o, const hlo_module_desc *desc, int id, int count, replica *r) {
+  int np = desc->num_params, nr = desc->num_results;
+  r->results = calloc((size_t)nr + 1, sizeof *r->results);
+  r->ptrs = calloc((size_t)(1 + np + nr), sizeof *r->ptrs);
+  r->values = calloc((size_t)(1 + np + nr), sizeof *r->values);
+  r->times = calloc((size_t)o->benchmark + 1, sizeof *r->times);
+  if (!r->results || !r->ptrs || !r->values || !r->times)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (int i = 0; i < nr; i++) {
+    const hlo_array_desc *d = &desc->results[i];
+    if (d->dtype != IR_TOKEN && (d->byte_size < 0 || !(r->results[i] = alloc_leaf(d->byte_size))))
+      return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory for result %d (%lld bytes)", i,
+                             (long long)d->byte_size);
+  }
+  hlo_context_options co;
+  hlo_context_options_init(&co);
+  co.num_threads = o->threads;
+  co.replica_id = id;
+  co.num_replicas = count;
+  HLO_RETURN_IF_ERROR(hlo_context_create(&co, &r->ctx));
+  for (int i = 0; i < o->n_custom_call_libs; i++)
+    HLO_RETURN_IF_ERROR(hlo_custom_call_add_library(r->ctx, o->custom_call_libs[i]));
+  r->ptrs[0] = r->ctx;
+  for (int i = 0; i < np; i++)
+    r->ptrs[1 + i] = r->params[i];
+  for (int i = 0; i < nr; i++)
+    r->ptrs[1 + np + i] = r->results[i];
+  for (int i = 0; i < 1 + np + nr; i++)
+    r->values[i] = &r->ptrs[i];
+  return NULL;
+}
+
+static void teardown_replica(replica *r, int nr) {
+  hlo_context_destroy(r->ctx);
+  for (int i = 0; r->results && i < nr; i++)
+    free(r->results[i]);
+  for (int i = 0; i < r->n_outfeeds; i++)
+    free(r->outfeeds[i].data);
+  free(r->outfeeds);
+  free(r->results);
+  free(r->ptrs);
+  free(r->values);
+  free(r->times);
+  hlo_status_free(r->status);
+}
+
+/* Runs every replica at once (collectives need them all), each on its own thread. */
+static hlo_status run_replicas(replica *reps, int count) {
+  if (count == 1) {
+    run_replica(&reps[0]);
+  } else {
+    pthread_t *t = calloc((size_t)count, sizeof *t);
+    if (!t)
+      return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+    int started = 0;
+    for (; started < count; started++)
+      if (pthread_create(&t[started], NULL, run_replica, &reps[started]) != 0)
+        break;
+    for (int i = 0; i < started; i++)
+      pthread_join(t[i], NULL);
+    free(t);
+    if (started < count)
+      return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "cannot start a thread for replica %d", started);
+  }
+  for (int i = 0; i < count; i++)
+    if (reps[i].status) {
+      hlo_status s = reps[i].status;
+      reps[i].status = NULL;
+      return count > 1 ? hlo_status_annotate(s, "replica %d", i) : s;
+    }
+  return NULL;
+}
+
+/* ---- results ------------------------------------------------------------------------------- */
+
+static double element_as_double(ir_etype et, const unsigned char *p, int part) {
   if (ir_etype_is_complex(et))
     return ir_lit_decode_float(ir_etype_component(et), p + part * ir_etype_table[et].storage_bytes / 2);
-  if (ir_etype_is_float(et))
-    return ir_lit_decode_float(et, p);
-  int64_t v = 0;
+  return ir_lit_decode_float(et, p);
+}
+
+/* Integer and pred elements as exact 64-bit values (sign-extended when signed). */
+static void element_as_int(ir_etype et, const unsigned char *p, int64_t *out_s, uint64_t *out_u) {
   uint64_t u = 0;
-  memcpy(&u, p, (size_t)ir_etype_table[et].storage_bytes);
-  int bits = ir_etype_table[et].storage_bytes * 8;
-  if (ir_etype_is_signed(et))
-    v = bits == 64 ? (int64_t)u : (int64_t)(u << (64 - bits)) >> (64 - bits);
-  else
-    return (double)u;
-  return (double)v;
+  int bytes = ir_etype_table[et].storage_bytes;
+  memcpy(&u, p, (size_t)bytes);
+  int bits = bytes * 8;
+  *out_u = u;
+  *out_s = ir_etype_is_signed(et) && bits < 64 ? (int64_t)(u << (64 - bits)) >> (64 - bits) : (int64_t)u;
+}
+
+/* One unit in the last place of e in type et (normal numbers; subnormals use the smallest
+ * normal exponent's unit). */
+static double ulp_of(ir_etype et, double e) {
+  int exp = 0;
+  frexp(e, &exp);
+  int mant = ir_lit_mantissa_bits(et);
+  return ldexp(1.0, exp - 1 - mant);
+}
+
+typedef struct worst {
+  int64_t index;  /* -1: no mismatch */
+  int64_t count;
+  double excess;  /* how far outside the tolerance */
+  char got[64], want[64];
+  double err;
+} worst;
+
+static void consider_float(const run_options *o, ir_etype ct, int64_t i, double g, double e, worst *w) {
+  if ((isnan(g) && isnan(e)) || g == e)
+    return;
+  double err = fabs(g - e), excess;
+  if (isnan(g) || isnan(e) || isinf(g) || isinf(e)) {
+    excess = INFINITY;
+    err = INFINITY;
+  } else {
+    excess = err - (o->atol + o->rtol * fabs(e));
+    if (excess <= 0)
+      return;
+    if (o->ulp > 0 && err <= o->ulp * ulp_of(ct, e))
+      return;
+  }
+  w->count++;
+  if (w->index < 0 || excess > w->excess) {
+    w->index = i;
+    w->excess = excess;
+    w->err = err;
+    snprintf(w->got, sizeof w->got, "%.9g", g);
+    snprintf(w->want, sizeof w->want, "%.9g", e);
+  }
+}
+
+static void consider_int(ir_etype et, int64_t i, const unsigned char *g, const unsigned char *e, worst *w) {
+  int64_t gs, es;
+  uint64_t gu, eu;
+  element_as_int(et, g, &gs, &gu);
+  element_as_int(et, e, &es, &eu);
+  if (gu == eu)
+    return;
+  bool is_signed = ir_etype_is_signed(et);
+  double err = is_signed ? fabs((double)gs - (double)es) : fabs((double)gu - (double)eu);
+  w->count++;
+  if (w->index < 0 || err > w->excess) {
+    w->index = i;
+    w->excess = err;
+    w->err = err;
+    if (is_signed) {
+      snprintf(w->got, sizeof w->got, "%lld", (long long)gs);
+      snprintf(w->want, sizeof w->want, "%lld", (long long)es);
+    } else {
+      snprintf(w->got, sizeof w->got, "%llu", (unsigned long long)gu);
+      snprintf(w->want, sizeof w->want, "%llu", (unsigned long long)eu);
+    }
+  }
+}
+
+static void index_text(const hlo_array_desc *d, int64_t linear, char *buf, size_t cap) {
+  int64_t idx[64] = {0};
+  for (int k = d->rank - 1; k >= 0 && k < 64; k--) {
+    idx[k] = d->dims[k] ? linear % d->dims[k] : 0;
+    linear = d->dims[k] ? linear / d->dims[k] : 0;
+  }
+  size_t w = (size_t)snprintf(buf, cap, "[");
+  for (int k = 0; k < d->rank && k < 64 && w < cap; k++)
+    w += (size_t)snprintf(buf + w, cap - w, "%s%lld", k ? "," : "", (long long)idx[k]);
+  if (w < cap)
+    snprintf(buf + w, cap - w, "]");
 }
 
 static hlo_status compare(const run_options *o, const char *path, int k, const hlo_array_desc *d, const void *got) {
@@ -243,131 +549,81 @@ static hlo_status compare(const run_options *o, const char *path, int k, const h
   char want[256], have[256];
   desc_text(d, want, sizeof want);
   npy_describe(&a, have, sizeof have);
-  if (!dims_match(&a, d) || !npy_matches(&a, d->dtype)) {
+  if (!dims_match(&a, d) || !npy_matches(&a, d->dtype) || a.nbytes != d->byte_size) {
     free(a.data);
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: result %d is %s but the expected array is %s", path, k, want, have);
   }
-  int eb = ir_etype_table[d->dtype].storage_bytes;
+  ir_etype et = (ir_etype)d->dtype;
+  int eb = ir_etype_table[et].storage_bytes;
   int64_t n = eb ? d->byte_size / eb : 0;
-  int parts = ir_etype_is_complex((ir_etype)d->dtype) ? 2 : 1;
-  double worst = 0;
-  int64_t worst_i = -1;
-  double wg = 0, we = 0;
+  bool is_float = ir_etype_is_float(et) || ir_etype_is_complex(et);
+  int parts = ir_etype_is_complex(et) ? 2 : 1;
+  worst w = {.index = -1};
+  const unsigned char *g = got, *e = a.data;
   for (int64_t i = 0; i < n; i++)
-    for (int c = 0; c < parts; c++) {
-      double g = element_as_double(d->dtype, (const unsigned char *)got + i * eb, c);
-      double e = element_as_double(d->dtype, (const unsigned char *)a.data + i * eb, c);
-      double err;
-      if (isnan(g) && isnan(e))
-        continue;
-      if (isnan(g) || isnan(e) || (isinf(g) || isinf(e) ? g != e : false))
-        err = INFINITY;
-      else if (g == e)
-        continue;
-      else {
-        double tol = o->atol + o->rtol * fabs(e);
-        err = fabs(g - e) - tol;
-        if (o->ulp > 0 && ir_etype_is_float(ir_etype_component((ir_etype)d->dtype))) {
-          double ulp = fabs(e) > 0 ? fabs(nextafter(e, INFINITY) - e) : 1e-300;
-          if (ir_etype_component((ir_etype)d->dtype) != IR_F64)
-            ulp = fabs(e) > 0 ? fabs(nextafterf((float)e, INFINITY) - (float)e) : 1e-45;
-          if (fabs(g - e) <= o->ulp * ulp)
-            continue;
-        }
-        if (err <= 0)
-          continue;
-      }
-      if (worst_i < 0 || err > worst) {
-        worst = err;
-        worst_i = i;
-        wg = g;
-        we = e;
-      }
-    }
-  free(a.data);
-  if (worst_i < 0)
-    return NULL;
-  int64_t idx[64], rest = worst_i;
-  for (int di = d->rank - 1; di >= 0; di--) {
-    idx[di] = d->dims[di] ? rest % d->dims[di] : 0;
-    rest = d->dims[di] ? rest / d->dims[di] : 0;
-  }
-  char where[512];
-  int w = snprintf(where, sizeof where, "[");
-  for (int di = 0; di < d->rank && (size_t)w < sizeof where; di++)
-    w += snprintf(where + w, sizeof where - (size_t)w, "%s%lld", di ? "," : "", (long long)idx[di]);
-  snprintf(where + w, sizeof where - (size_t)w, "]");
-  return hlo_status_make(HLO_FAILED_PRECONDITION,
-                         "result %d does not match %s: worst element %s got %.9g expected %.9g (|error| %.3g; rtol %g atol %g)",
-                         k, path, where, wg, we, fabs(wg - we), o->rtol, o->atol);
-}
-
-/* XLA's literal printer format: "f32[2,3] {\n  { 1, 2, 3 },\n  { 4, 5, 6 }\n}", rank 1 as
- * "f32[3] {1, 2, 3}", scalars "f32[] 1.5"; pred elements of arrays as 1/0; for rank > 3 the
- * outer braces carry an index comment. */
-static void print_level(FILE *out, const hlo_array_desc *d, const unsigned char *data, int dim, int64_t *lin,
-                        int64_t *idx) {
-  int rank = d->rank, eb = ir_etype_table[d->dtype].storage_bytes;
-  int64_t n = d->dims[dim];
-  bool innermost = dim == rank - 1;
-  if (rank == 1)
-    fputs("{", out);
-  else if (innermost)
-    fputs(n <= 1 ? "  {" : "  { ", out);
-  else if (rank > 3 && dim > 0)
-    fprintf(out, "{ /*i%d=%lld*/\n", dim - 1, (long long)idx[dim - 1]);
-  else
-    fputs("{\n", out);
-  for (int64_t i = 0; i < n; i++) {
-    idx[dim] = i;
-    if (innermost) {
-      char buf[128];
-      const unsigned char *e = data + (*lin)++ * eb;
-      if (d->dtype == IR_PRED)
-        snprintf(buf, sizeof buf, "%d", e[0] ? 1 : 0);
+    for (int c = 0; c < parts; c++)
+      if (is_float)
+        consider_float(o, ir_etype_component(et), i, element_as_double(et, g + i * eb, c),
+                       element_as_double(et, e + i * eb, c), &w);
       else
-        ir_format_element((ir_etype)d->dtype, e, buf, sizeof buf);
-      fputs(buf, out);
-    } else {
-      print_level(out, d, data, dim + 1, lin, idx);
-    }
-    if (i + 1 < n)
-      fputs(innermost ? ", " : ",\n", out);
-  }
-  if (rank == 1)
-    fputs("}", out);
-  else if (innermost)
-    fputs(n <= 1 ? "}" : " }", out);
-  else
-    fputs("\n}", out);
+        consider_int(et, i, g + i * eb, e + i * eb, &w);
+  free(a.data);
+  if (w.index < 0)
+    return NULL;
+  char where[512];
+  index_text(d, w.index, where, sizeof where);
+  return hlo_status_make(HLO_FAILED_PRECONDITION,
+                         "result %d does not match %s: worst element %s got %s expected %s (|error| %.3g; rtol %g atol %g%s; "
+                         "%lld of %lld element%s differ)",
+                         k, path, where, w.got, w.want, w.err, o->rtol, o->atol, o->ulp ? " or ulp" : "",
+                         (long long)w.count, (long long)n, n == 1 ? "" : "s");
 }
 
-static hlo_status print_result(const hlo_array_desc *d, const void *data, FILE *out) {
-  char shape[512];
-  desc_text(d, shape, sizeof shape);
-  fprintf(out, "%s ", shape);
-  if (d->dtype == IR_TOKEN) {
-    fputs("token\n", out);
-    return NULL;
+static hlo_status write_leaf(const char *path, const hlo_array_desc *d, const void *data) {
+  return npy_write(path, ir_etype_table[d->dtype].npy_descr, d->rank, d->dims, data, d->byte_size);
+}
+
+static hlo_status emit_results(const run_options *o, const hlo_module_desc *desc, replica *reps, int count,
+                               FILE *out) {
+  int nr = desc->num_results;
+  for (int i = 0; i < nr; i++) {
+    const hlo_array_desc *d = &desc->results[i];
+    if (d->dtype == IR_TOKEN)
+      continue;
+    if (o->n_outputs)
+      HLO_RETURN_IF_ERROR(write_leaf(o->outputs[i], d, reps[0].results[i]));
+    if (o->output_dir) {
+      char path[4200];
+      snprintf(path, sizeof path, "%s/out%d.npy", o->output_dir, i);
+      HLO_RETURN_IF_ERROR(write_leaf(path, d, reps[0].results[i]));
+    }
   }
-  if (d->rank == 0) {
-    char buf[128];
-    ir_format_element((ir_etype)d->dtype, data, buf, sizeof buf);
-    fprintf(out, "%s\n", buf);
-    return NULL;
+  bool print = !o->n_outputs && !o->output_dir && !o->n_expected && o->benchmark <= 0;
+  for (int r = 0; print && r < count; r++) {
+    if (count > 1)
+      fprintf(out, "replica %d:\n", r);
+    for (int i = 0; i < nr; i++)
+      HLO_RETURN_IF_ERROR(litio_print(&desc->results[i], reps[r].results[i], out));
   }
-  int64_t lin = 0, idx[64] = {0};
-  print_level(out, d, data, 0, &lin, idx);
-  fputs("\n", out);
   return NULL;
 }
 
-/* ---- the call ------------------------------------------------------------------------------ */
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+static hlo_status write_outfeeds(const run_options *o, replica *reps, int count) {
+  for (int r = 0; r < count; r++)
+    for (int i = 0; i < reps[r].n_outfeeds; i++) {
+      const outfeed_buf *a = &reps[r].outfeeds[i];
+      char path[4200];
+      if (r == 0)
+        snprintf(path, sizeof path, "%s/outfeed%d.npy", o->outfeed_dir, i);
+      else
+        snprintf(path, sizeof path, "%s/replica%d_outfeed%d.npy", o->outfeed_dir, r, i);
+      int32_t dt = a->dtype;
+      bool shaped = dt >= 0 && dt < IR_ETYPE_COUNT && ir_etype_table[dt].npy_descr[0];
+      int64_t raw_dims[1] = {a->nbytes};
+      HLO_RETURN_IF_ERROR(npy_write(path, shaped ? ir_etype_table[dt].npy_descr : "|u1", shaped ? a->rank : 1,
+                                    shaped ? a->dims : raw_dims, a->data, a->nbytes));
+    }
+  return NULL;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -375,40 +631,13 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static hlo_status call_model(const hlo_module_desc *desc, hlo_context *ctx, void **params, void **results) {
-  int n = 1 + desc->num_params + desc->num_results;
-  ffi_type **types = calloc((size_t)n, sizeof *types);
-  void **values = calloc((size_t)n, sizeof *values);
-  void **ptrs = calloc((size_t)n, sizeof *ptrs);
-  if (!types || !values || !ptrs) {
-    free(types);
-    free(values);
-    free(ptrs);
-    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  ptrs[0] = ctx;
-  for (int i = 0; i < desc->num_params; i++)
-    ptrs[1 + i] = params[i];
-  for (int i = 0; i < desc->num_results; i++)
-    ptrs[1 + desc->num_params + i] = results[i];
-  for (int i = 0; i < n; i++) {
-    types[i] = &ffi_type_pointer;
-    values[i] = &ptrs[i];
-  }
-  ffi_cif cif;
-  hlo_status st = NULL;
-  if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, (unsigned)n, &ffi_type_pointer, types) != FFI_OK) {
-    st = hlo_status_make(HLO_INTERNAL, "libffi cannot describe the entry point");
-  } else {
-    void *ret = NULL;
-    ffi_call(&cif, FFI_FN(desc->typed_entry), &ret, values);
-    st = (hlo_status)ret;
-  }
-  free(types);
-  free(values);
-  free(ptrs);
-  return st;
+static void print_benchmark(int n, double *t, FILE *out) {
+  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  double median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+  fprintf(out, "benchmark: iterations=%d min_ms=%.4f median_ms=%.4f max_ms=%.4f\n", n, t[0], median, t[n - 1]);
 }
+
+/* ---- the whole run ------------------------------------------------------------------------- */
 
 void run_options_init(run_options *o) {
   memset(o, 0, sizeof *o);
@@ -417,102 +646,58 @@ void run_options_init(run_options *o) {
   o->atol = 1e-6;
 }
 
-hlo_status run_model(const run_options *o, FILE *out) {
-  char so[4096];
-  size_t ml = strlen(o->model);
-  bool compiled = false; /* the compiler already printed its notes */
-  if (ml > 3 && strcmp(o->model + ml - 3, ".so") == 0)
-    snprintf(so, sizeof so, "%s", o->model);
-  else
-    HLO_RETURN_IF_ERROR(cached_so(o, so, sizeof so, &compiled));
-  char resolved[4200];
-  snprintf(resolved, sizeof resolved, "%s%s", strchr(so, '/') ? "" : "./", so);
-  void *h = dlopen(resolved, RTLD_NOW | RTLD_LOCAL);
-  if (!h)
-    return hlo_status_make(HLO_NOT_FOUND, "%s: cannot load: %s", so, dlerror());
-  hlo_describe_fn describe = (hlo_describe_fn)dlsym(h, "hlo_module_describe");
-  const hlo_module_desc *desc = describe ? describe() : NULL;
-  if (!desc || desc->abi_version != HLO_ABI_VERSION) {
-    dlclose(h);
-    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: not a model built by this version of hloc", so);
-  }
-  if ((desc->features & HLO_FEATURE_ELIDED_CONSTANTS) && !compiled)
-    fprintf(stderr, "%s: note: elided constants (constant({...})) were filled with deterministic values\n", o->model);
-  hlo_status s = NULL;
-  int np = desc->num_params, nr = desc->num_results;
-  void **params = calloc((size_t)np + 1, sizeof *params), **results = calloc((size_t)nr + 1, sizeof *results);
-  if (!o->random_inputs && o->n_inputs != np)
-    s = hlo_status_make(HLO_INVALID_ARGUMENT, "%s takes %d input%s but %d %s given (one --input per parameter, in order)",
-                        o->model, np, np == 1 ? "" : "s", o->n_inputs, o->n_inputs == 1 ? "was" : "were");
-  else if (o->n_outputs && o->n_outputs != nr)
-    s = hlo_status_make(HLO_INVALID_ARGUMENT, "%s has %d result%s but %d --output %s given", o->model, nr, nr == 1 ? "" : "s",
-                        o->n_outputs, o->n_outputs == 1 ? "was" : "were");
-  else if (o->n_expected && o->n_expected != nr)
-    s = hlo_status_make(HLO_INVALID_ARGUMENT, "%s has %d result%s but %d --expected %s given", o->model, nr,
-                        nr == 1 ? "" : "s", o->n_expected, o->n_expected == 1 ? "was" : "were");
-  for (int i = 0; i < np && !s; i++) {
-    const hlo_array_desc *d = &desc->params[i];
-    params[i] = d->byte_size ? aligned_alloc(64, ((size_t)d->byte_size + 63) & ~(size_t)63) : NULL;
-    if (d->byte_size && !params[i])
-      s = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory for parameter %d", i);
-    else if (d->dtype == IR_TOKEN || !d->byte_size)
-      continue;
-    else if (o->random_inputs)
-      random_fill(o->seed, i, d, params[i]);
-    else if (access(o->inputs[i], F_OK) != 0 && strchr(o->inputs[i], '[') && strchr(o->inputs[i], ' '))
-      s = input_from_literal(o->inputs[i], i, d, params[i]);
-    else
-      s = input_from_npy(o->inputs[i], i, d, params[i]);
-  }
-  for (int i = 0; i < nr && !s; i++) {
-    int64_t bytes = desc->results[i].byte_size;
-    results[i] = aligned_alloc(64, ((size_t)(bytes ? bytes : 1) + 63) & ~(size_t)63);
-    if (!results[i])
-      s = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory for result %d", i);
-  }
-  hlo_context *ctx = NULL;
-  if (!s) {
-    hlo_context_options co;
-    hlo_context_options_init(&co);
-    co.num_threads = o->threads;
-    s = hlo_context_create(&co, &ctx);
+static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, void **params, FILE *out) {
+  int count = o->replicas > 0 ? o->replicas : desc->replica_count > 1 ? desc->replica_count : 1;
+  if (count > MAX_REPLICAS)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "--replicas %d: at most %d", count, MAX_REPLICAS);
+  call_plan plan = {0};
+  feeds infeeds = {0};
+  replica *reps = calloc((size_t)count, sizeof *reps);
+  hlo_status s = reps ? NULL : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  if (!s)
+    s = plan_call(desc, &plan);
+  if (!s)
+    s = read_infeeds(o, &infeeds);
+  for (int r = 0; r < count && !s; r++) {
+    reps[r] = (replica){.o = o, .desc = desc, .plan = &plan, .infeeds = &infeeds, .params = params};
+    s = setup_replica(o, desc, r, count, &reps[r]);
   }
   if (!s)
-    s = call_model(desc, ctx, params, results);
-  if (!s && o->benchmark > 0) {
-    double *t = calloc((size_t)o->benchmark, sizeof *t);
-    for (int k = 0; k < o->benchmark && !s && t; k++) {
-      double t0 = now_ms();
-      s = call_model(desc, ctx, params, results);
-      t[k] = now_ms() - t0;
-    }
-    if (!s && t) {
-      qsort(t, (size_t)o->benchmark, sizeof *t, cmp_double);
-      fprintf(out, "benchmark: iterations=%d min_ms=%.4f median_ms=%.4f max_ms=%.4f\n", o->benchmark, t[0],
-              t[o->benchmark / 2], t[o->benchmark - 1]);
-    }
-    free(t);
-  }
-  for (int i = 0; i < nr && !s; i++) {
-    const hlo_array_desc *d = &desc->results[i];
-    if (o->n_outputs)
-      s = npy_write(o->outputs[i], ir_etype_table[d->dtype].npy_descr, d->rank, d->dims, results[i], d->byte_size);
-    else if (o->output_dir) {
-      char path[4096];
-      snprintf(path, sizeof path, "%s/out%d.npy", o->output_dir, i);
-      s = npy_write(path, ir_etype_table[d->dtype].npy_descr, d->rank, d->dims, results[i], d->byte_size);
-    } else if (!o->n_expected && o->benchmark <= 0)
-      s = print_result(d, results[i], out);
-  }
+    s = run_replicas(reps, count);
+  if (!s && o->benchmark > 0)
+    print_benchmark(o->benchmark, reps[0].times, out);
+  if (!s)
+    s = emit_results(o, desc, reps, count, out);
+  if (!s && o->outfeed_dir)
+    s = write_outfeeds(o, reps, count);
   for (int i = 0; i < o->n_expected && !s; i++)
-    s = compare(o, o->expected[i], i, &desc->results[i], results[i]);
-  hlo_context_destroy(ctx);
-  for (int i = 0; i < np; i++)
+    s = compare(o, o->expected[i], i, &desc->results[i], reps[0].results[i]);
+  for (int r = 0; reps && r < count; r++)
+    teardown_replica(&reps[r], desc->num_results);
+  free(reps);
+  free(plan.types);
+  free_feeds(&infeeds);
+  return s;
+}
+
+hlo_status run_model(const run_options *o, FILE *out) {
+  model m;
+  HLO_RETURN_IF_ERROR(load_model(o, &m));
+  const hlo_module_desc *desc = m.desc;
+  void **params = calloc((size_t)desc->num_params + 1, sizeof *params);
+  hlo_status s = params ? check_counts(o, desc) : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  if (!s)
+    s = read_inputs(o, desc, params);
+  if (!s)
+    s = run_loaded(o, desc, params, out);
+  for (int i = 0; params && i < desc->num_params; i++)
     free(params[i]);
-  for (int i = 0; i < nr; i++)
-    free(results[i]);
   free(params);
-  free(results);
-  dlclose(h);
+  if (s) { /* the status may be the model's own static record: copy it before unloading */
+    hlo_status copy = hlo_status_make(hlo_status_code_of(s), "%s", hlo_status_message(s));
+    hlo_status_free(s);
+    s = copy;
+  }
+  dlclose(m.handle);
   return s;
 }

@@ -1,5 +1,8 @@
 /* run.h — hlorun's work as a library call: options in, status out (tools/hlorun.c is the
- * thin main).  Exit-code mapping: HLO_INVALID_ARGUMENT/NOT_FOUND -> 2, anything else -> 1. */
+ * thin main).  Exit-code mapping: HLO_INVALID_ARGUMENT/NOT_FOUND -> 2 (usage, parse,
+ * verification or input error), anything else -> 1 (run-time error or mismatch).
+ * Tests: tests/hlorun_cli.cmake, the golden and conformance suites.
+ */
 #ifndef HLOC_TOOLS_RUN_H
 #define HLOC_TOOLS_RUN_H
 
@@ -9,7 +12,7 @@
 
 #include "hlo/status.h"
 
-enum { RUN_MAX_ARRAYS = 4096 };
+enum { RUN_MAX_ARRAYS = 4096, RUN_MAX_LIBS = 64 };
 
 typedef struct run_options {
   const char *model;                 /* .hlo (compiled through the cache) or .so */
@@ -25,14 +28,21 @@ typedef struct run_options {
   bool random_inputs;
   uint64_t seed;
   int benchmark;                     /* iterations; 0 = none */
-  int threads;
+  const char *infeeds[RUN_MAX_ARRAYS];/* .npy files pushed, in order, before each call */
+  int n_infeeds;
+  const char *outfeed_dir;           /* writes outfeed<i>.npy for every outfeed buffer */
+  const char *custom_call_libs[RUN_MAX_LIBS];
+  int n_custom_call_libs;
+  int replicas;                      /* 0: the module's replica_count */
+  int threads;                       /* per replica; 0 = one per CPU */
   int opt_level;
   const char *target_cpu;
   bool strict;
+  bool verbose;                      /* cache hits and misses on stderr */
 } run_options;
 
 void run_options_init(run_options *o);
-/* Runs the model; printed results and the benchmark line go to out. */
+/* Runs the model; printed results and the benchmark line go to out, notes to stderr. */
 HLO_MUST_USE hlo_status run_model(const run_options *o, FILE *out);
 
 #endif
