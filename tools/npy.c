@@ -9,73 +9,159 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static hlo_status bad(const char *name, const char *what) {
   return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: not a valid .npy file: %s", name, what);
 }
 
-static const char *skip_ws(const char *p, const char *end) {
-  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-    p++;
-  return p;
+/* A cursor over the header text. */
+typedef struct hdr {
+  const char *p, *end;
+} hdr;
+
+static void skip_ws(hdr *h) {
+  while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r'))
+    h->p++;
 }
 
-/* Finds 'key': in the header dict and returns a pointer after the colon. */
-static const char *find_key(const char *h, const char *end, const char *key) {
-  size_t kl = strlen(key);
-  for (const char *p = h; p + kl + 2 < end; p++)
-    if ((*p == '\'' || *p == '"') && memcmp(p + 1, key, kl) == 0 && p[kl + 1] == *p) {
-      const char *q = skip_ws(p + kl + 2, end);
-      if (q < end && *q == ':')
-        return skip_ws(q + 1, end);
-      return NULL;
-    }
-  return NULL;
+static bool eat(hdr *h, char c) {
+  skip_ws(h);
+  if (h->p < h->end && *h->p == c) {
+    h->p++;
+    return true;
+  }
+  return false;
 }
 
-static hlo_status parse_header(const char *name, const char *h, size_t len, char *descr, bool *fortran, npy_array *a) {
-  const char *end = h + len;
-  const char *p = find_key(h, end, "descr");
-  if (!p || (*p != '\'' && *p != '"'))
-    return bad(name, "header has no 'descr'");
-  char q = *p++;
+/* A quoted string ('...' or "...", no escapes: the three keys and the descrs have none). */
+static bool read_string(hdr *h, char *buf, size_t cap) {
+  skip_ws(h);
+  if (h->p >= h->end || (*h->p != '\'' && *h->p != '"'))
+    return false;
+  char q = *h->p++;
   size_t n = 0;
-  while (p < end && *p != q && n < 15)
-    descr[n++] = *p++;
-  descr[n] = 0;
-  if (p >= end || *p != q)
-    return bad(name, "unsupported 'descr' (structured dtypes are not arrays of one element type)");
-  p = find_key(h, end, "fortran_order");
-  if (!p)
-    return bad(name, "header has no 'fortran_order'");
-  if (end - p >= 4 && memcmp(p, "True", 4) == 0)
-    *fortran = true;
-  else if (end - p >= 5 && memcmp(p, "False", 5) == 0)
-    *fortran = false;
-  else
-    return bad(name, "'fortran_order' is neither True nor False");
-  p = find_key(h, end, "shape");
-  if (!p || *p != '(')
-    return bad(name, "header has no 'shape' tuple");
-  p++;
+  while (h->p < h->end && *h->p != q && *h->p != '\\') {
+    if (n + 1 >= cap)
+      return false;
+    buf[n++] = *h->p++;
+  }
+  buf[n] = 0;
+  if (h->p >= h->end || *h->p != q)
+    return false;
+  h->p++;
+  return true;
+}
+
+static bool read_word(hdr *h, const char *w) {
+  skip_ws(h);
+  size_t n = strlen(w);
+  if ((size_t)(h->end - h->p) < n || memcmp(h->p, w, n) != 0)
+    return false;
+  h->p += n;
+  return true;
+}
+
+/* (), (n,), (a, b, ...) with an optional trailing comma; Python 2's 'L' suffix accepted. */
+static hlo_status read_shape(const char *name, hdr *h, npy_array *a) {
+  if (!eat(h, '('))
+    return bad(name, "'shape' is not a tuple");
   a->rank = 0;
   for (;;) {
-    p = skip_ws(p, end);
-    if (p < end && *p == ')')
-      break;
-    if (p >= end || !isdigit((unsigned char)*p) || a->rank >= 64)
+    if (eat(h, ')'))
+      return NULL;
+    skip_ws(h);
+    if (h->p >= h->end || !isdigit((unsigned char)*h->p))
       return bad(name, "malformed 'shape'");
-    errno = 0;
-    char *e;
-    long long v = strtoll(p, &e, 10);
-    if (errno || v < 0)
-      return bad(name, "'shape' dimension out of range");
+    if (a->rank >= 64)
+      return bad(name, "'shape' has more than 64 dimensions");
+    int64_t v = 0;
+    while (h->p < h->end && isdigit((unsigned char)*h->p)) {
+      int digit = *h->p++ - '0';
+      if (v > (INT64_MAX - digit) / 10)
+        return bad(name, "'shape' dimension out of range");
+      v = v * 10 + digit;
+    }
+    if (h->p < h->end && *h->p == 'L')
+      h->p++;
     a->dims[a->rank++] = v;
-    p = skip_ws(e, end);
-    if (p < end && *p == ',')
-      p++;
+    if (!eat(h, ',')) {
+      if (eat(h, ')'))
+        return NULL;
+      return bad(name, "malformed 'shape'");
+    }
   }
+}
+
+/* The header dict: exactly the keys 'descr', 'fortran_order' and 'shape', once each. */
+static hlo_status parse_header(const char *name, const char *text, size_t len, char *descr, bool *fortran,
+                               npy_array *a) {
+  hdr h = {text, text + len};
+  bool seen[3] = {false, false, false};
+  if (!eat(&h, '{'))
+    return bad(name, "the header is not a dict");
+  for (;;) {
+    if (eat(&h, '}'))
+      break;
+    char key[32];
+    if (!read_string(&h, key, sizeof key) || !eat(&h, ':'))
+      return bad(name, "malformed header dict");
+    int k = strcmp(key, "descr") == 0 ? 0 : strcmp(key, "fortran_order") == 0 ? 1 : strcmp(key, "shape") == 0 ? 2 : -1;
+    if (k < 0)
+      return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: not a valid .npy file: unexpected header key '%s'", name, key);
+    if (seen[k])
+      return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: not a valid .npy file: header key '%s' appears twice", name, key);
+    seen[k] = true;
+    if (k == 0 && !read_string(&h, descr, 16))
+      return bad(name, "unsupported 'descr' (structured dtypes are not arrays of one element type)");
+    if (k == 1) {
+      if (read_word(&h, "True"))
+        *fortran = true;
+      else if (read_word(&h, "False"))
+        *fortran = false;
+      else
+        return bad(name, "'fortran_order' is neither True nor False");
+    }
+    if (k == 2)
+      HLO_RETURN_IF_ERROR(read_shape(name, &h, a));
+    if (!eat(&h, ',')) {
+      if (eat(&h, '}'))
+        break;
+      return bad(name, "malformed header dict");
+    }
+  }
+  skip_ws(&h);
+  if (h.p != h.end)
+    return bad(name, "text after the header dict");
+  static const char *const keys[3] = {"descr", "fortran_order", "shape"};
+  for (int k = 0; k < 3; k++)
+    if (!seen[k])
+      return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: not a valid .npy file: header has no '%s'", name, keys[k]);
   return NULL;
+}
+
+/* Reads a descr such as "<f4": byte order, kind, item size.  Only the dtypes that store an
+ * HLO element type (hlo/elemtypes.def) and raw 2-byte void (bf16 bits). */
+static hlo_status parse_descr(const char *name, const char *descr, char *out_order, npy_array *a) {
+  static const struct { char kind; int size; } ok[] = {
+      {'b', 1}, {'i', 1}, {'i', 2}, {'i', 4}, {'i', 8}, {'u', 1}, {'u', 2}, {'u', 4}, {'u', 8},
+      {'f', 2}, {'f', 4}, {'f', 8}, {'c', 8}, {'c', 16}, {'V', 2}};
+  char order = descr[0];
+  if (!order || !strchr("<>|=", order) || !descr[1])
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: unsupported dtype '%s'", name, descr);
+  const char *digits = descr + 2;
+  bool all_digits = *digits != 0 && strlen(digits) <= 2;
+  for (const char *d = digits; *d; d++)
+    all_digits = all_digits && isdigit((unsigned char)*d);
+  int size = all_digits ? atoi(digits) : 0;
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+    if (ok[i].kind == descr[1] && ok[i].size == size) {
+      a->kind = descr[1];
+      a->itemsize = size;
+      *out_order = order == '>' ? '>' : '<'; /* '|' and '=' are native: little-endian here */
+      return NULL;
+    }
+  return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: unsupported dtype '%s' (no HLO element type stores it)", name, descr);
 }
 
 /* Reverses the bytes of every element (big-endian -> little-endian). */
@@ -115,8 +201,10 @@ static void *from_fortran(const unsigned char *src, const npy_array *a) {
 
 hlo_status npy_parse(const char *name, const unsigned char *bytes, size_t n, npy_array *out) {
   memset(out, 0, sizeof *out);
-  if (n < 10 || memcmp(bytes, "\x93NUMPY", 6) != 0)
+  if (n < 6 || memcmp(bytes, "\x93NUMPY", 6) != 0)
     return bad(name, "missing the \\x93NUMPY magic");
+  if (n < 10)
+    return bad(name, "truncated header");
   int major = bytes[6];
   size_t hlen, off;
   if (major == 1) {
@@ -135,13 +223,8 @@ hlo_status npy_parse(const char *name, const unsigned char *bytes, size_t n, npy
   char descr[16];
   bool fortran = false;
   HLO_RETURN_IF_ERROR(parse_header(name, (const char *)bytes + off, hlen, descr, &fortran, out));
-  char endian = descr[0];
-  if (strlen(descr) < 3 || !strchr("<>|=", endian))
-    return bad(name, "unsupported 'descr'");
-  out->kind = descr[1];
-  out->itemsize = atoi(descr + 2);
-  if (!strchr("biufcV", out->kind) || out->itemsize <= 0 || out->itemsize > 16)
-    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: unsupported dtype '%s'", name, descr);
+  char endian = '<';
+  HLO_RETURN_IF_ERROR(parse_descr(name, descr, &endian, out));
   int64_t count = 1;
   for (int d = 0; d < out->rank; d++) {
     if (out->dims[d] && count > INT64_MAX / out->dims[d])
@@ -167,20 +250,36 @@ hlo_status npy_parse(const char *name, const unsigned char *bytes, size_t n, npy
 }
 
 hlo_status npy_read(const char *path, npy_array *out) {
+  memset(out, 0, sizeof *out);
   FILE *f = fopen(path, "rb");
   if (!f)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: cannot open: %s", path, strerror(errno));
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *buf = n > 0 ? malloc((size_t)n) : NULL;
-  if (n > 0 && (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)) {
-    free(buf);
+  struct stat st = {0};
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
     fclose(f);
-    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: cannot read", path);
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: is a directory, not a .npy file", path);
   }
+  /* Read to the end (pipes have no size), growing the buffer geometrically. */
+  size_t cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, n = 0;
+  unsigned char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap || ferror(f))
+      break;
+    unsigned char *grown = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+    if (!grown)
+      free(buf);
+    buf = grown;
+    cap *= 2;
+  }
+  bool no_memory = !buf, failed = !buf || ferror(f);
   fclose(f);
-  hlo_status s = npy_parse(path, buf ? buf : (const unsigned char *)"", n > 0 ? (size_t)n : 0, out);
+  if (failed) {
+    free(buf);
+    return no_memory ? hlo_status_make(HLO_RESOURCE_EXHAUSTED, "%s: out of memory reading the file", path)
+                     : hlo_status_make(HLO_INVALID_ARGUMENT, "%s: cannot read: %s", path, strerror(errno));
+  }
+  hlo_status s = npy_parse(path, buf, n, out);
   free(buf);
   return s;
 }
