@@ -449,12 +449,6 @@ static hlo_status run_replicas(replica *reps, int count) {
 
 /* ---- results ------------------------------------------------------------------------------- */
 
-static double element_as_double(ir_etype et, const unsigned char *p, int part) {
-  if (ir_etype_is_complex(et))
-    return ir_lit_decode_float(ir_etype_component(et), p + part * ir_etype_table[et].storage_bytes / 2);
-  return ir_lit_decode_float(et, p);
-}
-
 /* Integer and pred elements as exact 64-bit values (sign-extended when signed). */
 static void element_as_int(ir_etype et, const unsigned char *p, int64_t *out_s, uint64_t *out_u) {
   uint64_t u = 0;
@@ -465,13 +459,32 @@ static void element_as_int(ir_etype et, const unsigned char *p, int64_t *out_s, 
   *out_s = ir_etype_is_signed(et) && bits < 64 ? (int64_t)(u << (64 - bits)) >> (64 - bits) : (int64_t)u;
 }
 
-/* One unit in the last place of e in type et (normal numbers; subnormals use the smallest
- * normal exponent's unit). */
-static double ulp_of(ir_etype et, double e) {
-  int exp = 0;
-  frexp(e, &exp);
-  int mant = ir_lit_mantissa_bits(et);
-  return ldexp(1.0, exp - 1 - mant);
+/* A float element's position on the number line counted in units in the last place: the
+ * magnitude bits, negated for negative values (so +0 and -0 are both 0). */
+static bool ordinal(ir_etype et, const unsigned char *p, int64_t *out) {
+  uint64_t bits = ir_lit_float_bits(et, p);
+  int width = ir_etype_table[et].bits;
+  if (et == IR_F8E8M0FNU) { /* no sign bit */
+    *out = (int64_t)bits;
+    return true;
+  }
+  if (width < 2 || width > 64)
+    return false;
+  uint64_t sign = 1ull << (width - 1), mag = bits & (sign - 1);
+  if (mag > (uint64_t)INT64_MAX)
+    return false;
+  *out = bits & sign ? -(int64_t)mag : (int64_t)mag;
+  return true;
+}
+
+/* Are two finite elements of type et at most n ulps apart? */
+static bool within_ulps(ir_etype et, const unsigned char *g, const unsigned char *e, int n) {
+  int64_t a, b;
+  if (!ordinal(et, g, &a) || !ordinal(et, e, &b))
+    return false;
+  if ((a < 0) != (b < 0)) /* the distance through zero, without overflow */
+    return (uint64_t)(a < 0 ? -a : a) + (uint64_t)(b < 0 ? -b : b) <= (uint64_t)n;
+  return (uint64_t)(a > b ? a - b : b - a) <= (uint64_t)n;
 }
 
 typedef struct worst {
@@ -482,7 +495,10 @@ typedef struct worst {
   double err;
 } worst;
 
-static void consider_float(const run_options *o, ir_etype ct, int64_t i, double g, double e, worst *w) {
+/* One float element (or complex component) of type ct at gp (got) and ep (expected). */
+static void consider_float(const run_options *o, ir_etype ct, int64_t i, const unsigned char *gp,
+                           const unsigned char *ep, worst *w) {
+  double g = ir_lit_decode_float(ct, gp), e = ir_lit_decode_float(ct, ep);
   if ((isnan(g) && isnan(e)) || g == e)
     return;
   double err = fabs(g - e), excess;
@@ -493,7 +509,7 @@ static void consider_float(const run_options *o, ir_etype ct, int64_t i, double 
     excess = err - (o->atol + o->rtol * fabs(e));
     if (excess <= 0)
       return;
-    if (o->ulp > 0 && err <= o->ulp * ulp_of(ct, e))
+    if (o->ulp > 0 && within_ulps(ct, gp, ep, o->ulp))
       return;
   }
   w->count++;
@@ -563,8 +579,7 @@ static hlo_status compare(const run_options *o, const char *path, int k, const h
   for (int64_t i = 0; i < n; i++)
     for (int c = 0; c < parts; c++)
       if (is_float)
-        consider_float(o, ir_etype_component(et), i, element_as_double(et, g + i * eb, c),
-                       element_as_double(et, e + i * eb, c), &w);
+        consider_float(o, ir_etype_component(et), i, g + i * eb + c * eb / parts, e + i * eb + c * eb / parts, &w);
       else
         consider_int(et, i, g + i * eb, e + i * eb, &w);
   free(a.data);

@@ -37,3 +37,4 @@ np.save("f32_2x3_times2_nan.npy", b)                       # 2*a with NaN at [0,
 np.save("f32_3_bf16_exact.npy", np.array([1.5, -2.0, 3.0], dtype=np.float32))  # exact in bf16
 np.save("s32_3.npy", np.array([7, -8, 2**31 - 1], dtype=np.int32))
 np.save("s32_3_off_by_one.npy", np.array([7, -7, 2**31 - 1], dtype=np.int32))   # [1] differs by 1
+np.save("bf16_bits_3_-4_6.npy", np.array([0x4040, 0xC080, 0x40C0], dtype="<u2"))  # bf16 3, -4, 6 as raw bits

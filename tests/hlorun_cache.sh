@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# hlorun_cache.sh HLORUN NPY_DIR — the compile cache: a miss compiles and stores one .so, a hit
+# reuses it (same output), other options get another entry, a cached file that does not load
+# is rebuilt, an unwritable cache folder still runs (nothing left behind), and the
+# elided-constants note is printed on a hit too.
+hlorun=$1 npy=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+export XDG_CACHE_HOME=$dir/cache TMPDIR=$dir/tmp
+mkdir -p "$TMPDIR"
+fail() { echo "FAIL: $*"; cat "$dir/err" 2>/dev/null; exit 1; }
+run() { "$hlorun" -v "$npy/add_f32_2x3.hlo" --input "$npy/f32_2x3.npy" --input "$npy/f32_2x3.npy" "$@" >"$dir/out" 2>"$dir/err"; }
+
+run || fail "first run"
+grep -q "cache miss, compiled: $dir/cache/hloc/[0-9a-f]\{32\}\.so" "$dir/err" || fail "first run is not a miss"
+[ "$(ls "$dir/cache/hloc" | wc -l)" -eq 1 ] || fail "expected one cached file"
+cp "$dir/out" "$dir/out1"
+t0=$(date +%s%N)
+run || fail "second run"
+t1=$(date +%s%N)
+grep -q "cache hit" "$dir/err" || fail "second run is not a hit"
+cmp -s "$dir/out" "$dir/out1" || fail "a hit prints something else"
+echo "cached run: $(( (t1 - t0) / 1000000 )) ms"
+
+run -O0 || fail "-O0 run"
+grep -q "cache miss" "$dir/err" || fail "-O0 must be another cache entry"
+[ "$(ls "$dir/cache/hloc" | wc -l)" -eq 2 ] || fail "expected two cached files"
+
+for f in "$dir/cache/hloc"/*.so; do echo "not an ELF file" >"$f"; done
+run || fail "run with a corrupt cached file"
+grep -q "cache miss, compiled" "$dir/err" || fail "a corrupt cached file is not rebuilt"
+cmp -s "$dir/out" "$dir/out1" || fail "the rebuilt model prints something else"
+
+XDG_CACHE_HOME=/proc/hlorun-no-such-dir run || fail "run with an unwritable cache"
+grep -q "cache not writable, compiled" "$dir/err" || fail "unwritable cache not reported"
+cmp -s "$dir/out" "$dir/out1" || fail "the uncached model prints something else"
+[ -z "$(ls "$TMPDIR")" ] || fail "temporary files left behind: $(ls "$TMPDIR")"
+
+for i in 1 2; do
+  "$hlorun" "$npy/elided.hlo" --input "$npy/f32_3_bf16_exact.npy" >"$dir/out" 2>"$dir/err" || fail "elided run $i"
+  grep -q "note: .*elided constant" "$dir/err" || fail "run $i of elided.hlo lacks the note"
+done
+echo ok
