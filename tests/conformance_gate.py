@@ -1,28 +1,42 @@
 #!/usr/bin/python3
 """Runs ../shared/conformance/run.py against hlorun and fails when fewer cases pass than the
 committed minimum (tests/conformance_min.txt).  The suite includes ops that later milestones
-add, so it cannot be all-pass yet; the minimum only ever goes up.
+add, so it cannot be all-pass yet; the minimum only ever goes up (docs/conformance.md).
 
-    conformance_gate.py HLORUN SHARED_DIR
+    conformance_gate.py HLORUN SHARED_DIR [BUILD_DIR]
+
+The compile cache (XDG_CACHE_HOME) is a fresh folder inside BUILD_DIR (default: the system's
+temporary folder), removed afterwards, so every case is compiled by this hlorun.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 
 def main():
+    if len(sys.argv) not in (3, 4):
+        print(__doc__)
+        return 2
     hlorun, shared = sys.argv[1], sys.argv[2]
+    build = sys.argv[3] if len(sys.argv) == 4 else None
     here = os.path.dirname(os.path.abspath(__file__))
     minimum = int(open(os.path.join(here, "conformance_min.txt")).read().split()[0])
     runner = os.path.join(shared, "conformance", "run.py")
-    proc = subprocess.run(["/usr/bin/python3", runner, "--hlorun", hlorun, "--jobs", "2", "--timeout", "120"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    cache = tempfile.mkdtemp(prefix="conformance-cache-", dir=build)
+    try:
+        env = dict(os.environ, XDG_CACHE_HOME=cache)
+        proc = subprocess.run(["/usr/bin/python3", runner, "--hlorun", hlorun, "--jobs", "2", "--timeout", "120"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     out = proc.stdout.decode("utf-8", "replace")
     print(out)
     m = re.search(r"^(\d+) passed, (\d+) failed", out, re.M)
     if not m:
-        print("conformance_gate: no summary line from run.py")
+        print("conformance_gate: no summary line from run.py (exit status %d)" % proc.returncode)
         return 1
     passed = int(m.group(1))
     print("conformance: %d passed (minimum %d)" % (passed, minimum))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hlorun_cache.sh HLORUN NPY_DIR — the compile cache: a miss compiles and stores one .so, a hit
-# reuses it (same output), other options get another entry, a cached file that does not load
+# reuses it (same output), other options get another entry, a miss prunes old entries, a cached file that does not load
 # is rebuilt, an unwritable cache folder still runs (nothing left behind), and the
 # elided-constants note is printed on a hit too.
 hlorun=$1 npy=$2
@@ -22,7 +22,13 @@ grep -q "cache hit" "$dir/err" || fail "second run is not a hit"
 cmp -s "$dir/out" "$dir/out1" || fail "a hit prints something else"
 echo "cached run: $(( (t1 - t0) / 1000000 )) ms"
 
+old=$dir/cache/hloc/0123456789abcdef0123456789abcdef
+touch -d '40 days ago' "$old.so" "$old.123.tmp.so" "$dir/cache/hloc/notes.txt"
+touch -d '2 hours ago' "$old.456.tmp.so"
 run -O0 || fail "-O0 run"
+[ ! -e "$old.so" ] && [ ! -e "$old.123.tmp.so" ] || fail "a miss does not prune entries unused for 30 days"
+[ -e "$dir/cache/hloc/notes.txt" ] && [ -e "$old.456.tmp.so" ] || fail "pruning removed a file it does not own"
+rm -f "$dir/cache/hloc/notes.txt" "$old.456.tmp.so"
 grep -q "cache miss" "$dir/err" || fail "-O0 must be another cache entry"
 [ "$(ls "$dir/cache/hloc" | wc -l)" -eq 2 ] || fail "expected two cached files"
 

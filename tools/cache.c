@@ -4,12 +4,14 @@
  */
 #include "cache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hlo/abi.h"
@@ -162,6 +164,36 @@ static hlo_status compile_uncached(const char *model_path, const drv_options *o,
   return NULL;
 }
 
+/* Is name "<32 hex digits>.so" or "<32 hex>.<pid>.tmp.so" (a file this cache made)? */
+static bool cache_file_kind(const char *name, bool *out_tmp) {
+  size_t n = strlen(name);
+  if (n < 35 || strspn(name, "0123456789abcdef") != 32 || name[32] != '.')
+    return false;
+  *out_tmp = strcmp(name + 33, "so") != 0;
+  return !*out_tmp || (n > 40 && strcmp(name + n - 7, ".tmp.so") == 0);
+}
+
+/* On a miss: entries unused for 30 days go (hits refresh the time), and temporary files
+ * older than a day (left by a killed compile).  Best effort; errors are ignored. */
+static void prune(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  time_t now = time(NULL);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    bool tmp;
+    if (!cache_file_kind(e->d_name, &tmp))
+      continue;
+    char path[4400];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (stat(path, &st) == 0 && now - st.st_mtime > (tmp ? 86400 : 30 * 86400))
+      unlink(path);
+  }
+  closedir(d);
+}
+
 hlo_status cache_get(const char *model_path, const drv_options *o, bool force, char *out_path, size_t cap,
                      cache_outcome *out_outcome) {
   unsigned char *text = NULL;
@@ -174,11 +206,13 @@ hlo_status cache_get(const char *model_path, const drv_options *o, bool force, c
   if (snprintf(out_path, cap, "%s/%s.so", dir, key) >= (int)cap)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: the cache path is too long", dir);
   if (!force && access(out_path, R_OK) == 0) {
-    *out_outcome = CACHE_HIT; /* no parsing, no LLVM */
+    utimensat(AT_FDCWD, out_path, NULL, 0); /* recently used: kept by prune() */
+    *out_outcome = CACHE_HIT;              /* no parsing, no LLVM */
     return NULL;
   }
   if (!make_dirs(dir) || access(dir, W_OK) != 0)
     return compile_uncached(model_path, o, out_path, cap, out_outcome);
+  prune(dir);
   char tmp[4200];
   snprintf(tmp, sizeof tmp, "%s/%s.%ld.tmp.so", dir, key, (long)getpid());
   HLO_RETURN_IF_ERROR(compile_to(model_path, tmp, o));

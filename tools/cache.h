@@ -3,7 +3,8 @@
  * HLOC_VERSION and the identity (size, mtime) of the running executable, so a rebuilt hloc
  * never reuses an older build's code.  A hit reads the file and stats two paths: no parsing,
  * no LLVM.  A miss compiles into a temporary file in the cache folder and renames it into
- * place, so concurrent runs never see half a file.  Tests: tests/hlorun_cli.cmake.
+ * place, so concurrent runs never see half a file; it also removes entries unused for 30
+ * days (a hit refreshes the file's time).  Tests: tests/hlorun_cli.cmake (hlorun_cache.sh).
  */
 #ifndef HLOC_TOOLS_CACHE_H
 #define HLOC_TOOLS_CACHE_H
