@@ -45,6 +45,8 @@ typedef struct cg_function {
   LLVMBasicBlockRef entry_bb;  /* allocas go here */
   LLVMBasicBlockRef fail_bb;   /* frees, returns the status in fail_slot */
   LLVMValueRef fail_slot;
+  LLVMValueRef kernel_args;    /* one argument array shared by every kernel call (cg_outline) */
+  int kernel_args_len;
 } cg_function;
 
 /* ---- errors ---- */
@@ -95,6 +97,10 @@ LLVMValueRef cg_runtime_fn(cg_module *cm, const char *name, LLVMTypeRef fn_type)
 LLVMValueRef cg_intrinsic(cg_module *cm, const char *name, LLVMTypeRef type, int n_args);
 
 /* ---- lowering ---- */
+/* Emits `in` as its own noinline LLVM function ("kernel") called from f, so that no LLVM
+ * function grows with the size of the module; body(kf, in, out) lowers it inside. */
+typedef void (*cg_kernel_fn)(cg_function *kf, ir_instr *in, LLVMValueRef out);
+void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail);
 /* Elementwise: the value of `in` at linear index i (operands share the result's dims). */
 LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i);
 bool cg_is_elementwise(const ir_instr *in);

@@ -635,15 +635,32 @@ static void forward(cg_function *f, ir_instr *in) {
   f->values[in->id] = v;
 }
 
+/* Array results of more than one element get their own kernel function (cg_outline);
+ * scalars (reducer bodies, loop counters) stay inline so that LLVM keeps them in registers. */
+static bool outline(const ir_instr *in) {
+  int64_t n;
+  return in->shape->et != IR_TUPLE && ir_shape_num_elements(in->shape, &n) && n > 1;
+}
+
+/* Lowers an instruction whose family writes one array result: outlined or inline. */
+static void lower_single(cg_function *f, ir_instr *in, cg_kernel_fn body) {
+  if (outline(in)) {
+    /* Kernels that call computations (map, select-and-scatter) can fail; others cannot. */
+    cg_outline(f, in, body, in->n_called > 0);
+    return;
+  }
+  LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+  body(f, in, out);
+  set_single(f, in, out);
+}
+
 void cg_lower_instr(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   if (!types_supported(cm, in))
     return;
   ir_family fam = ir_opcode_table[in->op].family;
   if (cg_is_elementwise(in)) {
-    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
-    elementwise_loop(f, in, out);
-    set_single(f, in, out);
+    lower_single(f, in, elementwise_loop);
     return;
   }
   switch (fam) {
@@ -680,23 +697,17 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
       f->values[in->id] = v;
       return;
     }
-    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
-    cg_lower_data(f, in, out);
-    set_single(f, in, out);
+    lower_single(f, in, cg_lower_data);
     return;
   }
-  case IR_FAM_DOT: {
-    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
-    cg_lower_dot(f, in, out);
-    set_single(f, in, out);
+  case IR_FAM_DOT:
+    if (in->op != IR_OP_DOT)
+      break;
+    lower_single(f, in, cg_lower_dot);
     return;
-  }
-  case IR_FAM_MAP: {
-    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
-    cg_lower_map(f, in, out);
-    set_single(f, in, out);
+  case IR_FAM_MAP:
+    lower_single(f, in, cg_lower_map);
     return;
-  }
   case IR_FAM_REDUCE: cg_lower_reduce(f, in); return;
   case IR_FAM_REDUCE_WINDOW: cg_lower_reduce_window(f, in); return;
   case IR_FAM_SCATTER: cg_lower_scatter(f, in); return;
@@ -705,26 +716,17 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
       break;
     cg_lower_batch_norm(f, in);
     return;
-  case IR_FAM_CONVOLUTION: {
+  case IR_FAM_CONVOLUTION:
     if (ir_etype_is_complex(in->shape->et) || in->shape->et == IR_PRED)
       break;
-    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
-    cg_lower_convolution(f, in, out);
-    set_single(f, in, out);
+    lower_single(f, in, cg_lower_convolution);
     return;
-  }
-  case IR_FAM_SELECT_AND_SCATTER: {
-    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
-    cg_lower_select_and_scatter(f, in, out);
-    set_single(f, in, out);
+  case IR_FAM_SELECT_AND_SCATTER:
+    lower_single(f, in, cg_lower_select_and_scatter);
     return;
-  }
-  case IR_FAM_GATHER: {
-    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
-    cg_lower_gather(f, in, out);
-    set_single(f, in, out);
+  case IR_FAM_GATHER:
+    lower_single(f, in, cg_lower_gather);
     return;
-  }
   case IR_FAM_DIMENSION_SIZE:
     if (in->op == IR_OP_GET_DIMENSION_SIZE) { /* static shapes: the size is a constant */
       LLVMValueRef out = cg_alloc_leaf(f, in->shape);

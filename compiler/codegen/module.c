@@ -250,45 +250,142 @@ void cg_call_scalar(cg_function *f, ir_computation *c, LLVMValueRef *vals, const
 
 /* ---- computations ----------------------------------------------------------------------- */
 
+/* Opens a function body: entry block (allocas, the status slot), body block. */
+static void function_begin(cg_function *f, cg_module *cm, ir_computation *c, LLVMValueRef fn) {
+  memset(f, 0, sizeof *f);
+  f->cm = cm;
+  f->comp = c;
+  f->fn = fn;
+  f->ctx_arg = LLVMGetParam(fn, 0);
+  f->values = calloc((size_t)c->n_instrs + 1, sizeof *f->values);
+  f->entry_bb = LLVMAppendBasicBlockInContext(cm->ctx, fn, "entry");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cm->ctx, fn, "body");
+  f->fail_bb = LLVMAppendBasicBlockInContext(cm->ctx, fn, "fail");
+  LLVMPositionBuilderAtEnd(cm->b, f->entry_bb);
+  f->fail_slot = LLVMBuildAlloca(cm->b, cm->ptr, "status");
+  LLVMBuildStore(cm->b, LLVMConstNull(cm->ptr), f->fail_slot);
+  LLVMBuildBr(cm->b, body);
+  LLVMPositionBuilderAtEnd(cm->b, body);
+}
+
+/* Closes it: the failure path and the exit, which frees heap buffers and returns the status. */
+static void function_end(cg_function *f) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMBasicBlockRef exit_bb = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "exit");
+  LLVMBuildBr(b, exit_bb);
+  LLVMPositionBuilderAtEnd(b, f->fail_bb);
+  LLVMBuildBr(b, exit_bb);
+  LLVMPositionBuilderAtEnd(b, exit_bb);
+  LLVMTypeRef free_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->ptr}, 2, 0);
+  for (int i = 0; i < f->n_heap; i++) {
+    LLVMValueRef p = LLVMBuildLoad2(b, cm->ptr, f->heap[i], "p");
+    LLVMBuildCall2(b, free_t, cg_runtime_fn(cm, "hlo_rt_free", free_t), (LLVMValueRef[]){f->ctx_arg, p}, 2, "");
+  }
+  LLVMBuildRet(b, LLVMBuildLoad2(b, cm->ptr, f->fail_slot, "status"));
+  for (int i = 0; i < f->comp->n_instrs; i++) {
+    free(f->values[i].leaves);
+    free((void *)f->values[i].shapes);
+  }
+  free(f->values);
+  free(f->heap);
+}
+
+/* Loads n leaf pointers from a pointer array starting at *k into a value. */
+static cg_value leaves_from_array(cg_function *f, LLVMValueRef arr, int *k, const ir_shape *shape, const char *name) {
+  cg_module *cm = f->cm;
+  cg_value v;
+  v.n = ir_shape_count_leaves(shape);
+  v.leaves = calloc((size_t)v.n + 1, sizeof *v.leaves);
+  v.shapes = calloc((size_t)v.n + 1, sizeof *v.shapes);
+  int j = 0;
+  collect_leaves(shape, v.shapes, &j);
+  for (int i = 0; i < v.n; i++, (*k)++) {
+    LLVMValueRef slot = LLVMBuildGEP2(cm->b, cm->ptr, arr, (LLVMValueRef[]){cg_i64(cm, *k)}, 1, "slot");
+    v.leaves[i] = LLVMBuildLoad2(cm->b, cm->ptr, slot, name);
+  }
+  return v;
+}
+
+void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  /* In the caller: the result buffer and the argument array (operand leaves, then result). */
+  LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+  LLVMValueRef args[1025];
+  int na = 0;
+  for (int i = 0; i < in->n_operands; i++) {
+    cg_value o = f->values[in->operands[i]->id];
+    for (int j = 0; j < o.n && na < 1024; j++)
+      args[na++] = o.leaves[j];
+  }
+  args[na++] = out;
+  if (!f->kernel_args) { /* sized for the widest instruction of the computation */
+    int widest = 1;
+    for (int i = 0; i < f->comp->n_instrs; i++) {
+      int w = 1;
+      for (int j = 0; j < f->comp->instrs[i]->n_operands; j++)
+        w += ir_shape_count_leaves(f->comp->instrs[i]->operands[j]->shape);
+      widest = w > widest ? w : widest;
+    }
+    f->kernel_args_len = widest < 1025 ? widest : 1025;
+    f->kernel_args = cg_entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)f->kernel_args_len), "kargs");
+  }
+  LLVMValueRef arr = f->kernel_args;
+  for (int i = 0; i < na; i++)
+    LLVMBuildStore(b, args[i], LLVMBuildGEP2(b, cm->ptr, arr, (LLVMValueRef[]){cg_i64(cm, i)}, 1, ""));
+  char name[600];
+  snprintf(name, sizeof name, "hlo.kernel.%s.%s", f->comp->name.p, in->name.p);
+  LLVMValueRef kfn = LLVMAddFunction(cm->mod, name, cm->comp_fn_type);
+  LLVMSetLinkage(kfn, LLVMInternalLinkage);
+  unsigned kind = LLVMGetEnumAttributeKindForName("noinline", 8);
+  LLVMAddAttributeAtIndex(kfn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cm->ctx, kind, 0));
+  LLVMBasicBlockRef resume = LLVMGetInsertBlock(b);
+  /* The kernel: operand values and the result pointer come from its argument array. */
+  cg_function kf;
+  function_begin(&kf, cm, f->comp, kfn);
+  LLVMValueRef karr = LLVMGetParam(kfn, 1);
+  int k = 0;
+  for (int i = 0; i < in->n_operands; i++) {
+    ir_instr *op = in->operands[i];
+    if (!kf.values[op->id].leaves)
+      kf.values[op->id] = leaves_from_array(&kf, karr, &k, op->shape, op->name.p);
+    else
+      k += ir_shape_count_leaves(op->shape);
+  }
+  LLVMValueRef kout = LLVMBuildLoad2(b, cm->ptr, LLVMBuildGEP2(b, cm->ptr, karr, (LLVMValueRef[]){cg_i64(cm, k)}, 1, ""), "out");
+  body(&kf, in, kout);
+  function_end(&kf);
+  /* Back in the caller: call the kernel, propagate its status. */
+  LLVMPositionBuilderAtEnd(b, resume);
+  LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, kfn, (LLVMValueRef[]){f->ctx_arg, arr, LLVMConstNull(cm->ptr)}, 3, "st");
+  if (!may_fail)
+    goto done;
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "kernel.ok");
+  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "kernel.fail");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), ""), bad, ok);
+  LLVMPositionBuilderAtEnd(b, bad);
+  LLVMBuildStore(b, st, f->fail_slot);
+  LLVMBuildBr(b, f->fail_bb);
+  LLVMPositionBuilderAtEnd(b, ok);
+done:;
+  cg_value v = {calloc(2, sizeof(LLVMValueRef)), calloc(2, sizeof(ir_shape *)), 1};
+  v.leaves[0] = out;
+  v.shapes[0] = in->shape;
+  f->values[in->id] = v;
+}
+
 static void emit_computation(cg_module *cm, ir_computation *c) {
   LLVMBuilderRef b = cm->b;
-  cg_function f = {0};
-  f.cm = cm;
-  f.comp = c;
-  f.fn = cm->comp_fns[c->id];
-  f.ctx_arg = LLVMGetParam(f.fn, 0);
+  cg_function f;
+  function_begin(&f, cm, c, cm->comp_fns[c->id]);
   LLVMValueRef params = LLVMGetParam(f.fn, 1), results = LLVMGetParam(f.fn, 2);
-  f.values = calloc((size_t)c->n_instrs + 1, sizeof *f.values);
-  f.entry_bb = LLVMAppendBasicBlockInContext(cm->ctx, f.fn, "entry");
-  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cm->ctx, f.fn, "body");
-  f.fail_bb = LLVMAppendBasicBlockInContext(cm->ctx, f.fn, "fail");
-  LLVMBasicBlockRef exit_bb = LLVMAppendBasicBlockInContext(cm->ctx, f.fn, "exit");
-  LLVMPositionBuilderAtEnd(b, f.entry_bb);
-  f.fail_slot = LLVMBuildAlloca(b, cm->ptr, "status");
-  LLVMBuildStore(b, LLVMConstNull(cm->ptr), f.fail_slot);
-  LLVMBuildBr(b, body);
-  LLVMPositionBuilderAtEnd(b, body);
-
-  /* Parameters: consecutive leaves of the params array. */
   int leaf = 0;
-  for (int p = 0; p < c->n_params; p++) {
-    ir_instr *in = c->params[p];
-    cg_value v;
-    v.n = ir_shape_count_leaves(in->shape);
-    v.leaves = calloc((size_t)v.n + 1, sizeof *v.leaves);
-    v.shapes = calloc((size_t)v.n + 1, sizeof *v.shapes);
-    int k = 0;
-    collect_leaves(in->shape, v.shapes, &k);
-    for (int i = 0; i < v.n; i++, leaf++) {
-      LLVMValueRef slot = LLVMBuildGEP2(b, cm->ptr, params, (LLVMValueRef[]){cg_i64(cm, leaf)}, 1, "param.slot");
-      v.leaves[i] = LLVMBuildLoad2(b, cm->ptr, slot, in->name.p);
-    }
-    f.values[in->id] = v;
-  }
+  for (int p = 0; p < c->n_params; p++)
+    f.values[c->params[p]->id] = leaves_from_array(&f, params, &leaf, c->params[p]->shape, c->params[p]->name.p);
   for (int i = 0; i < c->n_instrs && !cm->error; i++)
     if (c->instrs[i]->op != IR_OP_PARAMETER)
       cg_lower_instr(&f, c->instrs[i]);
-
   if (!cm->error) {
     cg_value r = f.values[c->root->id];
     for (int i = 0; i < r.n; i++) {
@@ -297,23 +394,7 @@ static void emit_computation(cg_module *cm, ir_computation *c) {
       cg_copy_leaf(&f, dst, r.leaves[i], r.shapes[i]);
     }
   }
-  LLVMBuildBr(b, exit_bb);
-  LLVMPositionBuilderAtEnd(b, f.fail_bb);
-  LLVMBuildBr(b, exit_bb);
-  /* Exit: free heap buffers (null-safe), return the status. */
-  LLVMPositionBuilderAtEnd(b, exit_bb);
-  LLVMTypeRef free_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->ptr}, 2, 0);
-  for (int i = 0; i < f.n_heap; i++) {
-    LLVMValueRef p = LLVMBuildLoad2(b, cm->ptr, f.heap[i], "p");
-    LLVMBuildCall2(b, free_t, cg_runtime_fn(cm, "hlo_rt_free", free_t), (LLVMValueRef[]){f.ctx_arg, p}, 2, "");
-  }
-  LLVMBuildRet(b, LLVMBuildLoad2(b, cm->ptr, f.fail_slot, "status"));
-  for (int i = 0; i < c->n_instrs; i++) {
-    free(f.values[i].leaves);
-    free((void *)f.values[i].shapes);
-  }
-  free(f.values);
-  free(f.heap);
+  function_end(&f);
 }
 
 /* ---- ABI: entry points and the descriptor ------------------------------------------------ */
