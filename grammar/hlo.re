@@ -134,10 +134,36 @@ static int lex_error(hlo_parser *p, hlo_span *lloc, const char *msg) {
   return T_ERROR;
 }
 
+/* A token that starts like a number but is none of the number-like forms (int, float,
+ * window dimensions 3x3, padding 0_1x2_2_1, dim labels). */
+static int bad_number(hlo_parser *p, hlo_span *lloc) {
+  hlo_lexer *lx = &p->lx;
+  size_t n = (size_t)(lx->cur - lx->tok);
+  const char *what = memchr(lx->tok, '_', n) ? "padding" : "number";
+  char msg[128];
+  snprintf(msg, sizeof msg, "malformed %s '%.*s'", what, n > 40 ? 40 : (int)n, (const char *)lx->tok);
+  return lex_error(p, lloc, msg);
+}
+
 static int lex_one(hlo_parser *p, HLO_STYPE *lval, hlo_span *lloc);
 
+/* Counts bracket nesting; a token that opens one level too many becomes an error. */
+static int check_nesting(hlo_parser *p, hlo_span *lloc, int t) {
+  hlo_lexer *lx = &p->lx;
+  if (t == '(' || t == '[' || t == '{' || t == T_LAYOUT_OPEN || t == T_TPERM) {
+    if (++lx->nest > HLO_MAX_NESTING) {
+      irb_error(p->b, (ir_loc){lloc->first_line, lloc->first_column},
+                "brackets are nested too deeply (more than %d levels)", HLO_MAX_NESTING);
+      return T_ERROR;
+    }
+  } else if ((t == ')' || t == ']' || t == '}') && lx->nest > 0) {
+    lx->nest--;
+  }
+  return t;
+}
+
 int hlo_lex(HLO_STYPE *lval, hlo_span *lloc, hlo_parser *p) {
-  int t = lex_one(p, lval, lloc);
+  int t = check_nesting(p, lloc, lex_one(p, lval, lloc));
   hlo_lexer *lx = &p->lx;
   if (t == '{' || t == T_LAYOUT_OPEN)
     lx->brace_depth++;
@@ -226,6 +252,7 @@ static int lex_one(hlo_parser *p, HLO_STYPE *lval, hlo_span *lloc) {
       pad { return value_token(p, lval, lloc, AV_PAD, T_PAD); }
       int { return value_token(p, lval, lloc, AV_INT, T_INT); }
       float { return value_token(p, lval, lloc, AV_FLOAT, T_FLOAT); }
+      "-"? digit [0-9a-zA-Z_.]* { return bad_number(p, lloc); }
       name { return value_token(p, lval, lloc, AV_NAME, T_NAME); }
       dstring | sstring { return value_token(p, lval, lloc, AV_STRING, T_STRING); }
       ["'] { return lex_error(p, lloc, "unterminated string"); }

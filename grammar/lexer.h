@@ -33,7 +33,13 @@ typedef struct hlo_lexer {
   const unsigned char *attr_name;
   size_t attr_name_len;
   int brace_depth;
+  int nest;                   /* open (, [, { (all kinds): bounded by HLO_MAX_NESTING */
 } hlo_lexer;
+
+/* Deepest bracket nesting accepted.  Real modules stay below 15 (rank-8 constants inside
+ * operand lists); the bound keeps every recursive walk of shapes, literals and attribute
+ * values (here and in later stages) far from the stack limit on hostile input. */
+enum { HLO_MAX_NESTING = 100 };
 
 typedef struct hlo_parser {
   hlo_lexer lx;

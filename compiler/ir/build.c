@@ -597,8 +597,12 @@ static bool element_from_av(ir_builder *b, ir_etype et, const ir_av *v, unsigned
       d = int_text(v, &mag, &neg) ? (neg ? -(double)mag : (double)mag) : strtod(v->s.p, NULL);
       if (d == 0)
         d = 0.0; /* XLA reads -0 as the integer 0: +0.0 */
+      if (isinf(d))
+        st = IR_LIT_OUT_OF_RANGE; /* digits beyond f64's range */
     } else if (v->kind == AV_FLOAT) {
       d = strtod(v->s.p, NULL);
+      if (isinf(d))
+        st = IR_LIT_OUT_OF_RANGE; /* 1e400: finite text beyond f64's range, never inf */
     } else if ((v->kind == AV_SPECIAL || v->kind == AV_NAME) && special_value(v, &d, &payload)) {
     } else if (v->kind == AV_BOOL) {
       d = v->s.p[0] == 't';
@@ -606,7 +610,8 @@ static bool element_from_av(ir_builder *b, ir_etype et, const ir_av *v, unsigned
       irb_error(b, v->loc, "expected a floating-point value, found '%s'", v->s.p ? v->s.p : "(...)");
       return false;
     }
-    st = ir_lit_encode_float(et, d, payload, out);
+    if (st == IR_LIT_OK)
+      st = ir_lit_encode_float(et, d, payload, out);
   } else {
     irb_error(b, v->loc, "a constant of element type %s cannot have a value", ir_etype_table[et].spelling);
     return false;

@@ -182,7 +182,7 @@ ir_lit_status ir_lit_encode_float(ir_etype et, double d, uint64_t payload, void 
       memcpy(out, &bits, 4);
       return IR_LIT_OK;
     }
-    if (isfinite(d) && fabs(d) > 3.4028235677973366e38)
+    if (isfinite(d) && fabs(d) >= 3.4028235677973366e38) /* FLT_MAX + half an ulp rounds to inf */
       return IR_LIT_OUT_OF_RANGE;
     float v = (float)d;
     memcpy(out, &v, 4);
