@@ -1787,6 +1787,8 @@ static ir_instr *resolve_operand(ir_builder *b, ir_av *v);
 /* %x#1#0: get-tuple-element chains made explicit. */
 static ir_instr *tuple_access(ir_builder *b, ir_instr *base, ir_av *v) {
   ir_instr *cur = base;
+  char path[160];  /* what the text wrote so far: %p#1 */
+  int plen = snprintf(path, sizeof path, "%%%s", base->name.p);
   for (int i = 0; i < v->n && cur; i++) {
     int64_t k;
     if (!av_i64(b, v->kids[i], &k))
@@ -1794,11 +1796,17 @@ static ir_instr *tuple_access(ir_builder *b, ir_instr *base, ir_av *v) {
     ir_shape *s = NULL;
     if (cur->shape && cur->shape->et == IR_TUPLE) {
       if (k < 0 || k >= cur->shape->n_elems) {
-        irb_error(b, v->kids[i]->loc, "tuple index %lld is out of range for %%%s", (long long)k, cur->name.p);
+        irb_error(b, v->kids[i]->loc, "tuple index %lld is out of range: %s has %d element%s", (long long)k,
+                  path, cur->shape->n_elems, cur->shape->n_elems == 1 ? "" : "s");
         return NULL;
       }
       s = cur->shape->elems[k];
+    } else if (cur->shape) {
+      irb_error(b, v->kids[i]->loc, "'#%lld' indexes %s, which is not a tuple", (long long)k, path);
+      return NULL;
     }
+    if (plen >= 0 && (size_t)plen < sizeof path)
+      plen += snprintf(path + plen, sizeof path - (size_t)plen, "#%lld", (long long)k);
     ir_instr *g = make_instr(b, IR_OP_GET_TUPLE_ELEMENT, unique_name(b, base->name, "get-tuple-element"),
                              v->loc, s, &cur, 1);
     if (!g || !register_instr(b, g))
