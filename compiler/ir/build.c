@@ -100,6 +100,7 @@ struct ir_builder {
   bool saw_entry;
   bool cur_has_root;
   int gensym;
+  ir_av *sig;             /* the current computation's "(p: shape, ...) -> shape", or NULL */
 };
 
 ir_builder *irb_create(ir_module *m, ir_diag_list *diags, const char *text, size_t len) {
@@ -785,8 +786,8 @@ void irb_stack_frames(ir_builder *b, size_t start, size_t end) {
 }
 
 void irb_begin_computation(ir_builder *b, ir_av *name, bool entry, ir_av *params, ir_shape *result) {
-  (void)params;
-  (void)result;
+  (void)result; /* params->shape */
+  b->sig = params;
   b->cur = NULL;
   b->cur_has_root = false;
   b->instrs = (name_map){0};
@@ -818,37 +819,73 @@ void irb_begin_computation(ir_builder *b, ir_av *name, bool entry, ir_av *params
   b->cur = c;
 }
 
+/* Fills c->params by parameter number.  The table has one slot per parameter instruction
+ * (plus one), never one per number written: parameter(99999999) alone cannot make it big. */
 static void resolve_params(ir_builder *b, ir_computation *c) {
-  int max = -1;
+  int max = -1, n_p = 0;
   for (int i = 0; i < c->n_instrs; i++)
-    if (c->instrs[i]->op == IR_OP_PARAMETER && c->instrs[i]->attrs.u.parameter_number > max)
-      max = (int)c->instrs[i]->attrs.u.parameter_number;
+    if (c->instrs[i]->op == IR_OP_PARAMETER) {
+      n_p++;
+      if (c->instrs[i]->attrs.u.parameter_number > max)
+        max = (int)c->instrs[i]->attrs.u.parameter_number;
+    }
   if (max < 0)
     return;
-  c->params = ir_arena_alloc_array(&b->m->arena, (size_t)max + 1, sizeof(ir_instr *));
-  if (!c->params) {
+  ir_instr **slots = ir_arena_alloc_array(&b->m->arena, (size_t)n_p + 1, sizeof(ir_instr *));
+  if (!slots) {
     irb_oom(b, c->loc);
     return;
   }
-  c->n_params = max + 1;
   for (int i = 0; i < c->n_instrs; i++) {
     ir_instr *in = c->instrs[i];
     if (in->op != IR_OP_PARAMETER)
       continue;
     int64_t k = in->attrs.u.parameter_number;
-    if (c->params[k]) {
+    if (k > n_p)
+      continue; /* then some number in 0..n_p is missing: reported below */
+    if (slots[k]) {
       irb_error(b, in->loc, "%%%s: parameter number %lld is already used by %%%s", in->name.p,
-                (long long)k, c->params[k]->name.p);
+                (long long)k, slots[k]->name.p);
       return;
     }
-    c->params[k] = in;
+    slots[k] = in;
   }
-  for (int k = 0; k <= max; k++)
-    if (!c->params[k]) {
+  for (int k = 0; k <= max && k <= n_p; k++)
+    if (!slots[k]) {
       irb_error(b, c->loc, "computation %%%s has no parameter(%d) but has parameter(%d)",
                 c->name.p, k, max);
       return;
     }
+  c->params = slots;
+  c->n_params = max + 1;
+}
+
+/* A written signature must agree with the body (layouts aside): XLA checks the result
+ * against the root; hloc also checks the parameters, since the printer rebuilds the
+ * signature from the body and would otherwise change the module's meaning silently. */
+static void check_signature(ir_builder *b, ir_computation *c, const ir_av *sig) {
+  char want[256], have[256];
+  if (sig->n != c->n_params) {
+    irb_error(b, c->loc, "computation %%%s: the signature lists %d parameter%s but the body has %d",
+              c->name.p, sig->n, sig->n == 1 ? "" : "s", c->n_params);
+    return;
+  }
+  for (int i = 0; i < sig->n; i++) {
+    const ir_shape *ps = c->params[i]->shape;
+    if (!sig->kids[i]->shape || !ps || ir_shape_equal(sig->kids[i]->shape, ps))
+      continue;
+    ir_shape_format(sig->kids[i]->shape, false, want, sizeof want);
+    ir_shape_format(ps, false, have, sizeof have);
+    irb_error(b, sig->kids[i]->loc, "signature parameter %d is %s but parameter(%d) %%%s is %s", i, want, i,
+              c->params[i]->name.p, have);
+    return;
+  }
+  if (sig->shape && c->root && c->root->shape && !ir_shape_equal(sig->shape, c->root->shape)) {
+    ir_shape_format(sig->shape, false, want, sizeof want);
+    ir_shape_format(c->root->shape, false, have, sizeof have);
+    irb_error(b, c->loc, "computation %%%s returns %s by its signature but its root %%%s is %s", c->name.p,
+              want, c->root->name.p, have);
+  }
 }
 
 void irb_end_computation(ir_builder *b, ir_attr_list *attrs) {
@@ -875,6 +912,8 @@ void irb_end_computation(ir_builder *b, ir_attr_list *attrs) {
   if (!c->n_instrs)
     irb_error(b, c->loc, "computation %%%s has no instructions", c->name.p);
   resolve_params(b, c);
+  if (b->sig && !irb_failed(b))
+    check_signature(b, c, b->sig);
   b->cur = NULL;
 }
 
