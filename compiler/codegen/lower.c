@@ -24,6 +24,9 @@ LLVMTypeRef cg_storage_type(cg_module *cm, ir_etype et) {
 LLVMTypeRef cg_compute_type(cg_module *cm, ir_etype et) {
   switch (et) {
   case IR_PRED: return cm->i1;
+  case IR_S1: case IR_U1: case IR_S2: case IR_U2: case IR_S4: case IR_U4:
+    /* sub-byte integers compute at their width (so they wrap like XLA's), stored in a byte */
+    return LLVMIntTypeInContext(cm->ctx, (unsigned)ir_etype_table[et].bits);
   case IR_S8: case IR_U8: return cm->i8;
   case IR_S16: case IR_U16: return cm->i16;
   case IR_S32: case IR_U32: return cm->i32;
@@ -69,6 +72,8 @@ LLVMValueRef cg_load(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRe
     return LLVMBuildICmp(cm->b, LLVMIntNE, v, LLVMConstInt(cm->i8, 0, 0), "p");
   if (et == IR_BF16)
     return bf16_to_f32(f, v);
+  if (ir_etype_is_int(et) && ir_etype_table[et].bits < 8)
+    return LLVMBuildTrunc(cm->b, v, cg_compute_type(cm, et), "sub");
   return v;
 }
 
@@ -78,6 +83,8 @@ void cg_store(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index
     v = LLVMBuildZExt(cm->b, v, cm->i8, "");
   else if (et == IR_BF16)
     v = f32_to_bf16(f, v);
+  else if (ir_etype_is_int(et) && ir_etype_table[et].bits < 8) /* sign/zero-extend in its byte */
+    v = ir_etype_is_signed(et) ? LLVMBuildSExt(cm->b, v, cm->i8, "") : LLVMBuildZExt(cm->b, v, cm->i8, "");
   LLVMBuildStore(cm->b, v, elem_ptr(f, et, base, index));
 }
 
@@ -138,6 +145,83 @@ static LLVMValueRef cmake(cg_module *cm, LLVMTypeRef t, LLVMValueRef re, LLVMVal
   return LLVMBuildInsertValue(cm->b, z, im, 1, "");
 }
 
+static LLVMValueRef fabs_of(cg_function *f, LLVMValueRef x) { return call_math(f, "llvm.fabs", NULL, NULL, &x, 1); }
+static LLVMValueRef copysign_of(cg_function *f, LLVMValueRef mag, LLVMValueRef sgn) {
+  return call_math(f, "llvm.copysign", NULL, NULL, (LLVMValueRef[]){mag, sgn}, 2);
+}
+static LLVMValueRef fcmp(cg_function *f, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef c) {
+  return LLVMBuildFCmp(f->cm->b, p, a, c, "");
+}
+static LLVMValueRef sel(cg_function *f, LLVMValueRef c, LLVMValueRef a, LLVMValueRef d) {
+  return LLVMBuildSelect(f->cm->b, c, a, d, "");
+}
+
+/* (ar + i ai) / (br + i bi) by Smith's algorithm (divide by the larger of |br|, |bi|), then
+ * XLA's corner cases when that gives NaN + NaN i: a zero divisor (infinities signed like
+ * the dividend), an infinite dividend over a finite divisor, a finite dividend over an
+ * infinite divisor (zeros). */
+static LLVMValueRef complex_divide(cg_function *f, LLVMTypeRef t, LLVMValueRef ar, LLVMValueRef ai, LLVMValueRef br,
+                                   LLVMValueRef bi) {
+  LLVMBuilderRef b = f->cm->b;
+  LLVMTypeRef et = LLVMTypeOf(ar);
+  LLVMValueRef zero = fconst(et, 0.0), one = fconst(et, 1.0), inf = fconst(et, 1.0 / 0.0);
+  /* |br| < |bi|: q = br/bi, den = bi + br*q; else q = bi/br, den = br + bi*q */
+  LLVMValueRef small_re = fcmp(f, LLVMRealOLT, fabs_of(f, br), fabs_of(f, bi));
+  LLVMValueRef q1 = LLVMBuildFDiv(b, br, bi, ""), d1 = LLVMBuildFAdd(b, bi, LLVMBuildFMul(b, q1, br, ""), "");
+  LLVMValueRef q2 = LLVMBuildFDiv(b, bi, br, ""), d2 = LLVMBuildFAdd(b, br, LLVMBuildFMul(b, q2, bi, ""), "");
+  LLVMValueRef re1 = LLVMBuildFDiv(b, LLVMBuildFAdd(b, LLVMBuildFMul(b, q1, ar, ""), ai, ""), d1, "");
+  LLVMValueRef im1 = LLVMBuildFDiv(b, LLVMBuildFSub(b, LLVMBuildFMul(b, q1, ai, ""), ar, ""), d1, "");
+  LLVMValueRef re2 = LLVMBuildFDiv(b, LLVMBuildFAdd(b, LLVMBuildFMul(b, q2, ai, ""), ar, ""), d2, "");
+  LLVMValueRef im2 = LLVMBuildFDiv(b, LLVMBuildFSub(b, ai, LLVMBuildFMul(b, q2, ar, ""), ""), d2, "");
+  LLVMValueRef re = sel(f, small_re, re1, re2), im = sel(f, small_re, im1, im2);
+  LLVMValueRef both_nan = LLVMBuildAnd(b, fcmp(f, LLVMRealUNO, re, re), fcmp(f, LLVMRealUNO, im, im), "");
+  /* 1: zero divisor, a dividend that is not NaN + NaN i */
+  LLVMValueRef zero_den = LLVMBuildAnd(b, LLVMBuildAnd(b, fcmp(f, LLVMRealOEQ, br, zero), fcmp(f, LLVMRealOEQ, bi, zero), ""),
+                                       LLVMBuildOr(b, fcmp(f, LLVMRealORD, ar, zero), fcmp(f, LLVMRealORD, ai, zero), ""), "");
+  LLVMValueRef sinf = copysign_of(f, inf, br);
+  LLVMValueRef z_re = LLVMBuildFMul(b, sinf, ar, ""), z_im = LLVMBuildFMul(b, sinf, ai, "");
+  /* 2: infinite dividend, finite divisor */
+  LLVMValueRef br_fin = fcmp(f, LLVMRealONE, fabs_of(f, br), inf), bi_fin = fcmp(f, LLVMRealONE, fabs_of(f, bi), inf);
+  LLVMValueRef ar_inf = fcmp(f, LLVMRealOEQ, fabs_of(f, ar), inf), ai_inf = fcmp(f, LLVMRealOEQ, fabs_of(f, ai), inf);
+  LLVMValueRef inf_num = LLVMBuildAnd(b, LLVMBuildOr(b, ar_inf, ai_inf, ""), LLVMBuildAnd(b, br_fin, bi_fin, ""), "");
+  LLVMValueRef ar1 = copysign_of(f, sel(f, ar_inf, one, zero), ar), ai1 = copysign_of(f, sel(f, ai_inf, one, zero), ai);
+  LLVMValueRef n_re = LLVMBuildFMul(b, inf, LLVMBuildFAdd(b, LLVMBuildFMul(b, ar1, br, ""), LLVMBuildFMul(b, ai1, bi, ""), ""), "");
+  LLVMValueRef n_im = LLVMBuildFMul(b, inf, LLVMBuildFSub(b, LLVMBuildFMul(b, ai1, br, ""), LLVMBuildFMul(b, ar1, bi, ""), ""), "");
+  /* 3: finite dividend, infinite divisor */
+  LLVMValueRef ar_fin = fcmp(f, LLVMRealONE, fabs_of(f, ar), inf), ai_fin = fcmp(f, LLVMRealONE, fabs_of(f, ai), inf);
+  LLVMValueRef br_inf = fcmp(f, LLVMRealOEQ, fabs_of(f, br), inf), bi_inf = fcmp(f, LLVMRealOEQ, fabs_of(f, bi), inf);
+  LLVMValueRef inf_den = LLVMBuildAnd(b, LLVMBuildOr(b, br_inf, bi_inf, ""), LLVMBuildAnd(b, ar_fin, ai_fin, ""), "");
+  LLVMValueRef br1 = copysign_of(f, sel(f, br_inf, one, zero), br), bi1 = copysign_of(f, sel(f, bi_inf, one, zero), bi);
+  LLVMValueRef d_re = LLVMBuildFMul(b, zero, LLVMBuildFAdd(b, LLVMBuildFMul(b, ar, br1, ""), LLVMBuildFMul(b, ai, bi1, ""), ""), "");
+  LLVMValueRef d_im = LLVMBuildFMul(b, zero, LLVMBuildFSub(b, LLVMBuildFMul(b, ai, br1, ""), LLVMBuildFMul(b, ar, bi1, ""), ""), "");
+  LLVMValueRef fix_re = sel(f, zero_den, z_re, sel(f, inf_num, n_re, sel(f, inf_den, d_re, re)));
+  LLVMValueRef fix_im = sel(f, zero_den, z_im, sel(f, inf_num, n_im, sel(f, inf_den, d_im, im)));
+  return cmake(f->cm, t, sel(f, both_nan, fix_re, re), sel(f, both_nan, fix_im, im));
+}
+
+/* sqrt in polar form like XLA: sqrt(|z|) * (cos(t/2) + i sin(t/2)), t = atan2(im, re), with
+ * its infinity/NaN rules; sqrt(0) = 0. */
+static LLVMValueRef complex_sqrt(cg_function *f, LLVMTypeRef t, LLVMValueRef a, LLVMValueRef c) {
+  LLVMBuilderRef b = f->cm->b;
+  LLVMTypeRef et = LLVMTypeOf(a);
+  LLVMValueRef zero = fconst(et, 0.0), inf = fconst(et, 1.0 / 0.0), ninf = fconst(et, -1.0 / 0.0);
+  LLVMValueRef nan = fconst(et, 0.0 / 0.0);
+  LLVMValueRef mod = call_math(f, NULL, "hypotf", "hypot", (LLVMValueRef[]){a, c}, 2);
+  LLVMValueRef r = call_math(f, "llvm.sqrt", NULL, NULL, &mod, 1);
+  LLVMValueRef half = LLVMBuildFMul(b, call_math(f, NULL, "atan2f", "atan2", (LLVMValueRef[]){c, a}, 2), fconst(et, 0.5), "");
+  LLVMValueRef co = call_math(f, "llvm.cos", NULL, NULL, &half, 1), si = call_math(f, "llvm.sin", NULL, NULL, &half, 1);
+  LLVMValueRef abs_c = fabs_of(f, c);
+  LLVMValueRef c_inf = fcmp(f, LLVMRealOEQ, abs_c, inf);
+  LLVMValueRef re = sel(f, LLVMBuildOr(b, c_inf, fcmp(f, LLVMRealOEQ, a, inf), ""), inf,
+                        sel(f, LLVMBuildAnd(b, fcmp(f, LLVMRealOEQ, a, ninf), fcmp(f, LLVMRealONE, abs_c, inf), ""), zero,
+                            LLVMBuildFMul(b, r, co, "")));
+  LLVMValueRef im = sel(f, LLVMBuildOr(b, c_inf, fcmp(f, LLVMRealOEQ, a, ninf), ""), copysign_of(f, inf, c),
+                        sel(f, fcmp(f, LLVMRealUNO, r, r), nan,
+                            sel(f, fcmp(f, LLVMRealOEQ, si, zero), si, LLVMBuildFMul(b, r, si, ""))));
+  LLVMValueRef is0 = fcmp(f, LLVMRealOEQ, r, zero);
+  return cmake(f->cm, t, sel(f, is0, zero, re), sel(f, is0, zero, im));
+}
+
 static LLVMValueRef complex_binary(cg_function *f, ir_instr *in, LLVMValueRef a, LLVMValueRef c) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
@@ -149,22 +233,7 @@ static LLVMValueRef complex_binary(cg_function *f, ir_instr *in, LLVMValueRef a,
   case IR_OP_MULTIPLY:
     return cmake(cm, t, LLVMBuildFSub(b, LLVMBuildFMul(b, ar, br, ""), LLVMBuildFMul(b, ai, bi, ""), ""),
                  LLVMBuildFAdd(b, LLVMBuildFMul(b, ar, bi, ""), LLVMBuildFMul(b, ai, br, ""), ""));
-  case IR_OP_DIVIDE: {
-    /* (a)/(c) = a*conj(c)/|c|^2, computed in double for c64 to keep accuracy. */
-    LLVMTypeRef et = LLVMTypeOf(ar);
-    LLVMValueRef x[4] = {ar, ai, br, bi};
-    if (et == cm->f32)
-      for (int i = 0; i < 4; i++)
-        x[i] = LLVMBuildFPExt(b, x[i], cm->f64, "");
-    LLVMValueRef den = LLVMBuildFAdd(b, LLVMBuildFMul(b, x[2], x[2], ""), LLVMBuildFMul(b, x[3], x[3], ""), "");
-    LLVMValueRef re = LLVMBuildFDiv(b, LLVMBuildFAdd(b, LLVMBuildFMul(b, x[0], x[2], ""), LLVMBuildFMul(b, x[1], x[3], ""), ""), den, "");
-    LLVMValueRef im = LLVMBuildFDiv(b, LLVMBuildFSub(b, LLVMBuildFMul(b, x[1], x[2], ""), LLVMBuildFMul(b, x[0], x[3], ""), ""), den, "");
-    if (et == cm->f32) {
-      re = LLVMBuildFPTrunc(b, re, cm->f32, "");
-      im = LLVMBuildFPTrunc(b, im, cm->f32, "");
-    }
-    return cmake(cm, t, re, im);
-  }
+  case IR_OP_DIVIDE: return complex_divide(f, t, ar, ai, br, bi);
   case IR_OP_POWER: return complex_runtime(f, HLO_RT_C_POW, a, c);
   case IR_OP_COMPARE: {
     LLVMValueRef e = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOEQ, ar, br, ""), LLVMBuildFCmp(b, LLVMRealOEQ, ai, bi, ""), "");
@@ -197,17 +266,7 @@ static LLVMValueRef complex_unary(cg_function *f, ir_instr *in, LLVMValueRef z) 
     return cmake(cm, t, call_math(f, "llvm.log", NULL, NULL, &r, 1),
                  call_math(f, NULL, "atan2f", "atan2", (LLVMValueRef[]){im, re}, 2));
   }
-  case IR_OP_SQRT: {
-    /* sqrt(z) = sqrt((|z|+re)/2) + i*sign(im)*sqrt((|z|-re)/2) */
-    LLVMTypeRef et = LLVMTypeOf(re);
-    LLVMValueRef r = call_math(f, NULL, hyp32, hyp64, (LLVMValueRef[]){re, im}, 2);
-    LLVMValueRef half = fconst(et, 0.5);
-    LLVMValueRef a = LLVMBuildFMul(b, LLVMBuildFAdd(b, r, re, ""), half, "");
-    LLVMValueRef c = LLVMBuildFMul(b, LLVMBuildFSub(b, r, re, ""), half, "");
-    LLVMValueRef sa = call_math(f, "llvm.sqrt", NULL, NULL, &a, 1), sc = call_math(f, "llvm.sqrt", NULL, NULL, &c, 1);
-    LLVMValueRef signed_c = call_math(f, "llvm.copysign", NULL, NULL, (LLVMValueRef[]){sc, im}, 2);
-    return cmake(cm, t, sa, signed_c);
-  }
+  case IR_OP_SQRT: return complex_sqrt(f, t, re, im);
   case IR_OP_SIN: return complex_runtime(f, HLO_RT_C_SIN, z, NULL);
   case IR_OP_COS: return complex_runtime(f, HLO_RT_C_COS, z, NULL);
   case IR_OP_TAN: return complex_runtime(f, HLO_RT_C_TAN, z, NULL);

@@ -28,14 +28,14 @@ static double complex cexpm1(double complex z) {
   double x = creal(z), y = cimag(z);
   double em1 = expm1(x), s = sin(y);
   double cm1 = -2 * sin(y / 2) * sin(y / 2); /* cos(y) - 1 */
-  return (em1 * cos(y) + cm1) + I * (exp(x) * s);
+  return CMPLX(em1 * cos(y) + cm1, exp(x) * s);
 }
 
 static double complex clog1p(double complex z) {
   double x = creal(z), y = cimag(z);
   double r = hypot(x + 1, y);
   double re = fabs(x) < 0.5 && fabs(y) < 0.5 ? 0.5 * log1p(x * (2 + x) + y * y) : log(r);
-  return re + I * atan2(y, x + 1);
+  return CMPLX(re, atan2(y, x + 1));
 }
 
 static double complex apply(int32_t op, double complex a, double complex b) {
@@ -57,12 +57,12 @@ static double complex apply(int32_t op, double complex a, double complex b) {
   case HLO_RT_C_RSQRT: return 1.0 / csqrt(a);
   case HLO_RT_C_SIGN: {
     double m = cabs(a);
-    return m == 0 || isnan(m) ? (isnan(m) ? NAN + I * NAN : a) : a / m;
+    return m == 0 || isnan(m) ? (isnan(m) ? CMPLX(NAN, NAN) : a) : a / m;
   }
   case HLO_RT_C_LOGISTIC: return 1.0 / (1.0 + cexp(-a));
   case HLO_RT_C_CBRT: return cpow(a, 1.0 / 3.0);
   case HLO_RT_C_POW: return a == 0 && b == 0 ? 1 : cpow(a, b);
-  default: return NAN + I * NAN;
+  default: return CMPLX(NAN, NAN);
   }
 }
 
@@ -73,8 +73,8 @@ HLO_RT_EXPORT void hlo_rt_complex_op(int32_t op, int32_t is_double, const void *
     memcpy(v, a, 16);
     if (b)
       memcpy(v + 2, b, 16);
-    x = v[0] + I * v[1];
-    y = v[2] + I * v[3];
+    x = CMPLX(v[0], v[1]); /* not v0 + I*v1: I*inf would make the real part NaN */
+    y = CMPLX(v[2], v[3]);
     r = apply(op, x, y);
     double o[2] = {creal(r), cimag(r)};
     memcpy(out, o, 16);
@@ -83,8 +83,8 @@ HLO_RT_EXPORT void hlo_rt_complex_op(int32_t op, int32_t is_double, const void *
     memcpy(v, a, 8);
     if (b)
       memcpy(v + 2, b, 8);
-    x = v[0] + I * v[1];
-    y = v[2] + I * v[3];
+    x = CMPLX(v[0], v[1]);
+    y = CMPLX(v[2], v[3]);
     r = apply(op, x, y);
     float o[2] = {(float)creal(r), (float)cimag(r)};
     memcpy(out, o, 8);
