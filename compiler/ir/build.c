@@ -22,6 +22,7 @@ typedef struct name_slot {
   ir_str key;
   void *value;
   ir_loc loc;
+  bool generated;  /* a name hloc made up (p.get-tuple-element1 for p#0): yields to the text */
 } name_slot;
 
 typedef struct name_map {
@@ -48,24 +49,33 @@ static name_slot *map_find(name_map *m, ir_str key) {
   }
 }
 
-static bool map_put(ir_arena *a, name_map *m, ir_str key, void *value, ir_loc loc) {
+/* Inserts into a table with room to spare. */
+static name_slot *map_insert(name_map *m, name_slot slot) {
+  size_t i = hash_str(slot.key) & (m->cap - 1);
+  while (m->slots[i].key.p)
+    i = (i + 1) & (m->cap - 1);
+  m->slots[i] = slot;
+  m->n++;
+  return &m->slots[i];
+}
+
+static name_slot *map_put_slot(ir_arena *a, name_map *m, name_slot slot) {
   if ((m->n + 1) * 2 > m->cap) {
     size_t cap = m->cap ? m->cap * 2 : 64;
     name_slot *slots = ir_arena_alloc_array(a, cap, sizeof *slots);
     if (!slots)
-      return false;
+      return NULL;
     name_map bigger = {slots, cap, 0};
     for (size_t i = 0; i < m->cap; i++)
       if (m->slots[i].key.p)
-        map_put(a, &bigger, m->slots[i].key, m->slots[i].value, m->slots[i].loc);
+        map_insert(&bigger, m->slots[i]);
     *m = bigger;
   }
-  size_t i = hash_str(key) & (m->cap - 1);
-  while (m->slots[i].key.p)
-    i = (i + 1) & (m->cap - 1);
-  m->slots[i] = (name_slot){key, value, loc};
-  m->n++;
-  return true;
+  return map_insert(m, slot);
+}
+
+static bool map_put(ir_arena *a, name_map *m, ir_str key, void *value, ir_loc loc) {
+  return map_put_slot(a, m, (name_slot){key, value, loc, false}) != NULL;
 }
 
 /* ---- the builder --------------------------------------------------------------------- */
@@ -1796,19 +1806,34 @@ static ir_str unique_name(ir_builder *b, ir_str base, const char *tag) {
   }
 }
 
-static bool register_instr(ir_builder *b, ir_instr *in) {
+/* Enters a name into the computation's table.  A name written in the text that hloc had
+ * already made up for an earlier p#0 or nested operand takes the name over; the made-up
+ * instruction is renamed. */
+static bool register_instr_as(ir_builder *b, ir_instr *in, bool generated) {
   name_slot *prev = map_find(&b->instrs, in->name);
+  if (prev && prev->generated && !generated) {
+    ir_instr *g = prev->value;
+    *prev = (name_slot){in->name, in, in->loc, false};
+    g->name = unique_name(b, g->name, "");
+    if (!g->name.p || !map_put_slot(&b->m->arena, &b->instrs, (name_slot){g->name, g, g->loc, true})) {
+      irb_oom(b, in->loc);
+      return false;
+    }
+    return true;
+  }
   if (prev) {
     irb_error(b, in->loc, "instruction %%%s is already defined at line %d, column %d", in->name.p,
               prev->loc.line, prev->loc.col);
     return false;
   }
-  if (!map_put(&b->m->arena, &b->instrs, in->name, in, in->loc)) {
+  if (!map_put_slot(&b->m->arena, &b->instrs, (name_slot){in->name, in, in->loc, generated})) {
     irb_oom(b, in->loc);
     return false;
   }
   return true;
 }
+
+static bool register_instr(ir_builder *b, ir_instr *in) { return register_instr_as(b, in, false); }
 
 static ir_instr *make_instr(ir_builder *b, ir_opcode op, ir_str name, ir_loc loc, ir_shape *shape,
                             ir_instr **ops, int n) {
@@ -1848,7 +1873,7 @@ static ir_instr *tuple_access(ir_builder *b, ir_instr *base, ir_av *v) {
       plen += snprintf(path + plen, sizeof path - (size_t)plen, "#%lld", (long long)k);
     ir_instr *g = make_instr(b, IR_OP_GET_TUPLE_ELEMENT, unique_name(b, base->name, "get-tuple-element"),
                              v->loc, s, &cur, 1);
-    if (!g || !register_instr(b, g))
+    if (!g || !register_instr_as(b, g, true))
       return NULL;
     g->attrs.u.tuple_index = k;
     cur = g;
@@ -1871,7 +1896,7 @@ static ir_instr *nested_instr(ir_builder *b, ir_av *v) {
     ir_instr *in = make_instr(b, op, name, v->loc, v->shape, NULL, 0);
     if (!in || !(in->attrs.u.literal = literal_from_av(b, v->shape, v->kids[0])))
       return NULL;
-    return register_instr(b, in) ? in : NULL;
+    return register_instr_as(b, in, true) ? in : NULL;
   }
   ir_instr *ops[64];
   if (v->n > 64) {
@@ -1882,7 +1907,7 @@ static ir_instr *nested_instr(ir_builder *b, ir_av *v) {
     if (!(ops[i] = resolve_operand(b, v->kids[i])))
       return NULL;
   ir_instr *in = make_instr(b, op, name, v->loc, v->shape, ops, v->n);
-  return in && register_instr(b, in) ? in : NULL;
+  return in && register_instr_as(b, in, true) ? in : NULL;
 }
 
 static ir_instr *resolve_operand(ir_builder *b, ir_av *v) {
