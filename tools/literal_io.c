@@ -184,14 +184,15 @@ static void print_level(printer *p, int dim) {
 hlo_status litio_print(const hlo_array_desc *d, const void *data, FILE *out) {
   char shape[1024];
   litio_shape_text(d->dtype, d->rank, d->dims, shape, sizeof shape);
-  fprintf(out, "%s ", shape);
   if (d->dtype == IR_TOKEN) {
-    fputs("token", out);
+    fputs("token", out); /* XLA prints a token literal as the bare word */
   } else if (d->rank == 0) {
+    fprintf(out, "%s ", shape);
     char buf[128];
     ir_format_element((ir_etype)d->dtype, data, buf, sizeof buf);
     fputs(buf, out);
   } else if (d->rank <= 64) {
+    fprintf(out, "%s ", shape);
     printer p = {.out = out, .d = d, .data = data};
     print_level(&p, 0);
   }

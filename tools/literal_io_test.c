@@ -1,7 +1,7 @@
 /* literal_io_test.c — results printed as XLA's literal printer does (expected strings written
  * by hand from the printer's rules in xla/literal.cc: rank-1 "{a, b}", innermost rows
  * "  { a, b }" or "  {a}" for one element, ",\n" between rows, index comments above rank 3,
- * pred arrays as 1/0 but pred scalars as true/false), and inline literal inputs: values,
+ * pred arrays as 1/0 but pred scalars as true/false, a token as the bare word), and inline literal inputs: values,
  * shape mismatches, syntax errors with the column in the argument.
  */
 #include <stdio.h>
@@ -63,6 +63,7 @@ static void test_print(void) {
   uint16_t bf[2] = {0x3fc0, 0xc000}; /* bf16 1.5, -2 */
   int64_t d2[1] = {2};
   expect_print(HLO_DTYPE_IR_BF16, 1, d2, 4, bf, "bf16[2] {1.5, -2}\n");
+  expect_print(HLO_DTYPE_IR_TOKEN, 0, NULL, 0, NULL, "token\n");
 }
 
 static void test_looks_inline(void) {
