@@ -2,6 +2,17 @@
 # one line naming the file and the parameter), --expected (exit 1 with the worst element),
 # printing, --benchmark, --random-inputs, running a .so, the cache.  Expected numbers are the
 # fixtures' contents documented in testdata/npy/make.py.
+# Runtime flags (--infeed, --outfeed-dir, --custom-call-lib, --replicas, --threads) end to end
+# on a model written by hand against hlo/abi.h (tests/hlorun_fixtures/feed_model.c), linked
+# with the runtime as hloc links a model; no code generator needed.
+add_library(hlorun_feed_model MODULE ${CMAKE_SOURCE_DIR}/tests/hlorun_fixtures/feed_model.c)
+target_link_libraries(hlorun_feed_model PRIVATE hlort)
+add_library(hlorun_scale_lib MODULE ${CMAKE_SOURCE_DIR}/tests/hlorun_fixtures/scale_lib.c)
+set_target_properties(hlorun_feed_model hlorun_scale_lib PROPERTIES PREFIX "" SUFFIX ".so"
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fixtures)
+add_test(NAME cli.hlorun.runtime_flags COMMAND ${CMAKE_SOURCE_DIR}/tests/hlorun_fixtures/feeds.sh $<TARGET_FILE:hlorun>
+  $<TARGET_FILE:hlorun_feed_model> $<TARGET_FILE:hlorun_scale_lib> ${CMAKE_SOURCE_DIR}/testdata/npy)
+
 if(NOT HLOC_HAVE_CODEGEN)
   return()
 endif()
