@@ -743,16 +743,20 @@ static bool header_entry_layout(ir_builder *b, ir_av *v) {
   return true;
 }
 
+/* Appends to an arena array whose capacity is implied by its length (4, then each power of
+ * two), so that n appends cost O(n) time and memory. */
 static void add_raw(ir_builder *b, ir_raw_attr **arr, int *n, ir_str name, ir_str value) {
-  ir_raw_attr *p = ir_arena_alloc_array(&b->m->arena, (size_t)*n + 1, sizeof *p);
-  if (!p) {
-    irb_oom(b, (ir_loc){0, 0});
-    return;
+  if (*n == 0 || (*n >= 4 && (*n & (*n - 1)) == 0)) {
+    ir_raw_attr *p = ir_arena_alloc_array(&b->m->arena, *n ? (size_t)*n * 2 : 4, sizeof *p);
+    if (!p) {
+      irb_oom(b, (ir_loc){0, 0});
+      return;
+    }
+    if (*n)
+      memcpy(p, *arr, (size_t)*n * sizeof *p);
+    *arr = p;
   }
-  if (*n)
-    memcpy(p, *arr, (size_t)*n * sizeof *p);
-  p[*n] = (ir_raw_attr){name, value};
-  *arr = p;
+  (*arr)[*n] = (ir_raw_attr){name, value};
   (*n)++;
 }
 
@@ -1019,14 +1023,27 @@ static bool a_slice(attr_ctx *x) {
 static bool a_dynamic_slice_sizes(attr_ctx *x) { return LIST(x->in->attrs.u.dynamic_slice_sizes); }
 
 /* Splits "a_b(_c)x..." / "3x3" token text into up to `per` numbers per dimension. */
-static int split_dims(const char *s, int per, int64_t out[][3], int max) {
+/* Splits "a_b_cxd_e_f" (per numbers a dimension, missing ones 0) into out; returns the
+ * dimension count, or -1 after a diagnostic (more than max dimensions, a number that does
+ * not fit int64). */
+static int split_dims(ir_builder *b, const ir_av *v, int per, int64_t out[][3], int max, const char *what) {
+  const char *s = v->s.p;
   int n = 0;
-  while (*s && n < max) {
+  while (*s) {
+    if (n == max) {
+      irb_error(b, v->loc, "%s has more than %d dimensions", what, max);
+      return -1;
+    }
     for (int k = 0; k < per; k++)
       out[n][k] = 0;
     for (int k = 0; k < per; k++) {
       char *end;
+      errno = 0;
       out[n][k] = strtoll(s, &end, 10);
+      if (errno == ERANGE) {
+        irb_error(b, v->loc, "a number in %s is out of range", what);
+        return -1;
+      }
       s = end;
       if (*s != '_')
         break;
@@ -1036,6 +1053,10 @@ static int split_dims(const char *s, int per, int64_t out[][3], int max) {
     if (*s != 'x')
       break;
     s++;
+  }
+  if (*s) {
+    irb_error(b, v->loc, "malformed %s value '%s'", what, v->s.p);
+    return -1;
   }
   return n;
 }
@@ -1049,7 +1070,9 @@ static bool a_padding(attr_ctx *x) {
     return false;
   }
   int64_t parts[64][3];
-  int n = v->kind == AV_PAD ? split_dims(v->s.p, 3, parts, 64) : 0;
+  int n = v->kind == AV_PAD ? split_dims(x->b, v, 3, parts, 64, "padding") : 0;
+  if (n < 0)
+    return false;
   ir_pad_dim *d = ir_arena_alloc_array(&x->b->m->arena, (size_t)(n ? n : 1), sizeof *d);
   if (!d)
     return false;
@@ -1120,11 +1143,18 @@ static bool a_window(attr_ctx *x) {
       return false;
     }
     ir_av *fv = kv->kids[0];
-    if (fv->kind != AV_DXD && fv->kind != AV_INT && fv->kind != AV_PAD) {
-      irb_error(x->b, fv->loc, "bad value for window field %s", fields[f]);
+    if (f == 2 ? fv->kind != AV_PAD : fv->kind != AV_DXD && fv->kind != AV_INT) {
+      irb_error(x->b, fv->loc, f == 2 ? "bad value for window field pad (expected low_high per dimension, as in 0_1x1_1)"
+                                      : "bad value for window field %s (expected sizes like 3x3)", fields[f]);
       return false;
     }
-    counts[f] = split_dims(fv->s.p, f == 2 ? 2 : 1, vals[f], 64);
+    if (counts[f] || (w->written >> f & 1)) {
+      irb_error(x->b, kv->loc, "window field %s is written twice", fields[f]);
+      return false;
+    }
+    counts[f] = split_dims(x->b, fv, f == 2 ? 2 : 1, vals[f], 64, "window");
+    if (counts[f] < 0)
+      return false;
     w->written |= 1u << f;
   }
   int n = counts[0];
@@ -1952,23 +1982,31 @@ static bool add_comp_ref(ir_builder *b, comp_ref r) {
 }
 
 /* Assembles in->called in XLA's order from the attributes seen. */
+/* Appends one reference to refs (sized by the caller). */
+static void push_ref(comp_ref *refs, int *n, const comp_ref *r) {
+  if (r->name.p)
+    refs[(*n)++] = *r;
+}
+
 static bool assemble_called(attr_ctx *x) {
-  comp_ref refs[1024];
+  ir_av *lists[] = {x->branches, x->calls, x->called_list};
+  int cap = 7;  /* the single-computation roles */
+  for (int l = 0; l < 3; l++)
+    cap += lists[l] ? lists[l]->n : 0;
+  comp_ref *refs = ir_arena_alloc_array(&x->b->m->arena, (size_t)cap, sizeof *refs);
+  if (!refs)
+    return false;
   int n = 0;
-  comp_ref *singles1[] = {&x->to_apply, &x->condition, &x->body, &x->true_c, &x->false_c};
+  const comp_ref *singles1[] = {&x->to_apply, &x->condition, &x->body, &x->true_c, &x->false_c};
   for (int i = 0; i < 5; i++)
-    if (singles1[i]->name.p)
-      refs[n++] = *singles1[i];
-  ir_av *lists[] = {x->branches, x->calls};
+    push_ref(refs, &n, singles1[i]);
   for (int l = 0; l < 2; l++)
-    for (int i = 0; lists[l] && i < lists[l]->n && n < 1000; i++)
-      refs[n++] = (comp_ref){x->in, 0, bare_name(lists[l]->kids[i]->s), lists[l]->kids[i]->loc};
-  comp_ref *singles2[] = {&x->select, &x->scatter};
-  for (int i = 0; i < 2; i++)
-    if (singles2[i]->name.p)
-      refs[n++] = *singles2[i];
-  for (int i = 0; x->called_list && i < x->called_list->n && n < 1000; i++)
-    refs[n++] = (comp_ref){x->in, 0, bare_name(x->called_list->kids[i]->s), x->called_list->kids[i]->loc};
+    for (int i = 0; lists[l] && i < lists[l]->n; i++)
+      push_ref(refs, &n, &(comp_ref){x->in, 0, bare_name(lists[l]->kids[i]->s), lists[l]->kids[i]->loc});
+  push_ref(refs, &n, &x->select);
+  push_ref(refs, &n, &x->scatter);
+  for (int i = 0; lists[2] && i < lists[2]->n; i++)
+    push_ref(refs, &n, &(comp_ref){x->in, 0, bare_name(lists[2]->kids[i]->s), lists[2]->kids[i]->loc});
   if (!n)
     return true;
   x->in->called = ir_arena_alloc_array(&x->b->m->arena, (size_t)n, sizeof(ir_computation *));
@@ -1984,16 +2022,34 @@ static bool assemble_called(attr_ctx *x) {
   return true;
 }
 
+/* Whether attribute i repeats an earlier name: a scan for the usual handful, a hash table
+ * (built lazily in *seen) for long lists, so that a hostile line stays linear. */
+static bool repeats_earlier(ir_builder *b, ir_attr_list *attrs, int i, name_map *seen) {
+  ir_attr_in *a = &attrs->items[i];
+  if (attrs->n <= 16) {
+    for (int j = 0; j < i; j++)
+      if (attrs->items[j].name.len == a->name.len && memcmp(attrs->items[j].name.p, a->name.p, a->name.len) == 0)
+        return true;
+    return false;
+  }
+  if (map_find(seen, a->name))
+    return true;
+  if (!map_put(&b->m->arena, seen, a->name, a, a->loc))
+    irb_oom(b, a->loc);
+  return false;
+}
+
 static void apply_attrs(ir_builder *b, ir_instr *in, ir_attr_list *attrs) {
   attr_ctx x = {.b = b, .in = in};
+  name_map seen = {0};
   for (int i = 0; i < attrs->n; i++) {
     ir_attr_in *a = &attrs->items[i];
-    for (int j = 0; j < i; j++)
-      if (attrs->items[j].name.len == a->name.len &&
-          memcmp(attrs->items[j].name.p, a->name.p, a->name.len) == 0) {
-        irb_error(b, a->loc, "duplicate attribute '%s'", a->name.p);
-        return;
-      }
+    if (repeats_earlier(b, attrs, i, &seen)) {
+      irb_error(b, a->loc, "duplicate attribute '%s'", a->name.p);
+      return;
+    }
+    if (b->oom)
+      return;
     const attr_row *row = NULL;
     for (size_t k = 0; k < sizeof attr_table / sizeof *attr_table; k++)
       if (ir_str_eq(a->name, attr_table[k].name)) {
