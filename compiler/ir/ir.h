@@ -402,6 +402,11 @@ struct ir_computation {
   ir_module *module;
   ir_loc loc;
   int id;
+  /* The written signature "(p: shape, ...) -> shape" when has_signature (filled by the
+   * parser; NULL/0 otherwise).  The verifier checks parameters and the root against it. */
+  ir_shape **sig_params;
+  int n_sig_params;
+  ir_shape *sig_result;
 };
 
 typedef struct ir_module {

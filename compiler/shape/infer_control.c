@@ -1,0 +1,201 @@
+/* infer_control.c — shape rules of the families that call computations or wrap values:
+ * parameter (against the computation's signature), while, conditional (pred and indexed
+ * forms), call, fusion, custom-call (result as written; operand layout constraints), the
+ * async wrappers (`((operands), result, context...)`), copy-start/-done, opt-barrier and
+ * domain.  Tests: testdata/verify/err, shape_test.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "shape/shape_internal.h"
+
+/* Computation c takes exactly the shapes of ops[0..n) as its parameters. */
+static bool params_match(shape_ctx *x, ir_instr *in, const ir_computation *c, ir_instr *const *ops, int n,
+                         const char *role) {
+  if (c->n_params != n)
+    return shape_error(x, in, "%s %%%s takes %d parameter%s but gets %d", role, c->name.p, c->n_params,
+                       c->n_params == 1 ? "" : "s", n);
+  char a[256], b[256];
+  for (int i = 0; i < n; i++)
+    if (!shape_compatible(c->params[i]->shape, ops[i]->shape))
+      return shape_error(x, in, "%s %%%s parameter %d is %s but the operand is %s", role, c->name.p, i,
+                         shape_str(c->params[i]->shape, a, sizeof a), shape_str(ops[i]->shape, b, sizeof b));
+  return true;
+}
+
+/* ---- parameter ---------------------------------------------------------------------------- */
+
+ir_shape *shape_infer_parameter(shape_ctx *x, ir_instr *in) {
+  const ir_computation *c = in->parent;
+  int64_t k = in->attrs.u.parameter_number;
+  if (!shape_need_operands(x, in, 0) || !in->shape)
+    return NULL;
+  if (k < 0 || (c->n_params && k >= c->n_params))
+    return shape_fail(x, in, "parameter number %lld is out of range", (long long)k);
+  if (!c->sig_params || k >= c->n_sig_params || shape_compatible(c->sig_params[k], in->shape))
+    return NULL; /* the written shape is the result */
+  char a[256], b[256];
+  return shape_fail(x, in, "the signature of %%%s gives parameter %lld the shape %s but it is declared %s", c->name.p,
+                    (long long)k, shape_str(c->sig_params[k], a, sizeof a), shape_str(in->shape, b, sizeof b));
+}
+
+/* ---- while, conditional, call, fusion ----------------------------------------------------- */
+
+ir_shape *shape_infer_while(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 1) || !shape_need_called(x, in, 2, "condition and body"))
+    return NULL;
+  const ir_computation *cond = in->called[0], *body = in->called[1];
+  const ir_shape *state = shape_operand(in, 0);
+  if (!params_match(x, in, cond, in->operands, 1, "while condition") ||
+      !params_match(x, in, body, in->operands, 1, "while body"))
+    return NULL;
+  char a[256], b[256];
+  if (!shape_is_scalar_of(cond->root->shape, IR_PRED))
+    return shape_fail(x, in, "while condition %%%s must return pred[], not %s", cond->name.p,
+                      shape_str(cond->root->shape, a, sizeof a));
+  if (!shape_compatible(body->root->shape, state))
+    return shape_fail(x, in, "while body %%%s returns %s but the loop state is %s", body->name.p,
+                      shape_str(body->root->shape, a, sizeof a), shape_str(state, b, sizeof b));
+  return ir_shape_clone(x->m, state);
+}
+
+ir_shape *shape_infer_conditional(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_min_operands(x, in, 1) || !shape_need_array(x, in, 0))
+    return NULL;
+  const ir_shape *p = shape_operand(in, 0);
+  int nb = in->n_called;
+  char a[256], b[256];
+  if (p->rank != 0 || (p->et != IR_PRED && p->et != IR_S32))
+    return shape_fail(x, in, "conditional's first operand must be pred[] or s32[], not %s", shape_str(p, a, sizeof a));
+  if (p->et == IR_PRED && nb != 2)
+    return shape_fail(x, in, "a pred conditional needs exactly two branches, not %d", nb);
+  if (nb < 1)
+    return shape_fail(x, in, "an s32 conditional needs at least one branch");
+  if (in->n_operands != nb + 1)
+    return shape_fail(x, in, "conditional has %d branches but %d branch operands", nb, in->n_operands - 1);
+  const ir_shape *r0 = in->called[0]->root->shape;
+  for (int i = 0; i < nb; i++) {
+    if (!params_match(x, in, in->called[i], &in->operands[i + 1], 1, "branch"))
+      return NULL;
+    const ir_shape *ri = in->called[i]->root->shape;
+    if (!shape_compatible(ri, r0))
+      return shape_fail(x, in, "branch %%%s returns %s but branch %%%s returns %s", in->called[i]->name.p,
+                        shape_str(ri, a, sizeof a), in->called[0]->name.p, shape_str(r0, b, sizeof b));
+  }
+  return ir_shape_clone(x->m, r0);
+}
+
+ir_shape *shape_infer_call(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_called(x, in, 1, "to_apply") ||
+      !params_match(x, in, in->called[0], in->operands, in->n_operands, "computation"))
+    return NULL;
+  return ir_shape_clone(x->m, in->called[0]->root->shape);
+}
+
+ir_shape *shape_infer_fusion(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_called(x, in, 1, "calls=%computation"))
+    return NULL;
+  const ir_computation *c = in->called[0];
+  if (c->n_params != in->n_operands)
+    return shape_fail(x, in, "fused computation %%%s takes %d parameters but fusion has %d operands", c->name.p,
+                      c->n_params, in->n_operands);
+  for (int i = 0; i < in->n_operands; i++)
+    if (!shape_compatible(c->params[i]->shape, shape_operand(in, i)))
+      return shape_fail(x, in, "fused computation %%%s parameter %d does not match operand %d", c->name.p, i, i);
+  return ir_shape_clone(x->m, c->root->shape);
+}
+
+/* ---- custom-call -------------------------------------------------------------------------- */
+
+ir_shape *shape_infer_custom_call(shape_ctx *x, ir_instr *in) {
+  typeof(in->attrs.u.custom_call) *cc = &in->attrs.u.custom_call;
+  if (!cc->has_operand_layout_constraints)
+    return NULL; /* the result is whatever the text says */
+  if (cc->n_operand_layout_constraints != in->n_operands)
+    return shape_fail(x, in, "operand_layout_constraints has %d shapes but the custom-call has %d operands",
+                      cc->n_operand_layout_constraints, in->n_operands);
+  char a[256], b[256];
+  for (int i = 0; i < in->n_operands; i++)
+    if (!shape_compatible(cc->operand_layout_constraints[i], shape_operand(in, i)))
+      return shape_fail(x, in, "operand_layout_constraints gives operand %d the shape %s but it is %s", i,
+                        shape_str(cc->operand_layout_constraints[i], a, sizeof a),
+                        shape_str(shape_operand(in, i), b, sizeof b));
+  return NULL;
+}
+
+/* ---- async wrappers ------------------------------------------------------------------------ */
+
+/* An async value: a tuple ((operands...), result, context...). */
+static bool async_value_ok(shape_ctx *x, ir_instr *in, const ir_shape *s, const char *what) {
+  char a[256];
+  if (s && s->et == IR_TUPLE && s->n_elems >= 2 && s->elems[0]->et == IR_TUPLE)
+    return true;
+  return shape_error(x, in, "%s must be a ((operands...), result, context...) tuple, not %s", what,
+                     shape_kind_str(s, a, sizeof a));
+}
+
+/* async-start: the written shape holds the operands and the wrapped computation's result. */
+static ir_shape *infer_async_start(shape_ctx *x, ir_instr *in) {
+  const ir_shape *r = in->shape;
+  if (!r || !async_value_ok(x, in, r, "the result of async-start"))
+    return NULL;
+  char a[256], b[256];
+  ir_shape *ops = shape_operands_collated(x, in, 0, in->n_operands);
+  if (ops && ops->et != IR_TUPLE) {
+    ir_shape *one[1] = {ops};
+    ops = shape_tuple_of(x, one, 1);
+  }
+  if (!ops || !shape_compatible(r->elems[0], ops))
+    return shape_fail(x, in, "the first element of the result, %s, must hold the operands %s",
+                      shape_str(r->elems[0], a, sizeof a), shape_str(ops, b, sizeof b));
+  if (in->n_called == 0 && in->attrs.u.async.compact)
+    return NULL; /* a compact form wrapping an op without a computation */
+  if (!shape_need_called(x, in, 1, "calls=%computation"))
+    return NULL;
+  const ir_computation *c = in->called[0];
+  if (!in->attrs.u.async.compact && !params_match(x, in, c, in->operands, in->n_operands, "async computation"))
+    return NULL;
+  if (!in->attrs.u.async.compact && !shape_compatible(r->elems[1], c->root->shape))
+    return shape_fail(x, in, "the second element of the result, %s, must be the result of %%%s, %s",
+                      shape_str(r->elems[1], a, sizeof a), c->name.p, shape_str(c->root->shape, b, sizeof b));
+  return NULL; /* the context elements are as written */
+}
+
+ir_shape *shape_infer_async(shape_ctx *x, ir_instr *in) {
+  if (in->op == IR_OP_ASYNC_START)
+    return infer_async_start(x, in);
+  if (!shape_need_operands(x, in, 1) || !async_value_ok(x, in, shape_operand(in, 0), "the operand"))
+    return NULL;
+  const ir_shape *s = shape_operand(in, 0);
+  return ir_shape_clone(x->m, in->op == IR_OP_ASYNC_UPDATE ? s : s->elems[1]);
+}
+
+/* copy-start: (destination, source, u32[] context); copy-done: the destination. */
+ir_shape *shape_infer_copy_async(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 1))
+    return NULL;
+  const ir_shape *s = shape_operand(in, 0);
+  if (in->op == IR_OP_COPY_START) {
+    ir_shape *e[3] = {ir_shape_clone(x->m, s), ir_shape_clone(x->m, s), ir_shape_scalar(x->m, IR_U32)};
+    return shape_tuple_of(x, e, 3);
+  }
+  char a[256];
+  if (s->et != IR_TUPLE || s->n_elems != 3)
+    return shape_fail(x, in, "copy-done takes the (destination, source, context) tuple of a copy-start, not %s",
+                      shape_kind_str(s, a, sizeof a));
+  return ir_shape_clone(x->m, s->elems[0]);
+}
+
+/* ---- opt-barrier, domain ------------------------------------------------------------------ */
+
+ir_shape *shape_infer_opt_barrier(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 1))
+    return NULL;
+  return ir_shape_clone(x->m, shape_operand(in, 0));
+}
+
+ir_shape *shape_infer_domain(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 1))
+    return NULL;
+  return ir_shape_clone(x->m, shape_operand(in, 0));
+}

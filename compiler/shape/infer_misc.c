@@ -1,0 +1,380 @@
+/* infer_misc.c — shape rules of replica/partition ids, tokens (after-all, add-dependency),
+ * the collectives (replica groups, all-reduce, all-gather, reduce-scatter, all-to-all,
+ * collective-permute with its pairs, ragged-all-to-all, collective-broadcast and -reduce,
+ * the -start/-done forms), infeed/outfeed, send/recv and their -done ops, rng,
+ * rng-bit-generator, rng-get-and-update-state and shuffle.  Rules follow the semantics
+ * document and XLA's shape_inference.cc.  Tests: testdata/verify/err, shape_test.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shape/shape_internal.h"
+
+ir_shape *shape_infer_replica_id(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 0))
+    return NULL;
+  return ir_shape_scalar(x->m, IR_U32);
+}
+
+ir_shape *shape_infer_token(shape_ctx *x, ir_instr *in) {
+  char b[256];
+  if (in->op == IR_OP_ADD_DEPENDENCY) {
+    if (!shape_need_operands(x, in, 2))
+      return NULL;
+    if (!shape_is_token(shape_operand(in, 1)))
+      return shape_fail(x, in, "add-dependency's second operand must be a token, not %s",
+                        shape_kind_str(shape_operand(in, 1), b, sizeof b));
+    return ir_shape_clone(x->m, shape_operand(in, 0));
+  }
+  for (int i = 0; i < in->n_operands; i++) {
+    const ir_shape *s = shape_operand(in, i);
+    if (!shape_is_token(s))
+      return shape_fail(x, in, "after-all operand %d must be a token, not %s", i,
+                        s->et == IR_TUPLE ? "a tuple" : shape_et_name(s->et));
+  }
+  return ir_shape_scalar(x->m, IR_TOKEN);
+}
+
+/* ---- replica groups ------------------------------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Every id appears once over all groups and is below the device count when the header gives
+ * one.  Returns false after a diagnostic. */
+static bool replica_ids_ok(shape_ctx *x, ir_instr *in, const ir_replica_groups *g) {
+  int64_t total = 0, bound = 0;
+  for (int i = 0; i < g->n_groups; i++)
+    total += g->groups[i].n;
+  if (x->m->replica_count > 0)
+    bound = x->m->replica_count * (x->m->num_partitions > 0 ? x->m->num_partitions : 1);
+  int64_t *ids = malloc((size_t)(total ? total : 1) * sizeof(int64_t));
+  if (!ids)
+    return shape_error(x, in, "out of memory");
+  int64_t n = 0;
+  for (int i = 0; i < g->n_groups; i++)
+    for (int k = 0; k < g->groups[i].n; k++)
+      ids[n++] = g->groups[i].v[k];
+  qsort(ids, (size_t)n, sizeof(int64_t), cmp_i64);
+  int64_t bad = -1;
+  for (int64_t i = 0; i < n && bad < 0; i++)
+    if (ids[i] < 0 || (bound && ids[i] >= bound) || (i && ids[i] == ids[i - 1]))
+      bad = i;
+  int64_t bad_id = bad >= 0 ? ids[bad] : 0;
+  free(ids);
+  if (bad >= 0)
+    return shape_error(x, in, "replica id %lld appears twice or is out of range in replica_groups", (long long)bad_id);
+  return true;
+}
+
+/* The participant count of one group: the groups' common size, else the replica count.
+ * `same_size` requires every group to have the same size.  -1 after a diagnostic. */
+static int64_t group_size(shape_ctx *x, ir_instr *in, bool same_size) {
+  const ir_replica_groups *g = &in->attrs.u.collective.replica_groups;
+  if (!replica_ids_ok(x, in, g))
+    return -1;
+  for (int i = 1; i < g->n_groups && same_size; i++)
+    if (g->groups[i].n != g->groups[0].n)
+      return shape_error(x, in, "replica groups must all have the same size, but group %d has %d ids and group 0 "
+                         "has %d", i, g->groups[i].n, g->groups[0].n), -1;
+  if (g->n_groups && g->groups[0].n)
+    return g->groups[0].n;
+  return x->m->replica_count > 0 ? x->m->replica_count : 1;
+}
+
+/* ---- collectives ------------------------------------------------------------------------- */
+
+/* to_apply of all-reduce and friends: (T, T) -> T for the element type of every operand. */
+static bool collective_reducer_ok(shape_ctx *x, ir_instr *in, int n) {
+  if (!shape_need_called(x, in, 1, "to_apply"))
+    return false;
+  for (int i = 0; i < n; i++) {
+    ir_etype et[1] = {shape_operand(in, i)->et};
+    if (!shape_check_reducer(x, in, in->called[0], et, 1, "reduction computation"))
+      return false;
+  }
+  return true;
+}
+
+/* All operands arrays; returns their count or 0 after a diagnostic. */
+static int array_operands(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_min_operands(x, in, 1))
+    return 0;
+  for (int i = 0; i < in->n_operands; i++)
+    if (!shape_need_array(x, in, i))
+      return 0;
+  return in->n_operands;
+}
+
+/* all-gather multiplies, reduce-scatter divides dimensions={d} by the group size. */
+static ir_shape *gather_or_scatter(shape_ctx *x, ir_instr *in, int n, int64_t gs, bool gather) {
+  const ir_i64_list *dl = &in->attrs.dimensions;
+  ir_shape *out[SHAPE_MAX_OPERANDS];
+  for (int i = 0; i < n; i++) {
+    const ir_shape *s = shape_operand(in, i);
+    if (dl->n != 1 || dl->v[0] < 0 || dl->v[0] >= s->rank)
+      return shape_fail(x, in, "needs one dimension in [0, %d)", s->rank);
+    int64_t d = dl->v[0];
+    ir_shape *r = ir_shape_clone(x->m, s);
+    if (!r)
+      return NULL;
+    if (gather && __builtin_mul_overflow(r->dims[d], gs, &r->dims[d]))
+      return shape_fail(x, in, "gathered dimension %lld overflows", (long long)d);
+    if (!gather && r->dims[d] % gs)
+      return shape_fail(x, in, "dimension %lld (size %lld) is not divisible by the group size %lld", (long long)d,
+                        (long long)r->dims[d], (long long)gs);
+    if (!gather)
+      r->dims[d] /= gs;
+    out[i] = r;
+  }
+  return n == 1 ? out[0] : shape_tuple_of(x, out, n);
+}
+
+static ir_shape *infer_all_to_all(shape_ctx *x, ir_instr *in, int n, int64_t gs) {
+  const ir_i64_list *dl = &in->attrs.dimensions;
+  char a[256], b[256];
+  if (dl->n > 1)
+    return shape_fail(x, in, "all-to-all takes at most one dimension, not %d", dl->n);
+  if (dl->n == 1) {
+    const ir_shape *s = shape_operand(in, 0);
+    if (n != 1)
+      return shape_fail(x, in, "an all-to-all with dimensions={...} takes one operand, not %d", n);
+    if (dl->v[0] < 0 || dl->v[0] >= s->rank)
+      return shape_fail(x, in, "split dimension %lld is out of range for rank %d", (long long)dl->v[0], s->rank);
+    if (s->dims[dl->v[0]] % gs)
+      return shape_fail(x, in, "split dimension %lld (size %lld) is not divisible by the group size %lld",
+                        (long long)dl->v[0], (long long)s->dims[dl->v[0]], (long long)gs);
+    return ir_shape_clone(x->m, s);
+  }
+  for (int i = 1; i < n; i++)
+    if (!shape_compatible(shape_operand(in, i), shape_operand(in, 0)))
+      return shape_fail(x, in, "all-to-all operand %d %s must have the shape of operand 0 %s", i,
+                        shape_str(shape_operand(in, i), a, sizeof a), shape_str(shape_operand(in, 0), b, sizeof b));
+  return shape_operands_collated(x, in, 0, n);
+}
+
+/* Each replica is a source at most once and a target at most once. */
+static bool permute_pairs_ok(shape_ctx *x, ir_instr *in) {
+  const typeof(in->attrs.u.collective) *c = &in->attrs.u.collective;
+  for (int i = 0; i < c->n_source_target_pairs; i++) {
+    const ir_i64_list *p = &c->source_target_pairs[i];
+    bool bad = p->n != 2 || p->v[0] < 0 || p->v[1] < 0;
+    for (int k = 0; k < i && !bad; k++)
+      bad = c->source_target_pairs[k].v[0] == p->v[0] || c->source_target_pairs[k].v[1] == p->v[1];
+    if (bad)
+      return shape_error(x, in, "source_target_pairs: each replica may be a source once and a target once");
+  }
+  return true;
+}
+
+/* collective-permute(x) -> x; collective-permute(input, output, in_starts, out_starts) ->
+ * output.  The -start form returns (input, output, u32[], u32[]). */
+static ir_shape *infer_permute(shape_ctx *x, ir_instr *in) {
+  if (!permute_pairs_ok(x, in))
+    return NULL;
+  if (in->n_operands != 1 && in->n_operands != 4)
+    return shape_fail(x, in, "collective-permute takes 1 or 4 operands, not %d", in->n_operands);
+  const ir_shape *out = shape_operand(in, in->n_operands == 4 ? 1 : 0);
+  if (in->op == IR_OP_COLLECTIVE_PERMUTE)
+    return ir_shape_clone(x->m, out);
+  ir_shape *e[4] = {ir_shape_clone(x->m, shape_operand(in, 0)), ir_shape_clone(x->m, out),
+                    ir_shape_scalar(x->m, IR_U32), ir_shape_scalar(x->m, IR_U32)};
+  const ir_shape *w = in->shape;
+  /* Newer XLA writes only (input, output); accept any scalar context elements. */
+  if (w && w->et == IR_TUPLE && w->n_elems >= 2 && w->n_elems <= 4) {
+    bool ok = shape_compatible(w->elems[0], e[0]) && shape_compatible(w->elems[1], e[1]);
+    for (int i = 2; ok && i < w->n_elems; i++)
+      ok = shape_is_array(w->elems[i]) && w->elems[i]->rank == 0;
+    if (ok)
+      return NULL;
+  }
+  return shape_tuple_of(x, e, 4);
+}
+
+/* ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes). */
+static ir_shape *infer_ragged_all_to_all(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 6))
+    return NULL;
+  const ir_shape *ip = shape_operand(in, 0), *op = shape_operand(in, 1), *o0 = shape_operand(in, 2);
+  char a[256];
+  if (ip->et != op->et || ip->rank != op->rank)
+    return shape_fail(x, in, "the input and output must have one element type and rank");
+  for (int i = 2; i < 6; i++)
+    if (!ir_etype_is_int(shape_operand(in, i)->et) || !shape_compatible(shape_operand(in, i), o0))
+      return shape_fail(x, in, "offset and size operand %d must be an integer array shaped like operand 2, not %s", i,
+                        shape_str(shape_operand(in, i), a, sizeof a));
+  return ir_shape_clone(x->m, op);
+}
+
+ir_shape *shape_infer_collective(shape_ctx *x, ir_instr *in) {
+  int n = array_operands(x, in);
+  if (!n)
+    return NULL;
+  bool same = in->op == IR_OP_ALL_GATHER || in->op == IR_OP_ALL_GATHER_START || in->op == IR_OP_REDUCE_SCATTER ||
+              in->op == IR_OP_ALL_TO_ALL;
+  int64_t gs = group_size(x, in, same);
+  if (gs < 0)
+    return NULL;
+  switch (in->op) {
+  case IR_OP_ALL_REDUCE:
+  case IR_OP_ALL_REDUCE_START:
+  case IR_OP_COLLECTIVE_REDUCE:
+    return collective_reducer_ok(x, in, n) ? shape_operands_collated(x, in, 0, n) : NULL;
+  case IR_OP_REDUCE_SCATTER:
+    return collective_reducer_ok(x, in, n) ? gather_or_scatter(x, in, n, gs, false) : NULL;
+  case IR_OP_ALL_GATHER:
+    return gather_or_scatter(x, in, n, gs, true);
+  case IR_OP_ALL_GATHER_START: {
+    ir_shape *e[2] = {shape_operands_collated(x, in, 0, n), gather_or_scatter(x, in, n, gs, true)};
+    return e[0] && e[1] ? shape_tuple_of(x, e, 2) : NULL;
+  }
+  case IR_OP_ALL_TO_ALL:
+    return infer_all_to_all(x, in, n, gs);
+  case IR_OP_RAGGED_ALL_TO_ALL:
+    return infer_ragged_all_to_all(x, in);
+  case IR_OP_COLLECTIVE_BROADCAST:
+    return shape_operands_collated(x, in, 0, n);
+  case IR_OP_COLLECTIVE_PERMUTE:
+  case IR_OP_COLLECTIVE_PERMUTE_START:
+    return infer_permute(x, in);
+  default:
+    return shape_fail(x, in, "'%s' is not a collective", ir_opcode_table[in->op].spelling);
+  }
+}
+
+/* all-gather-done and collective-permute-done: element 1 of the start's tuple;
+ * all-reduce-done: the start's value. */
+ir_shape *shape_infer_async_done(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 1))
+    return NULL;
+  const ir_shape *s = shape_operand(in, 0);
+  if (in->op == IR_OP_ALL_REDUCE_DONE)
+    return ir_shape_clone(x->m, s);
+  char a[256];
+  if (s->et != IR_TUPLE || s->n_elems < 2)
+    return shape_fail(x, in, "'%s' takes the tuple of its -start op, not %s", ir_opcode_table[in->op].spelling,
+                      shape_kind_str(s, a, sizeof a));
+  return ir_shape_clone(x->m, s->elems[1]);
+}
+
+/* ---- host transfer and channels ----------------------------------------------------------- */
+
+ir_shape *shape_infer_infeed(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 1))
+    return NULL;
+  char a[256];
+  if (!shape_is_token(shape_operand(in, 0)))
+    return shape_fail(x, in, "infeed takes one token operand, not %s", shape_kind_str(shape_operand(in, 0), a, sizeof a));
+  const ir_shape *r = in->shape;
+  if (r && (r->et != IR_TUPLE || r->n_elems != 2 || !shape_is_token(r->elems[1])))
+    return shape_fail(x, in, "the result of infeed must be a (data, token) tuple");
+  return NULL; /* the data shape is as written */
+}
+
+ir_shape *shape_infer_outfeed(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 2))
+    return NULL;
+  char a[256], b[256];
+  if (!shape_is_token(shape_operand(in, 1)))
+    return shape_fail(x, in, "outfeed's second operand must be a token, not %s",
+                      shape_kind_str(shape_operand(in, 1), a, sizeof a));
+  const ir_shape *os = in->attrs.u.outfeed.outfeed_shape;
+  if (os && !shape_compatible(os, shape_operand(in, 0)))
+    return shape_fail(x, in, "outfeed_shape differs from the shape of the data (%s vs %s)", shape_str(os, a, sizeof a),
+                      shape_str(shape_operand(in, 0), b, sizeof b));
+  return ir_shape_scalar(x->m, IR_TOKEN);
+}
+
+/* A channel context: (data, u32[] request id, token). */
+static bool channel_context_ok(shape_ctx *x, ir_instr *in, const ir_shape *s, const char *what) {
+  char a[256];
+  if (s && s->et == IR_TUPLE && s->n_elems == 3 && shape_is_scalar_of(s->elems[1], IR_U32) &&
+      shape_is_token(s->elems[2]))
+    return true;
+  return shape_error(x, in, "%s must be a (data, u32[], token) tuple, not %s", what, shape_kind_str(s, a, sizeof a));
+}
+
+ir_shape *shape_infer_send(shape_ctx *x, ir_instr *in) {
+  ir_module *m = x->m;
+  char a[256];
+  if (in->op == IR_OP_SEND_DONE) {
+    if (!shape_need_operands(x, in, 1) || !channel_context_ok(x, in, shape_operand(in, 0), "send-done's operand"))
+      return NULL;
+    return ir_shape_scalar(m, IR_TOKEN);
+  }
+  if (!shape_need_operands(x, in, 2))
+    return NULL;
+  if (!shape_is_token(shape_operand(in, 1)))
+    return shape_fail(x, in, "send's second operand must be a token, not %s",
+                      shape_kind_str(shape_operand(in, 1), a, sizeof a));
+  ir_shape *e[3] = {ir_shape_clone(m, shape_operand(in, 0)), ir_shape_scalar(m, IR_U32), ir_shape_scalar(m, IR_TOKEN)};
+  return shape_tuple_of(x, e, 3);
+}
+
+ir_shape *shape_infer_recv(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 1))
+    return NULL;
+  const ir_shape *s = shape_operand(in, 0);
+  char a[256];
+  if (in->op == IR_OP_RECV) {
+    if (!shape_is_token(s))
+      return shape_fail(x, in, "recv takes a token, not %s", shape_kind_str(s, a, sizeof a));
+    if (in->shape && !channel_context_ok(x, in, in->shape, "the result of recv"))
+      return NULL;
+    return NULL; /* the received data shape is as written */
+  }
+  if (!channel_context_ok(x, in, s, "recv-done's operand"))
+    return NULL;
+  ir_shape *e[2] = {ir_shape_clone(x->m, s->elems[0]), ir_shape_scalar(x->m, IR_TOKEN)};
+  return shape_tuple_of(x, e, 2);
+}
+
+/* ---- random numbers ------------------------------------------------------------------------ */
+
+ir_shape *shape_infer_rng(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 2))
+    return NULL;
+  const ir_shape *a = shape_operand(in, 0), *b = shape_operand(in, 1), *r = in->shape;
+  if (!shape_is_array(a) || !shape_is_array(b) || a->rank || b->rank || a->et != b->et)
+    return shape_fail(x, in, "rng takes two scalars of one element type");
+  if (r && (!shape_is_array(r) || r->et != a->et))
+    return shape_fail(x, in, "rng's result must be an array of its parameters' type %s", shape_et_name(a->et));
+  if (in->attrs.u.rng.distribution == IR_RNG_NORMAL && !ir_etype_is_float(a->et))
+    return shape_fail(x, in, "rng_normal needs floating-point parameters, not %s", shape_et_name(a->et));
+  if (ir_etype_is_complex(a->et))
+    return shape_fail(x, in, "rng_uniform needs pred, integer or floating-point parameters, not %s",
+                      shape_et_name(a->et));
+  return NULL; /* the shape is as written */
+}
+
+ir_shape *shape_infer_rng_bit_generator(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 1))
+    return NULL;
+  const ir_shape *st = shape_operand(in, 0), *r = in->shape;
+  char a[256];
+  if (!shape_is_array(st) || st->rank != 1 || (st->et != IR_U64 && st->et != IR_U32))
+    return shape_fail(x, in, "rng-bit-generator's state must be a u64 (or u32) vector, not %s",
+                      shape_kind_str(st, a, sizeof a));
+  if (r && (r->et != IR_TUPLE || r->n_elems != 2 || !shape_compatible(r->elems[0], st)))
+    return shape_fail(x, in, "rng-bit-generator returns (state, data) with the state's shape first");
+  if (r && (!shape_is_array(r->elems[1]) || ir_etype_table[r->elems[1]->et].cls != IR_ETC_UNSIGNED))
+    return shape_fail(x, in, "rng-bit-generator's data must be unsigned integers, not %s",
+                      shape_kind_str(r->elems[1], a, sizeof a));
+  return NULL; /* the data shape is as written */
+}
+
+ir_shape *shape_infer_rng_state(shape_ctx *x, ir_instr *in) {
+  if (!shape_need_operands(x, in, 0))
+    return NULL;
+  int64_t two = 2;
+  return shape_array(x, IR_U64, 1, &two);
+}
+
+/* shuffle: no inference rule in XLA's documents; the written shape is the result. */
+ir_shape *shape_infer_misc(shape_ctx *x, ir_instr *in) {
+  (void)shape_need_min_operands(x, in, 1);
+  return NULL;
+}
