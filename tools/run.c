@@ -594,6 +594,16 @@ static hlo_status compare(const run_options *o, const char *path, int k, const h
                          (long long)w.count, (long long)n, n == 1 ? "" : "s");
 }
 
+/* --output-dir and --outfeed-dir are created when missing (one level, like mkdir). */
+static hlo_status ensure_dir(const char *dir) {
+  struct stat st;
+  if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+    return NULL;
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return hlo_status_make(HLO_IO, "%s: cannot create the folder: %s", dir, strerror(errno));
+  return NULL;
+}
+
 static hlo_status write_leaf(const char *path, const hlo_array_desc *d, const void *data) {
   return npy_write(path, ir_etype_table[d->dtype].npy_descr, d->rank, d->dims, data, d->byte_size);
 }
@@ -608,6 +618,7 @@ static hlo_status emit_results(const run_options *o, const hlo_module_desc *desc
     if (o->n_outputs)
       HLO_RETURN_IF_ERROR(write_leaf(o->outputs[i], d, reps[0].results[i]));
     if (o->output_dir) {
+      HLO_RETURN_IF_ERROR(ensure_dir(o->output_dir));
       char path[4200];
       snprintf(path, sizeof path, "%s/out%d.npy", o->output_dir, i);
       HLO_RETURN_IF_ERROR(write_leaf(path, d, reps[0].results[i]));
@@ -624,6 +635,7 @@ static hlo_status emit_results(const run_options *o, const hlo_module_desc *desc
 }
 
 static hlo_status write_outfeeds(const run_options *o, replica *reps, int count) {
+  HLO_RETURN_IF_ERROR(ensure_dir(o->outfeed_dir));
   for (int r = 0; r < count; r++)
     for (int i = 0; i < reps[r].n_outfeeds; i++) {
       const outfeed_buf *a = &reps[r].outfeeds[i];

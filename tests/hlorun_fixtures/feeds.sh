@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # feeds.sh HLORUN FEED_MODEL.so SCALE_LIB.so NPY_DIR — hlorun's runtime flags end to end on the
 # hand-written model of feed_model.c: --infeed, --outfeed-dir (checked with numpy),
-# --custom-call-lib, --replicas, --threads, --benchmark with an infeed, and run-time errors
+# (a missing folder is created), --custom-call-lib, --replicas, --threads, --benchmark with an infeed, and run-time errors
 # inside the model (exit status 1, the model's message).  Expected values by hand:
 # x = {1,2,3}, infeed = {1.5,-2,3} (f32_3_bf16_exact.npy) -> r0 = 2*(x+infeed) = {5, 0, 12}.
 hlorun=$1 feed=$2 scale=$3 npy=$4
@@ -12,7 +12,6 @@ run() { "$hlorun" "$feed" "$@" >"$dir/out" 2>"$dir/err"; }
 X='--input=f32[3] {1, 2, 3}'
 INFEED=$npy/f32_3_bf16_exact.npy
 
-mkdir "$dir/feeds"
 run "$X" --infeed "$INFEED" --custom-call-lib "$scale" --outfeed-dir "$dir/feeds" || fail "full run"
 printf 'f32[3] {5, 0, 12}\ns32[] 0\n' | cmp -s - "$dir/out" || fail "full run printed something else"
 /usr/bin/python3 - "$dir/feeds" <<'PY' || fail "outfeed file"
