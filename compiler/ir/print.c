@@ -84,15 +84,57 @@ static void print_default_layout(sbuf *b, const ir_shape *s) {
   sb_puts(b, "}");
 }
 
-static void print_shape(sbuf *b, const ir_shape *s) {
+/* The layout as written: minor_to_major, then after ':' the verbatim items, tiles, E(), S(). */
+static void print_layout(sbuf *b, const ir_layout *l) {
+  sb_puts(b, "{");
+  for (int i = 0; i < l->minor_to_major.n; i++)
+    sb_printf(b, "%s%" PRId64, i ? "," : "", l->minor_to_major.v[i]);
+  if (l->n_tiles || l->element_size_bits || l->memory_space || l->other.len) {
+    sb_puts(b, ":");
+    sb_str(b, l->other);
+    if (l->n_tiles)
+      sb_puts(b, "T");
+    for (int t = 0; t < l->n_tiles; t++) {
+      sb_puts(b, "(");
+      for (int i = 0; i < l->tiles[t].n; i++) {
+        int64_t v = l->tiles[t].v[i];
+        if (v < 0)
+          sb_puts(b, i ? ",*" : "*");
+        else
+          sb_printf(b, "%s%" PRId64, i ? "," : "", v);
+      }
+      sb_puts(b, ")");
+    }
+    if (l->element_size_bits)
+      sb_printf(b, "E(%" PRId64 ")", l->element_size_bits);
+    if (l->memory_space)
+      sb_printf(b, "S(%" PRId64 ")", l->memory_space);
+  }
+  sb_puts(b, "}");
+}
+
+/* A scalar prints a layout only when it carries more than the (empty) dimension order. */
+static bool scalar_layout_has_items(const ir_layout *l) {
+  return l->n_tiles || l->memory_space || l->element_size_bits || l->other.len;
+}
+
+/* XLA marks every fifth element of a long list with an index comment before it. */
+static void list_sep(sbuf *b, int i) {
+  if (i)
+    sb_puts(b, ", ");
+  if (i && i % 5 == 0)
+    sb_printf(b, "/*index=%d*/", i);
+}
+
+/* A shape; with_layout false is the form of computation signatures (XLA's HumanString). */
+static void print_shape_ex(sbuf *b, const ir_shape *s, bool with_layout) {
   if (s->is_buffer)
     sb_puts(b, "b(");
   if (s->et == IR_TUPLE) {
     sb_puts(b, "(");
     for (int i = 0; i < s->n_elems; i++) {
-      if (i)
-        sb_puts(b, ", ");
-      print_shape(b, s->elems[i]);
+      list_sep(b, i);
+      print_shape_ex(b, s->elems[i], with_layout);
     }
     sb_puts(b, ")");
   } else {
@@ -108,21 +150,16 @@ static void print_shape(sbuf *b, const ir_shape *s) {
         sb_printf(b, "%s%" PRId64, dyn == IR_DIM_BOUNDED ? "<=" : "", s->dims[i]);
     }
     sb_puts(b, "]");
-    if (s->layout) {
-      ir_shape plain = *s;
-      plain.is_buffer = false;
-      char tmp[4096], bare[4096];
-      size_t n = ir_shape_format(&plain, true, tmp, sizeof tmp);
-      size_t m = ir_shape_format(&plain, false, bare, sizeof bare);
-      if (n < sizeof tmp && m <= n)
-        sb_put(b, tmp + m, n - m);
-    } else {
+    if (with_layout && s->layout && (s->rank > 0 || scalar_layout_has_items(s->layout)))
+      print_layout(b, s->layout);
+    else if (with_layout && !s->layout)
       print_default_layout(b, s);
-    }
   }
   if (s->is_buffer)
     sb_puts(b, ")");
 }
+
+static void print_shape(sbuf *b, const ir_shape *s) { print_shape_ex(b, s, true); }
 
 /* ---- elements and literals -------------------------------------------------------------- */
 
@@ -275,12 +312,30 @@ static void attr_list_if(sbuf *b, const char *name, const ir_i64_list *l) {
     attr_list(b, name, l);
 }
 
+/* Whether window field f (0 size .. 5 rhs_reversal) differs from its default in some dim. */
+static bool window_field_non_default(const ir_window *w, int f) {
+  for (int i = 0; i < w->n; i++) {
+    const ir_window_dim *d = &w->dims[i];
+    switch (f) {
+    case 1: if (d->stride != 1) return true; break;
+    case 2: if (d->pad_lo || d->pad_hi) return true; break;
+    case 3: if (d->lhs_dilate != 1) return true; break;
+    case 4: if (d->rhs_dilate != 1) return true; break;
+    case 5: if (d->rhs_reversal) return true; break;
+    default: return true;
+    }
+  }
+  return false;
+}
+
+/* window={size=3x3 stride=2x2 pad=0_1x1_1 ...}: size always, the other fields (XLA's
+ * WindowToString) only where some dimension differs from the default. */
 static void print_window(sbuf *b, const ir_window *w) {
+  static const char *const names[] = {"size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal"};
   sb_puts(b, ", window={");
   bool first = true;
-  const char *names[] = {"size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal"};
-  for (int f = 0; f < 6; f++) {
-    if (f > 0 && !(w->written >> f & 1))
+  for (int f = 0; f < 6 && w->n > 0; f++) {
+    if (!window_field_non_default(w, f))
       continue;
     sb_printf(b, "%s%s=", first ? "" : " ", names[f]);
     first = false;
@@ -301,29 +356,34 @@ static void print_window(sbuf *b, const ir_window *w) {
   sb_puts(b, "}");
 }
 
-static void print_labels(sbuf *b, int rank, int64_t a, char ca, int64_t c, char cc, const ir_i64_list *sp) {
-  char buf[80];
-  int n = rank < 79 ? rank : 79;
-  for (int i = 0; i < n; i++)
-    buf[i] = '?';
-  if (a >= 0 && a < n)
-    buf[a] = ca;
-  if (c >= 0 && c < n)
-    buf[c] = cc;
+/* One side of dim_labels: the letter or spatial digit at each position; '?' where the IR names
+ * no dimension (positions past the last named one cannot be represented and are not printed). */
+static void print_labels(sbuf *b, int64_t a, char ca, int64_t c, char cc, const ir_i64_list *sp) {
+  int64_t n = (a > c ? a : c) + 1;
   for (int i = 0; i < sp->n; i++)
-    if (sp->v[i] >= 0 && sp->v[i] < n)
-      buf[sp->v[i]] = (char)('0' + i % 10);
-  sb_put(b, buf, (size_t)n);
+    if (sp->v[i] + 1 > n)
+      n = sp->v[i] + 1;
+  for (int64_t pos = 0; pos < n; pos++) {
+    char ch = '?';
+    if (pos == a)
+      ch = ca;
+    else if (pos == c)
+      ch = cc;
+    for (int i = 0; i < sp->n; i++)
+      if (sp->v[i] == pos)
+        ch = (char)('0' + i % 10);
+    sb_put(b, &ch, 1);
+  }
 }
 
 static void print_dim_labels(sbuf *b, const ir_conv_dnums *d) {
   sb_puts(b, ", dim_labels=");
-  print_labels(b, d->input_spatial.n + 2, d->input_batch, 'b', d->input_feature, 'f', &d->input_spatial);
+  print_labels(b, d->input_batch, 'b', d->input_feature, 'f', &d->input_spatial);
   sb_puts(b, "_");
-  print_labels(b, d->kernel_spatial.n + 2, d->kernel_input_feature, 'i', d->kernel_output_feature, 'o',
+  print_labels(b, d->kernel_input_feature, 'i', d->kernel_output_feature, 'o',
                &d->kernel_spatial);
   sb_puts(b, "->");
-  print_labels(b, d->output_spatial.n + 2, d->output_batch, 'b', d->output_feature, 'f', &d->output_spatial);
+  print_labels(b, d->output_batch, 'b', d->output_feature, 'f', &d->output_spatial);
 }
 
 static void print_precision(sbuf *b, const ir_precision *p, int n) {
@@ -467,7 +527,7 @@ static void print_family_attrs(sbuf *b, const ir_instr *in) {
     break;
   case IR_FAM_REDUCE_WINDOW:
   case IR_FAM_SELECT_AND_SCATTER:
-    if (a->u.reduce_window.window.written)
+    if (a->u.reduce_window.window.written || a->u.reduce_window.window.n)
       print_window(b, &a->u.reduce_window.window);
     break;
   case IR_FAM_SCAN:
@@ -501,7 +561,7 @@ static void print_family_attrs(sbuf *b, const ir_instr *in) {
     }
     break;
   case IR_FAM_CONVOLUTION:
-    if (a->u.conv.window.written)
+    if (a->u.conv.window.written || a->u.conv.window.n)
       print_window(b, &a->u.conv.window);
     if (a->u.conv.dnums.present)
       print_dim_labels(b, &a->u.conv.dnums);
@@ -593,7 +653,7 @@ static void print_family_attrs(sbuf *b, const ir_instr *in) {
                                        "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
     sb_puts(b, ", custom_call_target=");
     print_quoted(b, a->custom_text);
-    if (a->u.custom_call.window.written)
+    if (a->u.custom_call.window.written || a->u.custom_call.window.n)
       print_window(b, &a->u.custom_call.window);
     if (a->u.custom_call.dnums.present)
       print_dim_labels(b, &a->u.custom_call.dnums);
@@ -748,8 +808,7 @@ static void print_instr(sbuf *b, const ir_instr *in) {
     print_literal(b, in->attrs.u.literal, true);
   } else {
     for (int i = 0; i < in->n_operands; i++) {
-      if (i)
-        sb_puts(b, ", ");
+      list_sep(b, i);
       if (in->operands[i]->shape) {
         print_shape(b, in->operands[i]->shape);
         sb_puts(b, " ");
@@ -787,10 +846,10 @@ static void print_computation(sbuf *b, const ir_computation *c) {
       sb_puts(b, ", ");
     sb_str(b, c->params[i]->name);
     sb_puts(b, ": ");
-    print_shape(b, c->params[i]->shape);
+    print_shape_ex(b, c->params[i]->shape, false);
   }
   sb_puts(b, ") -> ");
-  print_shape(b, c->root->shape);
+  print_shape_ex(b, c->root->shape, false);
   sb_puts(b, " {\n");
 body:
   for (int i = 0; i < c->n_instrs; i++) {
@@ -814,9 +873,9 @@ static void print_header(sbuf *b, const ir_module *m) {
     sb_printf(b, ", is_scheduled=%s", m->is_scheduled ? "true" : "false");
   if (m->has_entry_layout) {
     sb_puts(b, ", entry_computation_layout={(");
-    for (int i = 0; i < m->n_entry_layout_params; i++) {
+    for (int i = 0; i < m->n_entry_layout_params; i++) { /* XLA joins the parameters with "," */
       if (i)
-        sb_puts(b, ", ");
+        sb_puts(b, ",");
       print_shape(b, m->entry_layout_params[i]);
     }
     sb_puts(b, ")->");
