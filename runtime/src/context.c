@@ -53,6 +53,8 @@ HLO_PUBLIC hlo_status hlo_context_create(const hlo_context_options *opts, hlo_co
   hlo_context *c = calloc(1, sizeof *c);
   if (!c)
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory creating a context");
+  c->magic = HLO_CONTEXT_MAGIC;
+  c->layout_size = sizeof *c;
   c->opts = o;
   pthread_mutex_init(&c->mu, NULL);
   pool_init(&c->pool);
@@ -105,6 +107,14 @@ HLO_PUBLIC void hlo_context_destroy(hlo_context *c) {
   free(c);
 }
 
+/* Was ctx made by a runtime with this layout?  (See context_internal.h.) */
+static bool same_layout(const hlo_context *c) { return c->magic == HLO_CONTEXT_MAGIC && c->layout_size == sizeof *c; }
+
+static hlo_status foreign_context(const char *what) {
+  return hlo_status_make(HLO_FAILED_PRECONDITION,
+                         "%s: the context was made by another version of the hloc runtime; rebuild the model", what);
+}
+
 /* ---- the thread pool --------------------------------------------------------------------- */
 
 /* Takes chunks of the current loop until none are left.  Called with p->mu held; returns
@@ -152,12 +162,12 @@ static void pool_start(hlo_pool *p, int num_threads) {
   }
 }
 
-HLO_RT_CTX_EXPORT int32_t hlo_rt_num_threads(hlo_context *c) { return c ? c->opts.num_threads : 1; }
+HLO_RT_CTX_EXPORT int32_t hlo_rt_num_threads(hlo_context *c) { return c && same_layout(c) ? c->opts.num_threads : 1; }
 
 HLO_RT_CTX_EXPORT void hlo_rt_parallel_for(hlo_context *c, int64_t n, hlo_rt_range_fn fn, void *arg) {
   if (n <= 0)
     return;
-  if (!c || c->opts.num_threads <= 1 || n < 2 || pthread_mutex_trylock(&c->pool.busy) != 0) {
+  if (!c || !same_layout(c) || c->opts.num_threads <= 1 || n < 2 || pthread_mutex_trylock(&c->pool.busy) != 0) {
     fn(arg, 0, n);
     return;
   }
@@ -278,6 +288,8 @@ HLO_PUBLIC size_t hlo_outfeed_count(hlo_context *c) {
 }
 
 HLO_RT_CTX_EXPORT hlo_status hlo_rt_infeed(hlo_context *c, void *dst, int64_t nbytes) {
+  if (c && !same_layout(c))
+    return foreign_context("infeed");
   hlo_feed_item *it = c ? pop(c, &c->infeed) : NULL;
   if (!it)
     return hlo_status_make(HLO_FAILED_PRECONDITION, "infeed: the queue is empty (the model wants %lld bytes)",
@@ -296,6 +308,8 @@ HLO_RT_CTX_EXPORT hlo_status hlo_rt_outfeed(hlo_context *c, const void *src, int
                                             int32_t rank, const int64_t *dims) {
   if (!c)
     return hlo_status_make(HLO_FAILED_PRECONDITION, "outfeed: the model was called without a context");
+  if (!same_layout(c))
+    return foreign_context("outfeed");
   if (nbytes < 0 || rank < 0 || rank > HLO_FEED_MAX_RANK || (rank > 0 && !dims))
     return hlo_status_make(HLO_INTERNAL, "outfeed: bad buffer description");
   return push(c, &c->outfeed, src, (size_t)nbytes, dtype, rank, dims);
@@ -376,6 +390,8 @@ HLO_RT_CTX_EXPORT hlo_status hlo_rt_custom_call_resolve(hlo_context *c, const ch
                                      "custom-call target '%s' not found in the process (the model ran without a context)",
                                      target);
   }
+  if (!same_layout(c))
+    return foreign_context("custom call");
   pthread_mutex_lock(&c->mu);
   bool cached = find_target(c->targets, c->n_targets, target) || find_target(c->resolved, c->n_resolved, target);
   void *fn = lookup(c, target);
@@ -397,6 +413,6 @@ HLO_RT_CTX_EXPORT hlo_status hlo_rt_custom_call_resolve(hlo_context *c, const ch
 
 /* ---- replica identity -------------------------------------------------------------------- */
 
-HLO_RT_CTX_EXPORT int32_t hlo_rt_replica_id(hlo_context *c) { return c ? c->opts.replica_id : 0; }
-HLO_RT_CTX_EXPORT int32_t hlo_rt_num_replicas(hlo_context *c) { return c ? c->opts.num_replicas : 1; }
-HLO_RT_CTX_EXPORT int32_t hlo_rt_partition_id(hlo_context *c) { return c ? c->opts.partition_id : 0; }
+HLO_RT_CTX_EXPORT int32_t hlo_rt_replica_id(hlo_context *c) { return c && same_layout(c) ? c->opts.replica_id : 0; }
+HLO_RT_CTX_EXPORT int32_t hlo_rt_num_replicas(hlo_context *c) { return c && same_layout(c) ? c->opts.num_replicas : 1; }
+HLO_RT_CTX_EXPORT int32_t hlo_rt_partition_id(hlo_context *c) { return c && same_layout(c) ? c->opts.partition_id : 0; }

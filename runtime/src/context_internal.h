@@ -50,7 +50,14 @@ typedef struct hlo_pool {
   int64_t n, chunks, next_chunk, unfinished;
 } hlo_pool;
 
+/* A model.so carries its own static copy of this runtime: the copy that made a context and the
+ * copy a model calls may differ when the model was built by another hloc.  The model-side
+ * functions check these two fields before they touch anything else. */
+#define HLO_CONTEXT_MAGIC 0x484c4f43u /* "HLOC" */
+
 struct hlo_context {
+  uint32_t magic;            /* HLO_CONTEXT_MAGIC */
+  uint32_t layout_size;      /* sizeof(struct hlo_context) of the runtime that made it */
   hlo_context_options opts;  /* num_threads resolved (>= 1), num_replicas >= 1 */
   pthread_mutex_t mu;
   hlo_feed_queue infeed, outfeed;

@@ -271,6 +271,27 @@ static void test_custom_calls(void) {
   hlo_context_destroy(c);
 }
 
+/* A context whose layout fields say another runtime made it is refused, not misread. */
+static void test_foreign_layout(void) {
+  hlo_context *c = make(2, 1, 2);
+  uint32_t *layout = (uint32_t *)c + 1; /* the second field: layout_size */
+  uint32_t saved = *layout;
+  *layout = saved + 8;
+  float buf[1];
+  expect_error(hlo_rt_infeed(c, buf, 4), HLO_FAILED_PRECONDITION, "another version of the hloc runtime");
+  expect_error(hlo_rt_outfeed(c, buf, 4, HLO_DTYPE_IR_F32, 0, NULL), HLO_FAILED_PRECONDITION, "another version");
+  void *fn = NULL;
+  expect_error(hlo_rt_custom_call_resolve(c, "strlen", &fn), HLO_FAILED_PRECONDITION, "another version");
+  CHECK(hlo_rt_num_threads(c) == 1 && hlo_rt_replica_id(c) == 0 && hlo_rt_num_replicas(c) == 1);
+  marks m = {.seen = calloc(10, sizeof(int))};
+  hlo_rt_parallel_for(c, 10, mark, &m); /* inline */
+  CHECK(m.seen[0] == 1 && m.seen[9] == 1);
+  free(m.seen);
+  *layout = saved;
+  CHECK(hlo_rt_replica_id(c) == 1);
+  hlo_context_destroy(c);
+}
+
 int main(void) {
   test_options();
   test_every_index_once();
@@ -278,6 +299,7 @@ int main(void) {
   test_nested();
   test_feeds();
   test_custom_calls();
+  test_foreign_layout();
   printf("context_test: %s\n", failures ? "FAILED" : "ok");
   return failures ? 1 : 0;
 }
