@@ -64,6 +64,10 @@ static void test_print(void) {
   int64_t d2[1] = {2};
   expect_print(HLO_DTYPE_IR_BF16, 1, d2, 4, bf, "bf16[2] {1.5, -2}\n");
   expect_print(HLO_DTYPE_IR_TOKEN, 0, NULL, 0, NULL, "token\n");
+  float c2[4] = {1.5f, -2, 0, 1}; /* complex elements print as (re, im) */
+  expect_print(HLO_DTYPE_IR_C64, 1, d2, 16, c2, "c64[2] {(1.5, -2), (0, 1)}\n");
+  float special[2] = {1e-8f, -1.0f / 0.0f};
+  expect_print(HLO_DTYPE_IR_F32, 1, d2, 8, special, "f32[2] {1e-08, -inf}\n");
 }
 
 static void test_looks_inline(void) {
