@@ -87,6 +87,8 @@ static void define_runtime(LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
       {"hlo_rt_free", (void (*)(void))hlo_rt_free},
       {"hlo_rt_error", (void (*)(void))hlo_rt_error},
       {"hlo_rt_complex_op", (void (*)(void))hlo_rt_complex_op},
+      {"hlo_rt_f8_to_f32", (void (*)(void))hlo_rt_f8_to_f32},
+      {"hlo_rt_f32_to_f8", (void (*)(void))hlo_rt_f32_to_f8},
   };
   enum { N = sizeof rt / sizeof *rt };
   LLVMOrcCSymbolMapPair pairs[N];
@@ -445,6 +447,35 @@ static void test_compare(void) {
     CHECK(uo[0] == 0 && uo[1] == 1, "unsigned compare: %d %d", uo[0], uo[1]);
 }
 
+/* 8-bit floats: bit patterns worked out by hand from each format's definition. */
+static void test_f8(void) {
+  const char *text = "HloModule m\nENTRY e {\n  a = f32[8] parameter(0)\n  x = f8e4m3fn[8] convert(a)\n"
+                     "  y = f8e5m2[8] convert(a)\n  z = f8e4m3fnuz[8] convert(a)\n"
+                     "  ROOT t = (f8e4m3fn[8], f8e5m2[8], f8e4m3fnuz[8]) tuple(x, y, z)\n}\n";
+  /* 1.0625 and 1.1875 are ties at a 3-bit mantissa: to even (1.0 and 1.25) */
+  float a[8] = {1.0f, 448.0f, 500.0f, -0.0f, 0x1p-9f, 1.0625f, 1.1875f, NAN};
+  uint8_t x[8], y[8], z[8];
+  void *p[1] = {a}, *o[3] = {x, y, z};
+  int64_t bytes[3] = {8, 8, 8};
+  const uint8_t wx[8] = {0x38, 0x7E, 0x7F, 0x80, 0x01, 0x38, 0x3A, 0x7F};
+  /* e5m2: 448 = 1.75*2^8; 500 rounds to 512 = 2^9; 2^-9 normal; 1.0625: tie -> 1.0; 1.1875 -> 1.25 */
+  const uint8_t wy[8] = {0x3C, 0x5F, 0x60, 0x80, 0x18, 0x3C, 0x3D, 0x7F};
+  /* e4m3fnuz (bias 8): 448 and 500 exceed 240 -> NaN 0x80; -0 -> +0; 2^-9 = 2^-7 * 2^-2 */
+  const uint8_t wz[8] = {0x40, 0x80, 0x80, 0x00, 0x02, 0x40, 0x42, 0x80};
+  if (run(text, p, 1, o, bytes, 3))
+    for (int i = 0; i < 8; i++) {
+      CHECK(x[i] == wx[i], "f32 %g -> f8e4m3fn = 0x%02x, want 0x%02x", a[i], x[i], wx[i]);
+      CHECK(y[i] == wy[i], "f32 %g -> f8e5m2 = 0x%02x, want 0x%02x", a[i], y[i], wy[i]);
+      CHECK(z[i] == wz[i], "f32 %g -> f8e4m3fnuz = 0x%02x, want 0x%02x", a[i], z[i], wz[i]);
+    }
+  const char *add = "HloModule m\nENTRY e {\n  a = f8e4m3fn[3] parameter(0)\n  b = f8e4m3fn[3] parameter(1)\n"
+                    "  s = f8e4m3fn[3] add(a, b)\n  ROOT f = f32[3] convert(s)\n}\n";
+  uint8_t fa[3] = {0x38, 0x7E, 0x01}, fb[3] = {0x28, 0x7E, 0x01}; /* 1 + 0.25, 448 + 448, 2^-9 + 2^-9 */
+  float sum[3];
+  if (run2(add, fa, fb, sum, sizeof sum))
+    CHECK(sum[0] == 1.25f && isnan(sum[1]) && sum[2] == 0x1p-8f, "f8e4m3fn add: %g %g %g", sum[0], sum[1], sum[2]);
+}
+
 /* ---- complex -------------------------------------------------------------------------------- */
 
 static void test_complex(void) {
@@ -641,6 +672,7 @@ int main(void) {
   test_minmax_nan();
   test_convert_saturating();
   test_bf16();
+  test_f8();
   test_f16_math();
   test_float_unary();
   test_compare();

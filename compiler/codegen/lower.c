@@ -36,8 +36,25 @@ LLVMTypeRef cg_compute_type(cg_module *cm, ir_etype et) {
   case IR_F32: return cm->f32;
   case IR_F64: return cm->f64;
   case IR_C64: case IR_C128: return cg_storage_type(cm, et);
+  case IR_F8E4M3FN: case IR_F8E5M2: case IR_F8E4M3: case IR_F8E3M4: case IR_F8E4M3FNUZ: case IR_F8E5M2FNUZ:
+  case IR_F8E4M3B11FNUZ:
+    return cm->f32; /* 8-bit floats compute in f32, converted by the runtime on load and store */
   default: return NULL;
   }
+}
+
+static bool is_f8(ir_etype et) {
+  return ir_etype_is_float(et) && ir_etype_table[et].storage_bytes == 1 && et != IR_F4E2M1FN && et != IR_F8E8M0FNU;
+}
+
+/* 8-bit float bits <-> f32 through hlo_rt_f8_to_f32 / hlo_rt_f32_to_f8 (hlo/rt.h). */
+static LLVMValueRef f8_convert(cg_function *f, ir_etype et, LLVMValueRef v, bool load) {
+  cg_module *cm = f->cm;
+  LLVMTypeRef ft = load ? LLVMFunctionType(cm->f32, (LLVMTypeRef[]){cm->i32, cm->i8}, 2, 0)
+                        : LLVMFunctionType(cm->i8, (LLVMTypeRef[]){cm->i32, cm->f32}, 2, 0);
+  LLVMValueRef fn = cg_runtime_fn(cm, load ? "hlo_rt_f8_to_f32" : "hlo_rt_f32_to_f8", ft);
+  LLVMValueRef args[2] = {LLVMConstInt(cm->i32, (unsigned long long)et, 0), v};
+  return LLVMBuildCall2(cm->b, ft, fn, args, 2, load ? "f8" : "f8bits");
 }
 
 static LLVMValueRef elem_ptr(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index) {
@@ -74,6 +91,8 @@ LLVMValueRef cg_load(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRe
     return bf16_to_f32(f, v);
   if (ir_etype_is_int(et) && ir_etype_table[et].bits < 8)
     return LLVMBuildTrunc(cm->b, v, cg_compute_type(cm, et), "sub");
+  if (is_f8(et))
+    return f8_convert(f, et, v, true);
   return v;
 }
 
@@ -85,6 +104,8 @@ void cg_store(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index
     v = f32_to_bf16(f, v);
   else if (ir_etype_is_int(et) && ir_etype_table[et].bits < 8) /* sign/zero-extend in its byte */
     v = ir_etype_is_signed(et) ? LLVMBuildSExt(cm->b, v, cm->i8, "") : LLVMBuildZExt(cm->b, v, cm->i8, "");
+  else if (is_f8(et))
+    v = f8_convert(f, et, v, false);
   LLVMBuildStore(cm->b, v, elem_ptr(f, et, base, index));
 }
 
@@ -116,7 +137,7 @@ static LLVMValueRef call_math(cg_function *f, const char *intrinsic, const char 
 
 static LLVMValueRef fconst(LLVMTypeRef t, double v) { return LLVMConstReal(t, v); }
 
-static bool is_float_et(ir_etype et) { return et == IR_F16 || et == IR_BF16 || et == IR_F32 || et == IR_F64; }
+static bool is_float_et(ir_etype et) { return et == IR_F16 || et == IR_BF16 || et == IR_F32 || et == IR_F64 || is_f8(et); }
 
 /* ---- complex ------------------------------------------------------------------------------ */
 

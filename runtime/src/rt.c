@@ -3,6 +3,7 @@
 
 #include <complex.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,4 +90,83 @@ HLO_RT_EXPORT void hlo_rt_complex_op(int32_t op, int32_t is_double, const void *
     float o[2] = {(float)creal(r), (float)cimag(r)};
     memcpy(out, o, 8);
   }
+}
+
+/* ---- 8-bit floats -------------------------------------------------------------------------- */
+
+typedef struct f8_format {
+  int mbits, bias;
+  enum { F8_IEEE, F8_FN, F8_FNUZ } kind; /* IEEE: inf and NaNs; FN: only S.1111.111 is NaN;
+                                            FNUZ: 0x80 is the only NaN, no inf, no -0 */
+} f8_format;
+
+static bool f8_format_of(int32_t dtype, f8_format *f) {
+  switch (dtype) {
+  case HLO_DTYPE_IR_F8E4M3FN: *f = (f8_format){3, 7, F8_FN}; return true;
+  case HLO_DTYPE_IR_F8E5M2: *f = (f8_format){2, 15, F8_IEEE}; return true;
+  case HLO_DTYPE_IR_F8E4M3: *f = (f8_format){3, 7, F8_IEEE}; return true;
+  case HLO_DTYPE_IR_F8E3M4: *f = (f8_format){4, 3, F8_IEEE}; return true;
+  case HLO_DTYPE_IR_F8E4M3FNUZ: *f = (f8_format){3, 8, F8_FNUZ}; return true;
+  case HLO_DTYPE_IR_F8E5M2FNUZ: *f = (f8_format){2, 16, F8_FNUZ}; return true;
+  case HLO_DTYPE_IR_F8E4M3B11FNUZ: *f = (f8_format){3, 11, F8_FNUZ}; return true;
+  default: return false;
+  }
+}
+
+/* The largest finite magnitude's bits. */
+static unsigned f8_max_bits(const f8_format *f) {
+  unsigned all = 0x7Fu;
+  if (f->kind == F8_IEEE)
+    return all - (1u << f->mbits); /* top exponent is inf/NaN: one below, full mantissa */
+  return f->kind == F8_FN ? all - 1 : all;
+}
+
+HLO_RT_EXPORT float hlo_rt_f8_to_f32(int32_t dtype, uint8_t bits) {
+  f8_format f;
+  if (!f8_format_of(dtype, &f))
+    return NAN;
+  unsigned mag = bits & 0x7Fu, sign = bits >> 7;
+  int ebits = 7 - f.mbits;
+  unsigned e = mag >> f.mbits, m = mag & ((1u << f.mbits) - 1);
+  if (f.kind == F8_FNUZ && bits == 0x80)
+    return NAN;
+  if (f.kind == F8_FN && mag == 0x7F)
+    return sign ? -NAN : NAN;
+  if (f.kind == F8_IEEE && e == (1u << ebits) - 1)
+    return m ? (sign ? -NAN : NAN) : (sign ? -INFINITY : INFINITY);
+  double v = e ? ldexp(1.0 + ldexp(m, -f.mbits), (int)e - f.bias) : ldexp(m, 1 - f.bias - f.mbits);
+  return (float)(sign ? -v : v);
+}
+
+HLO_RT_EXPORT uint8_t hlo_rt_f32_to_f8(int32_t dtype, float x) {
+  f8_format f;
+  if (!f8_format_of(dtype, &f))
+    return 0;
+  unsigned sign = signbit(x) ? 0x80u : 0u;
+  unsigned nan = f.kind == F8_FNUZ ? 0x80u : (sign | 0x7Fu); /* FN and IEEE: all ones */
+  if (isnan(x))
+    return (uint8_t)nan;
+  double a = fabs((double)x);
+  unsigned long long q; /* magnitude bits before the overflow check (may exceed 7 bits) */
+  if (isinf(a)) {
+    q = 0x100;
+  } else {
+    int k;
+    frexp(a, &k); /* a = g * 2^k, g in [0.5, 1) */
+    int emin = 1 - f.bias, e = k - 1 < emin ? emin : k - 1;
+    double n = nearbyint(ldexp(a, f.mbits - e)); /* round to nearest even at this exponent's step */
+    if (n >= ldexp(1.0, f.mbits + 1)) { /* rounded up to the next binade */
+      n = ldexp(1.0, f.mbits);
+      e++;
+    }
+    if (n < ldexp(1.0, f.mbits)) /* subnormal (or zero): exponent field 0 */
+      q = (unsigned long long)n;
+    else
+      q = ((unsigned long long)(e + f.bias) << f.mbits) | ((unsigned long long)n - (1ull << f.mbits));
+  }
+  if (q > f8_max_bits(&f))
+    return (uint8_t)(f.kind == F8_IEEE ? (sign | (0x7Fu & ~((1u << f.mbits) - 1))) : nan);
+  if (q == 0 && f.kind == F8_FNUZ)
+    return 0;
+  return (uint8_t)(sign | q);
 }
