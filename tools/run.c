@@ -347,9 +347,10 @@ static void drop_outfeeds(replica *r) {
     void *d = NULL;
     size_t n = 0;
     hlo_status s = hlo_outfeed_pop(r->ctx, &d, &n);
+    bool failed = s != NULL;
     hlo_status_free(s);
     free(d);
-    if (s)
+    if (failed)
       break;
   }
 }
