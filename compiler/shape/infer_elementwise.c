@@ -61,9 +61,11 @@ static unary_class unary_class_of(ir_opcode op) {
 
 /* The result element type of unary op class k on et, or IR_ETYPE_COUNT when et is not
  * accepted; *out_need names the accepted types for the message. */
-static ir_etype unary_result_et(unary_class k, ir_etype et, const char **out_need) {
+static ir_etype unary_result_et(unary_class k, ir_etype et, bool strict, const char **out_need) {
   bool fp = ir_etype_is_float(et), cx = ir_etype_is_complex(et), in = ir_etype_is_int(et);
-  bool sg = ir_etype_is_signed(et) || fp;
+  /* abs and sign of unsigned integers (identity, 0/1) are accepted, as XLA's elemental
+   * emitter implements them, unless --strict asks for XLA's shape inference (signed only). */
+  bool sg = ir_etype_is_signed(et) || fp || (in && !strict);
   static const char *const need[] = {
       [UN_FLOAT] = "a floating-point", [UN_FLOAT_COMPLEX] = "a floating-point or complex",
       [UN_INT] = "an integer", [UN_PRED_INT] = "an integer or pred",
@@ -88,7 +90,7 @@ ir_shape *shape_infer_unary(shape_ctx *x, ir_instr *in) {
     return NULL;
   const ir_shape *s = shape_operand(in, 0);
   const char *need;
-  ir_etype out = unary_result_et(unary_class_of(in->op), s->et, &need);
+  ir_etype out = unary_result_et(unary_class_of(in->op), s->et, x->opts->strict, &need);
   if (out == IR_ETYPE_COUNT)
     return shape_fail(x, in, "'%s' needs %s operand, not %s", OPSPELL(in), need, shape_et_name(s->et));
   return shape_with_et(x, s, out);
