@@ -571,6 +571,12 @@ static bool element_from_av(ir_builder *b, ir_etype et, const ir_av *v, unsigned
   if (v->kind == AV_SHAPED)
     v = v->kids[0];
   ir_lit_status st = IR_LIT_OK;
+  if (v->kind == AV_LIST || (v->kind == AV_TUPLE && !ir_etype_is_complex(et))) {
+    irb_error(b, v->loc, "expected one %s value here, found %s", ir_etype_table[et].spelling,
+              v->kind == AV_LIST ? "a {...} list (more levels of braces than the shape has dimensions)"
+                                 : "a (...) tuple");
+    return false;
+  }
   if (ir_etype_is_complex(et)) {
     if (v->kind != AV_TUPLE || v->n != 2) {
       irb_error(b, v->loc, "expected a complex value (re, im)");
