@@ -84,14 +84,40 @@ static void print_default_layout(sbuf *b, const ir_shape *s) {
   sb_puts(b, "}");
 }
 
-/* The layout as written: minor_to_major, then after ':' the verbatim items, tiles, E(), S(). */
+/* Prints the verbatim layout items (layout->other, e.g. "D(D,C)L(4)M(8)") whose head is one
+ * of `heads`, in their written order.  An item is a head followed by "(...)" groups. */
+static void print_other_items(sbuf *b, ir_str other, const char *const *heads, int n_heads) {
+  size_t i = 0;
+  while (i < other.len) {
+    size_t start = i;
+    while (i < other.len && other.p[i] != '(')
+      i++;
+    size_t head_len = i - start;
+    while (i < other.len && other.p[i] == '(') {
+      while (i < other.len && other.p[i] != ')')
+        i++;
+      if (i < other.len)
+        i++;
+    }
+    for (int h = 0; h < n_heads; h++)
+      if (strlen(heads[h]) == head_len && memcmp(heads[h], other.p + start, head_len) == 0)
+        sb_put(b, other.p + start, i - start);
+    if (i == start)
+      i++;
+  }
+}
+
+/* The layout: minor_to_major, then after ':' the items in the order XLA's Layout printer
+ * uses: D, T, L, #, *, E, S, SC, P, M (items hloc keeps verbatim are placed by their head). */
 static void print_layout(sbuf *b, const ir_layout *l) {
+  static const char *const dim_level[] = {"D"}, *const after_tiles[] = {"L", "#", "*"},
+                           *const tail[] = {"SC", "P", "M", "T", "E", "S"}; /* T/E/S: odd forms */
   sb_puts(b, "{");
   for (int i = 0; i < l->minor_to_major.n; i++)
     sb_printf(b, "%s%" PRId64, i ? "," : "", l->minor_to_major.v[i]);
   if (l->n_tiles || l->element_size_bits || l->memory_space || l->other.len) {
     sb_puts(b, ":");
-    sb_str(b, l->other);
+    print_other_items(b, l->other, dim_level, 1);
     if (l->n_tiles)
       sb_puts(b, "T");
     for (int t = 0; t < l->n_tiles; t++) {
@@ -105,10 +131,12 @@ static void print_layout(sbuf *b, const ir_layout *l) {
       }
       sb_puts(b, ")");
     }
+    print_other_items(b, l->other, after_tiles, 3);
     if (l->element_size_bits)
       sb_printf(b, "E(%" PRId64 ")", l->element_size_bits);
     if (l->memory_space)
       sb_printf(b, "S(%" PRId64 ")", l->memory_space);
+    print_other_items(b, l->other, tail, 6);
   }
   sb_puts(b, "}");
 }
@@ -244,6 +272,10 @@ static void print_array_values(sbuf *b, const ir_literal *lit, int dim, int64_t 
     return;
   }
   bool inner = dim == s->rank - 1;
+  if (s->dims[dim] == 0) {
+    sb_puts(b, "{}");
+    return;
+  }
   sb_puts(b, inner ? "{" : "{ ");
   for (int64_t i = 0; i < s->dims[dim]; i++) {
     if (i)
@@ -481,6 +513,50 @@ static void print_replica_groups(sbuf *b, const ir_replica_groups *g) {
   sb_puts(b, "}");
 }
 
+/* custom-call attributes in the order of XLA's HloCustomCallInstruction printer. */
+static void print_custom_call_attrs(sbuf *b, const ir_attrs *a) {
+  static const char *const apis[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
+                                     "API_VERSION_STATUS_RETURNING",
+                                     "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
+  if (a->u.custom_call.window.written || a->u.custom_call.window.n)
+    print_window(b, &a->u.custom_call.window);
+  if (a->u.custom_call.dnums.present)
+    print_dim_labels(b, &a->u.custom_call.dnums);
+  if (a->u.custom_call.feature_group_count != 1)
+    sb_printf(b, ", feature_group_count=%" PRId64, a->u.custom_call.feature_group_count);
+  if (a->u.custom_call.batch_group_count != 1)
+    sb_printf(b, ", batch_group_count=%" PRId64, a->u.custom_call.batch_group_count);
+  if (a->u.custom_call.padding_type.len) {
+    sb_puts(b, ", padding_type=");
+    sb_str(b, a->u.custom_call.padding_type);
+  }
+  sb_puts(b, ", custom_call_target=");
+  print_quoted(b, a->custom_text);
+  if (a->u.custom_call.has_operand_layout_constraints) {
+    sb_puts(b, ", operand_layout_constraints={");
+    for (int i = 0; i < a->u.custom_call.n_operand_layout_constraints; i++) {
+      if (i)
+        sb_puts(b, ", ");
+      print_shape(b, a->u.custom_call.operand_layout_constraints[i]);
+    }
+    sb_puts(b, "}");
+  }
+  if (a->u.custom_call.has_side_effect)
+    sb_puts(b, ", custom_call_has_side_effect=true");
+  if (a->u.custom_call.literal) { /* XLA: the literal with its shape and layout */
+    sb_puts(b, ", literal=");
+    print_shape(b, a->u.custom_call.literal->shape);
+    sb_puts(b, " ");
+    print_literal(b, a->u.custom_call.literal, true);
+  }
+  if (a->u.custom_call.schedule.len) {
+    sb_puts(b, ", schedule=");
+    sb_str(b, a->u.custom_call.schedule);
+  }
+  if (a->u.custom_call.has_api_version)
+    sb_printf(b, ", api_version=%s", apis[a->u.custom_call.api_version]);
+}
+
 static void print_family_attrs(sbuf *b, const ir_instr *in) {
   const ir_attrs *a = &in->attrs;
   switch (ir_opcode_table[in->op].family) {
@@ -647,43 +723,7 @@ static void print_family_attrs(sbuf *b, const ir_instr *in) {
       sb_str(b, a->u.fusion.kind);
     }
     break;
-  case IR_FAM_CUSTOM_CALL: {
-    static const char *const apis[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
-                                       "API_VERSION_STATUS_RETURNING",
-                                       "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
-    sb_puts(b, ", custom_call_target=");
-    print_quoted(b, a->custom_text);
-    if (a->u.custom_call.window.written || a->u.custom_call.window.n)
-      print_window(b, &a->u.custom_call.window);
-    if (a->u.custom_call.dnums.present)
-      print_dim_labels(b, &a->u.custom_call.dnums);
-    if (a->u.custom_call.feature_group_count != 1)
-      sb_printf(b, ", feature_group_count=%" PRId64, a->u.custom_call.feature_group_count);
-    if (a->u.custom_call.batch_group_count != 1)
-      sb_printf(b, ", batch_group_count=%" PRId64, a->u.custom_call.batch_group_count);
-    if (a->u.custom_call.has_operand_layout_constraints) {
-      sb_puts(b, ", operand_layout_constraints={");
-      for (int i = 0; i < a->u.custom_call.n_operand_layout_constraints; i++) {
-        if (i)
-          sb_puts(b, ", ");
-        print_shape(b, a->u.custom_call.operand_layout_constraints[i]);
-      }
-      sb_puts(b, "}");
-    }
-    if (a->u.custom_call.has_side_effect)
-      sb_puts(b, ", custom_call_has_side_effect=true");
-    if (a->u.custom_call.schedule.len) {
-      sb_puts(b, ", schedule=");
-      sb_str(b, a->u.custom_call.schedule);
-    }
-    if (a->u.custom_call.padding_type.len) {
-      sb_puts(b, ", padding_type=");
-      sb_str(b, a->u.custom_call.padding_type);
-    }
-    if (a->u.custom_call.has_api_version)
-      sb_printf(b, ", api_version=%s", apis[a->u.custom_call.api_version]);
-    break;
-  }
+  case IR_FAM_CUSTOM_CALL: print_custom_call_attrs(b, a); break;
   case IR_FAM_INFEED:
     if (a->custom_text.len) {
       sb_puts(b, ", infeed_config=");

@@ -324,6 +324,13 @@ static void test_literals(void) {
   s = ir_print_literal_to_string(l, 0);
   CHECK_STR(s, "{}", "empty f32[0]");
   free(s);
+  int64_t d03[2] = {0, 3}, d20[2] = {2, 0};
+  s = ir_print_literal_to_string(make_literal(m, IR_S32, 2, d03, NULL, 0), 0);
+  CHECK_STR(s, "{}", "empty s32[0,3]");
+  free(s);
+  s = ir_print_literal_to_string(make_literal(m, IR_S32, 2, d20, NULL, 0), 0);
+  CHECK_STR(s, "{ {}, {} }", "empty s32[2,0]: one empty row per outer index");
+  free(s);
   unsigned char pr[3] = {1, 0, 1};
   int64_t d3[1] = {3};
   l = make_literal(m, IR_PRED, 1, d3, pr, 3);
@@ -438,6 +445,13 @@ static void test_instructions(void) {
   cc->common.backend_config = S(m, "{\"k\": [1, 2]}");
   expect_instr(cc, "%cc = f32[4,6]{1,0} custom-call(f32[4,6]{1,0} %p.0), custom_call_target=\"my \\\"target\\\"\\\\x\\n\", "
                    "custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI, backend_config={\"k\": [1, 2]}");
+  /* XLA's order: padding_type before the target, schedule after the side effect. */
+  cc->attrs.u.custom_call.padding_type = S(m, "PADDING_SAME");
+  cc->attrs.u.custom_call.schedule = S(m, "SCHEDULE_LATEST");
+  cc->attrs.custom_text = S(m, "t");
+  cc->common.backend_config = (ir_str){NULL, 0};
+  expect_instr(cc, "%cc = f32[4,6]{1,0} custom-call(f32[4,6]{1,0} %p.0), padding_type=PADDING_SAME, custom_call_target=\"t\", "
+                   "custom_call_has_side_effect=true, schedule=SCHEDULE_LATEST, api_version=API_VERSION_TYPED_FFI");
 
   /* Collectives: iota replica groups, channel id. */
   ir_instr *ar = ir_instr_create(c, IR_OP_ALL_REDUCE, S(m, "ar"), ir_shape_array(m, IR_F32, 2, d4), &p, 1);
@@ -495,6 +509,18 @@ static void test_shapes(void) {
   l->memory_space = 1;
   s->layout = l;
   expect_instr(param(c, "a", 0, s), "%a = bf16[8,4,128]{2,1,0:T(8,128)(2,1)E(16)S(1)} parameter(0)");
+  /* Items kept verbatim go where XLA's Layout printer puts them: D first, L after the tiles,
+   * M last. */
+  int64_t d1[1] = {8}, m1[1] = {0}, t8[1] = {8};
+  ir_shape *s1 = ir_shape_array(m, IR_F32, 1, d1);
+  ir_layout *l1 = ir_arena_alloc(&m->arena, sizeof *l1);
+  l1->minor_to_major = (ir_i64_list){m1, 1};
+  ir_i64_list tile8[1] = {{t8, 1}};
+  l1->tiles = tile8;
+  l1->n_tiles = 1;
+  l1->other = S(m, "M(8)L(4)D(D)");
+  s1->layout = l1;
+  expect_instr(param(c, "o", 3, s1), "%o = f32[8]{0:D(D)T(8)L(4)M(8)} parameter(3)");
   uint8_t dyn[3] = {IR_DIM_STATIC, IR_DIM_BOUNDED, IR_DIM_UNBOUNDED};
   int64_t dd[3] = {2, 5, -1};
   ir_shape *ds = ir_shape_array(m, IR_S32, 3, dd);
