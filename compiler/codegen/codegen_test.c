@@ -506,6 +506,14 @@ static void test_complex(void) {
       CHECK(close_double(r[2 * i], creal(w), 1e-12) && fabs(r[2 * i + 1] - cimag(w)) <= 1e-12 * cabs(w),
             "c128 sqrt #%d = (%g, %g), want (%g, %g)", i, r[2 * i], r[2 * i + 1], creal(w), cimag(w));
     }
+  /* power: z^0 = 1 even for infinite z, 0^2 = 0, 1^w = 1 */
+  const char *pw = "HloModule m\nENTRY e {\n  a = c128[3] parameter(0)\n  b = c128[3] parameter(1)\n"
+                   "  ROOT p = c128[3] power(a, b)\n}\n";
+  double pa[6] = {INFINITY, 0, 0, 0, 1, 0}, pb[6] = {0, 0, 2, 0, NAN, 3}, pr[6];
+  const double wpr[6] = {1, 0, 0, 0, 1, 0};
+  if (run2(pw, pa, pb, pr, sizeof pr))
+    for (int i = 0; i < 6; i++)
+      CHECK(same_double(pr[i], wpr[i]), "complex power component %d = %g, want %g", i, pr[i], wpr[i]);
   /* divide by zero follows XLA: infinities signed by the dividend */
   const char *dz = "HloModule m\nENTRY e {\n  a = c128[1] parameter(0)\n  b = c128[1] parameter(1)\n"
                    "  ROOT d = c128[1] divide(a, b)\n}\n";
@@ -541,6 +549,12 @@ static void test_data(void) {
   for (int k = 0; k < 3; k++)
     if (run2(ds, four, &starts[k], dso, sizeof dso))
       CHECK(dso[0] == wds[k] && dso[1] == wds[k] + 1, "dynamic-slice at %d: %d %d", starts[k], dso[0], dso[1]);
+  /* an unsigned start index is sign-extended like XLA's emitter does: u8 200 is -56 -> 0 */
+  const char *du8 = "HloModule m\nENTRY e {\n  a = s32[4] parameter(0)\n  i = u8[] parameter(1)\n"
+                    "  ROOT d = s32[2] dynamic-slice(a, i), dynamic_slice_sizes={2}\n}\n";
+  uint8_t u200 = 200;
+  if (run2(du8, four, &u200, dso, sizeof dso))
+    CHECK(dso[0] == 10 && dso[1] == 11, "dynamic-slice at u8 200: %d %d", dso[0], dso[1]);
   const char *dus = "HloModule m\nENTRY e {\n  a = s32[4] parameter(0)\n  u = s32[2] constant({7, 8})\n"
                     "  i = s32[] constant(5)\n  ROOT d = s32[4] dynamic-update-slice(a, u, i)\n}\n";
   int32_t duo[4];

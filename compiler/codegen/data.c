@@ -58,7 +58,8 @@ static LLVMValueRef clamped_start(cg_function *f, const ir_instr *in, int first,
     et = idx_op->shape->et;
     v = cg_load(f, et, leaf0(f, idx_op), cg_i64(cm, 0));
   }
-  v = LLVMBuildIntCast2(b, v, cm->i64, ir_etype_is_signed(et), "start");
+  /* sign-extended whatever the index type, as XLA's emitter does (u8 200 is -56: clamps to 0) */
+  v = LLVMBuildIntCast2(b, v, cm->i64, 1, "start");
   LLVMValueRef zero = cg_i64(cm, 0), hi = cg_i64(cm, dim - size);
   v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, zero, ""), zero, v, "");
   return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v, hi, ""), hi, v, "");

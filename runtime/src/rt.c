@@ -62,7 +62,12 @@ static double complex apply(int32_t op, double complex a, double complex b) {
   }
   case HLO_RT_C_LOGISTIC: return 1.0 / (1.0 + cexp(-a));
   case HLO_RT_C_CBRT: return cpow(a, 1.0 / 3.0);
-  case HLO_RT_C_POW: return a == 0 && b == 0 ? 1 : cpow(a, b);
+  case HLO_RT_C_POW: /* XLA's special cases: z^0 = 1 and 1^w = 1 for every z, w */
+    if (b == 0 || a == 1)
+      return 1;
+    if (a == 0 && cimag(b) == 0 && creal(b) > 0) /* 0^c = 0 for c > 0 */
+      return 0;
+    return cpow(a, b);
   default: return CMPLX(NAN, NAN);
   }
 }
