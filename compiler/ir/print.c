@@ -314,11 +314,12 @@ static void print_literal(sbuf *b, const ir_literal *lit, bool shaped_elems) {
 
 /* ---- attributes ------------------------------------------------------------------------- */
 
+/* A string in double quotes with C escapes, as XLA's printer writes it (absl::CEscape). */
 static void print_quoted(sbuf *b, ir_str s) {
   sb_puts(b, "\"");
   for (size_t i = 0; i < s.len; i++) {
     unsigned char c = (unsigned char)s.p[i];
-    if (c == '"' || c == '\\')
+    if (c == '"' || c == '\'' || c == '\\')
       sb_printf(b, "\\%c", c);
     else if (c == '\n')
       sb_puts(b, "\\n");
@@ -326,7 +327,7 @@ static void print_quoted(sbuf *b, ir_str s) {
       sb_puts(b, "\\t");
     else if (c == '\r')
       sb_puts(b, "\\r");
-    else if (c < 0x20 || c == 0x7f)
+    else if (c < 0x20 || c >= 0x7f) /* as absl::CEscape: every other non-printable byte */
       sb_printf(b, "\\%03o", c);
     else
       sb_put(b, (const char *)&c, 1);
@@ -418,8 +419,14 @@ static void print_dim_labels(sbuf *b, const ir_conv_dnums *d) {
   print_labels(b, d->output_batch, 'b', d->output_feature, 'f', &d->output_spatial);
 }
 
+/* operand_precision={...}: printed, as by XLA, only when some operand is not default. */
 static void print_precision(sbuf *b, const ir_precision *p, int n) {
   static const char *const names[] = {"default", "high", "highest"};
+  bool any = false;
+  for (int i = 0; i < n; i++)
+    any = any || p[i] != IR_PREC_DEFAULT;
+  if (!any)
+    return;
   sb_puts(b, ", operand_precision={");
   for (int i = 0; i < n; i++)
     sb_printf(b, "%s%s", i ? "," : "", names[p[i]]);

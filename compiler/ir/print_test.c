@@ -295,6 +295,24 @@ static void test_bf16_four_digits(void) {
   ir_module_destroy(m);
 }
 
+/* A target with every kind of escape prints back to the same bytes. */
+static void test_escapes_read_back(void) {
+  ir_module *m = parse_text("HloModule t\nENTRY %e () -> f32[] {\n  ROOT %c = f32[] custom-call(), "
+                            "custom_call_target=\"q\\\"s\\'b\\\\n\\n\\t\\303\\x01\"\n}\n");
+  if (!m)
+    return;
+  ir_str t = m->entry->root->attrs.custom_text;
+  const char want[] = "q\"s'b\\n\n\t\303\001";
+  if (t.len != sizeof want - 1 || memcmp(t.p, want, t.len) != 0) {
+    fprintf(stderr, "custom_call_target unescaped to %.*s\n", (int)t.len, t.p);
+    failures++;
+  }
+  char *s = ir_print_instr_to_string(m->entry->root);
+  CHECK_STR(s, "%c = f32[] custom-call(), custom_call_target=\"q\\\"s\\'b\\\\n\\n\\t\\303\\001\"", "escapes");
+  free(s);
+  ir_module_destroy(m);
+}
+
 /* ---- literals built by hand -------------------------------------------------------------- */
 
 static ir_literal *make_literal(ir_module *m, ir_etype et, int rank, const int64_t *dims, const void *data,
@@ -453,6 +471,25 @@ static void test_instructions(void) {
   expect_instr(cc, "%cc = f32[4,6]{1,0} custom-call(f32[4,6]{1,0} %p.0), padding_type=PADDING_SAME, custom_call_target=\"t\", "
                    "custom_call_has_side_effect=true, schedule=SCHEDULE_LATEST, api_version=API_VERSION_TYPED_FFI");
 
+  /* absl::CEscape's escapes: quotes, backslash, and octal for other non-printable bytes. */
+  cc->attrs.custom_text = S(m, "a'b\xc3\x01\x7f");
+  cc->attrs.u.custom_call.padding_type = (ir_str){NULL, 0};
+  cc->attrs.u.custom_call.schedule = (ir_str){NULL, 0};
+  cc->attrs.u.custom_call.has_side_effect = false;
+  cc->attrs.u.custom_call.has_api_version = false;
+  expect_instr(cc, "%cc = f32[4,6]{1,0} custom-call(f32[4,6]{1,0} %p.0), custom_call_target=\"a\\'b\\303\\001\\177\"");
+
+  /* operand_precision only when some operand is not default (XLA's PrintPrecisionConfig). */
+  ir_instr *dot = ir_instr_create(c, IR_OP_DOT, S(m, "dot"), ir_shape_array(m, IR_F32, 2, d4), cmp_ops, 2);
+  int64_t one[1] = {1};
+  dot->attrs.u.dot.dnums.lhs_contracting = (ir_i64_list){one, 1};
+  dot->attrs.u.dot.dnums.rhs_contracting = (ir_i64_list){one, 1};
+  dot->attrs.u.dot.n_precision = 2;
+  expect_instr(dot, "%dot = f32[4,6]{1,0} dot(f32[4,6]{1,0} %p.0, f32[4,6]{1,0} %p.0), lhs_contracting_dims={1}, rhs_contracting_dims={1}");
+  dot->attrs.u.dot.precision[1] = IR_PREC_HIGHEST;
+  expect_instr(dot, "%dot = f32[4,6]{1,0} dot(f32[4,6]{1,0} %p.0, f32[4,6]{1,0} %p.0), lhs_contracting_dims={1}, "
+                    "rhs_contracting_dims={1}, operand_precision={default,highest}");
+
   /* Collectives: iota replica groups, channel id. */
   ir_instr *ar = ir_instr_create(c, IR_OP_ALL_REDUCE, S(m, "ar"), ir_shape_array(m, IR_F32, 2, d4), &p, 1);
   int64_t gs[2] = {2, 4}, rs[1] = {8};
@@ -579,6 +616,7 @@ int main(void) {
   test_element_texts();
   test_every_pattern_reads_back();
   test_bf16_four_digits();
+  test_escapes_read_back();
   test_literals();
   test_instructions();
   test_shapes();
