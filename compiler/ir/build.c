@@ -2199,6 +2199,42 @@ void irb_instruction(ir_builder *b, bool root, ir_av *name, ir_shape *shape, ir_
   }
 }
 
+/* The opcode as the text spells it: "negate-start" for a compact async form. */
+static void op_spelling(const ir_instr *in, char *buf, size_t cap) {
+  static const char *const suffix[] = {"-start", "-update", "-done"};
+  int k = in->op == IR_OP_ASYNC_START ? 0 : in->op == IR_OP_ASYNC_UPDATE ? 1 : 2;
+  if (ir_opcode_table[in->op].family == IR_FAM_ASYNC && in->attrs.u.async.compact)
+    snprintf(buf, cap, "%s%s", ir_opcode_table[in->attrs.u.async.wrapped_opcode].spelling, suffix[k]);
+  else
+    snprintf(buf, cap, "%s", ir_opcode_table[in->op].spelling);
+}
+
+/* An async update or done takes exactly the result of an async start or update; in the
+ * compact spelling (negate-start ... negate-done) both must name the same wrapped opcode. */
+static bool check_async_chain(ir_builder *b, ir_instr *in, const ir_av *opcode) {
+  if (in->op != IR_OP_ASYNC_UPDATE && in->op != IR_OP_ASYNC_DONE)
+    return true;
+  if (in->n_operands != 1) {
+    irb_error(b, in->loc, "%%%s: '%s' takes 1 operand but has %d", in->name.p, opcode->s.p, in->n_operands);
+    return false;
+  }
+  const ir_instr *src = in->operands[0];
+  char have[96];
+  op_spelling(src, have, sizeof have);
+  if (src->op != IR_OP_ASYNC_START && src->op != IR_OP_ASYNC_UPDATE) {
+    irb_error(b, in->loc, "%%%s: '%s' needs the result of an async start or update, but %%%s is '%s'",
+              in->name.p, opcode->s.p, src->name.p, have);
+    return false;
+  }
+  if (in->attrs.u.async.compact && src->attrs.u.async.compact &&
+      in->attrs.u.async.wrapped_opcode != src->attrs.u.async.wrapped_opcode) {
+    irb_error(b, in->loc, "%%%s: '%s' does not match %%%s, which is '%s'", in->name.p, opcode->s.p,
+              src->name.p, have);
+    return false;
+  }
+  return true;
+}
+
 static void build_instr(ir_builder *b, ir_instr *in, bool root, ir_av *opcode, ir_opcode wrapped,
                         ir_av *args, ir_attr_list *attrs) {
   ir_opcode op = in->op;
@@ -2241,6 +2277,8 @@ static void build_instr(ir_builder *b, ir_instr *in, bool root, ir_av *opcode, i
               arity == 1 ? "" : "s", in->n_operands);
     return;
   }
+  if (!check_async_chain(b, in, opcode))
+    return;
   if (!register_instr(b, in))
     return;
   apply_attrs(b, in, attrs);
