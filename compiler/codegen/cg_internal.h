@@ -108,6 +108,8 @@ bool cg_is_elementwise(const ir_instr *in);
 void cg_lower_instr(cg_function *f, ir_instr *in);
 /* Per-family lowerers (data.c, control.c). */
 void cg_lower_data(cg_function *f, ir_instr *in, LLVMValueRef out);
+/* A tuple-shaped constant: one global per leaf literal (data.c). */
+void cg_lower_tuple_constant(cg_function *f, ir_instr *in);
 void cg_lower_reduce(cg_function *f, ir_instr *in);
 void cg_lower_dot(cg_function *f, ir_instr *in, LLVMValueRef out);
 void cg_lower_while(cg_function *f, ir_instr *in);

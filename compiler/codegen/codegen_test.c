@@ -596,6 +596,23 @@ static void test_data(void) {
   }
 }
 
+static void test_tuple_constant(void) {
+  const char *text = "HloModule m\nENTRY e {\n  a = s32[] parameter(0)\n"
+                     "  c = (s32[2], (f32[], pred[2])) constant(({3, 4}, (2.5, {true, false})))\n"
+                     "  x = s32[2] get-tuple-element(c), index=0\n  t = (f32[], pred[2]) get-tuple-element(c), index=1\n"
+                     "  y = f32[] get-tuple-element(t), index=0\n  p = pred[2] get-tuple-element(t), index=1\n"
+                     "  ab = s32[2] broadcast(a), dimensions={}\n  s = s32[2] add(x, ab)\n"
+                     "  ROOT r = (s32[2], f32[], pred[2]) tuple(s, y, p)\n}\n";
+  int32_t a = 10, s[2];
+  float y;
+  uint8_t p[2];
+  void *in[1] = {&a}, *out[3] = {s, &y, p};
+  int64_t bytes[3] = {8, 4, 2};
+  if (run(text, in, 1, out, bytes, 3))
+    CHECK(s[0] == 13 && s[1] == 14 && y == 2.5f && p[0] == 1 && p[1] == 0, "tuple constant: %d %d %g %d %d", s[0], s[1],
+          y, p[0], p[1]);
+}
+
 /* ---- control flow ------------------------------------------------------------------------------ */
 
 static void test_while(void) {
@@ -692,6 +709,7 @@ int main(void) {
   test_compare();
   test_complex();
   test_data();
+  test_tuple_constant();
   test_while();
   test_conditional();
   test_call();

@@ -4,6 +4,7 @@
  * bitcast-convert (byte reinterpretation, little-endian, any widths) and reduce-precision.
  * Each is a loop over output (or operand) elements mapping indices.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_internal.h"
@@ -31,9 +32,8 @@ static void copy_bytes(cg_function *f, LLVMValueRef dst, LLVMValueRef src, const
   cg_copy_leaf(f, dst, src, s);
 }
 
-static LLVMValueRef constant_global(cg_function *f, const ir_instr *in) {
+static LLVMValueRef literal_global(cg_function *f, const ir_instr *in, const ir_literal *lit) {
   cg_module *cm = f->cm;
-  const ir_literal *lit = in->attrs.u.literal;
   LLVMValueRef init = LLVMConstStringInContext(cm->ctx, lit->data ? lit->data : "", (unsigned)lit->nbytes, 1);
   LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), in->name.p);
   LLVMSetInitializer(g, init);
@@ -41,6 +41,34 @@ static LLVMValueRef constant_global(cg_function *f, const ir_instr *in) {
   LLVMSetLinkage(g, LLVMPrivateLinkage);
   LLVMSetAlignment(g, 64);
   return g;
+}
+
+static void literal_leaves(const ir_literal *lit, const ir_literal **out, int *n, int cap) {
+  if (lit->n_elems > 0 || (lit->shape && lit->shape->et == IR_TUPLE)) {
+    for (int i = 0; i < lit->n_elems; i++)
+      literal_leaves(lit->elems[i], out, n, cap);
+    return;
+  }
+  if (*n < cap)
+    out[*n] = lit;
+  (*n)++;
+}
+
+void cg_lower_tuple_constant(cg_function *f, ir_instr *in) {
+  cg_value v = cg_alloc_value(f, in->shape);
+  const ir_literal **leaves = calloc((size_t)v.n + 1, sizeof *leaves);
+  int n = 0;
+  if (leaves)
+    literal_leaves(in->attrs.u.literal, leaves, &n, v.n);
+  if (!leaves || n != v.n) {
+    cg_fail(f->cm, in, "the tuple constant's literal does not match its shape");
+  } else {
+    for (int i = 0; i < v.n; i++)
+      if (ir_etype_is_array(v.shapes[i]->et) && leaves[i]->data)
+        copy_bytes(f, v.leaves[i], literal_global(f, in, leaves[i]), v.shapes[i]);
+  }
+  free(leaves);
+  f->values[in->id] = v;
 }
 
 /* Clamped start index of dimension d: min(max(start, 0), dim - size), as XLA specifies. */
@@ -177,7 +205,7 @@ void cg_lower_data(cg_function *f, ir_instr *in, LLVMValueRef out) {
   const ir_instr *op0 = in->n_operands ? in->operands[0] : NULL;
   switch (in->op) {
   case IR_OP_CONSTANT:
-    copy_bytes(f, out, constant_global(f, in), r);
+    copy_bytes(f, out, literal_global(f, in, in->attrs.u.literal), r);
     return;
   case IR_OP_RESHAPE:
   case IR_OP_BITCAST:

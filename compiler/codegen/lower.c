@@ -769,6 +769,10 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   case IR_FAM_BITCAST:
   case IR_FAM_BITCAST_CONVERT:
   case IR_FAM_REDUCE_PRECISION: {
+    if (in->shape->et == IR_TUPLE && in->op == IR_OP_CONSTANT) {
+      cg_lower_tuple_constant(f, in);
+      return;
+    }
     if (in->shape->et == IR_TUPLE) { /* a copy of a tuple */
       cg_value o = f->values[in->operands[0]->id];
       cg_value v = cg_alloc_value(f, in->shape);
