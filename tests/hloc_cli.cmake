@@ -12,7 +12,16 @@ add_test(NAME cli.hloc.verify_ok COMMAND ${EXPECT} 0 "^$|.*" $<TARGET_FILE:hloc>
 add_test(NAME cli.hloc.verify_error COMMAND ${EXPECT} 2 "dot_contracting_sizes.hlo:6:8: error: %dot.4: lhs contracting dimension 1 has size 3"
   $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/verify/err/dot_contracting_sizes.hlo --emit=none)
 add_test(NAME cli.hloc.emit_hlo_stdout COMMAND ${EXPECT} 0 "^HloModule control_flow" $<TARGET_FILE:hloc> ${OK_HLO} --emit=hlo -o -)
-add_test(NAME cli.hloc.time_passes COMMAND ${EXPECT} 0 "time-passes: parse" $<TARGET_FILE:hloc> ${OK_HLO} --emit=hlo --after-passes -o /dev/null --time-passes)
+add_test(NAME cli.hloc.time_passes COMMAND ${EXPECT} 0 "^  parse +[0-9.]+ +[0-9.]+%$" $<TARGET_FILE:hloc> ${OK_HLO} --emit=hlo --after-passes -o /dev/null --time-passes)
+add_test(NAME cli.hloc.time_passes_total COMMAND ${EXPECT} 0 "^  total +[0-9.]+ +100.0%$" $<TARGET_FILE:hloc> ${OK_HLO} --emit=hlo --after-passes -o /dev/null --time-passes)
+add_test(NAME cli.hloc.verify_each COMMAND ${EXPECT} 0 "^  verify \\(--verify-each\\) " $<TARGET_FILE:hloc> ${OK_HLO} --emit=hlo --after-passes -o /dev/null --verify-each --time-passes)
+add_test(NAME cli.hloc.parse_error COMMAND ${EXPECT} 2 "bad_direction.hlo:[0-9]+:[0-9]+: error: "
+  $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/parse/err/bad_direction.hlo --emit=none)
+add_test(NAME cli.hloc.emit_hlo_default_stdout COMMAND ${EXPECT} 0 "^ENTRY" $<TARGET_FILE:hloc> ${OK_HLO} --emit=hlo)
+add_test(NAME cli.hloc.bad_entry_name COMMAND ${EXPECT} 2 "--entry-name must be a C identifier: 1x" $<TARGET_FILE:hloc> ${OK_HLO} -o x.so --entry-name 1x)
+add_test(NAME cli.hloc.binary_to_stdout COMMAND ${EXPECT} 2 "-o - writes only text kinds" $<TARGET_FILE:hloc> ${OK_HLO} --emit=so -o -)
+add_test(NAME cli.hloc.no_output COMMAND ${EXPECT} 2 "-o is required" $<TARGET_FILE:hloc> ${OK_HLO} --emit=obj)
+add_test(NAME cli.hloc.roundtrip COMMAND ${CMAKE_SOURCE_DIR}/tests/hloc_cli_cases.sh roundtrip ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
 add_test(NAME cli.hloc.elided_note COMMAND ${EXPECT} 0 "note: filled 1 elided constant"
   $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/parse/ok/elided_constants.hlo --emit=hlo --after-passes -o /dev/null)
 add_test(NAME cli.hloc.dump_dir COMMAND ${EXPECT} 0 "^$|.*" $<TARGET_FILE:hloc> ${OK_HLO} --emit=hlo --after-passes -o /dev/null --dump-dir ${CMAKE_BINARY_DIR}/dump-test)
@@ -28,8 +37,17 @@ if(HLOC_HAVE_CODEGEN)
   add_test(NAME cli.hloc.generic_cpu_runs COMMAND ${EXPECT} 0 "^  \\{ 1.4967666, 0.26926836, -0.14090773 \\},$"
     $<TARGET_FILE:hlorun> ${CMAKE_BINARY_DIR}/mlp-generic.so --input ${CMAKE_SOURCE_DIR}/testdata/examples/mlp_x.npy)
   set_tests_properties(cli.hloc.generic_cpu_runs PROPERTIES DEPENDS cli.hloc.generic_cpu)
-  add_test(NAME cli.hloc.dump_llvm COMMAND ${EXPECT} 0 "time-passes: llvm-optimize" $<TARGET_FILE:hloc> ${MLP}
+  add_test(NAME cli.hloc.dump_llvm COMMAND ${EXPECT} 0 "^  llvm-optimize +[0-9.]+ " $<TARGET_FILE:hloc> ${MLP}
     -o ${CMAKE_BINARY_DIR}/mlp-dump.o --dump-dir ${CMAKE_BINARY_DIR}/dump-llvm --time-passes)
+  add_test(NAME cli.hloc.unknown_cpu COMMAND ${EXPECT} 2 "--target-cpu=frobcpu: LLVM does not know this CPU"
+    $<TARGET_FILE:hloc> ${MLP} --target-cpu=frobcpu -o ${CMAKE_BINARY_DIR}/unknown-cpu.o)
+  add_test(NAME cli.hloc.cpu_without_64bit COMMAND ${EXPECT} 2 "--target-cpu=i686: LLVM cannot generate code"
+    $<TARGET_FILE:hloc> ${MLP} --target-cpu=i686 -o ${CMAKE_BINARY_DIR}/i686.o)
+  add_test(NAME cli.hloc.missing_output_dir COMMAND ${EXPECT} 1 "no_such_dir/m.so: cannot write: No such file"
+    $<TARGET_FILE:hloc> ${MLP} -o ${CMAKE_BINARY_DIR}/no_such_dir/m.so)
+  foreach(c dump_files header_once header_names entry_name cc_words target_cpus)
+    add_test(NAME cli.hloc.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/hloc_cli_cases.sh ${c} ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  endforeach()
   add_test(NAME cli.hloc.later_milestone_op COMMAND ${EXPECT} 1 "sort_f32.hlo:12:8: error: %r: opcode 'sort' cannot be compiled yet"
     $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/npy/sort_f32.hlo -o ${CMAKE_BINARY_DIR}/sort.so)
 endif()

@@ -18,27 +18,43 @@ static const char usage[] =
     "HLO text), .h (C header).  -o - writes text kinds to standard output.\n"
     "\n"
     "options:\n"
-    "  -o FILE                output file\n"
+    "  -o FILE                output file; - is standard output (llvm, asm, hlo, header only);\n"
+    "                         may be left out with --emit=hlo (standard output) or --emit=none\n"
     "  --emit=KIND            so | obj | llvm | asm | hlo | header | none (none: parse and verify only)\n"
     "  --verify-only          same as --emit=none\n"
-    "  --header FILE.h        also write the C header of the compiled model\n"
-    "  -O0 -O1 -O2 -O3        optimization level (default -O2)\n"
-    "  --target-cpu=CPU       native (default), generic (portable), or an LLVM CPU name\n"
+    "  --header FILE.h        also write the C header of the typed entry point (docs/abi.md)\n"
+    "  -O0 -O1 -O2 -O3        optimization level: LLVM's default<On> pipeline (default -O2)\n"
+    "  --target-cpu=CPU       native (default: this machine's CPU and features), generic (a\n"
+    "                         portable x86-64 object), or an LLVM CPU name (x86-64-v3,\n"
+    "                         skylake-avx512, znver4, ...); an unknown name is an error\n"
     "  --strict               reject hloc's broadcasting extensions, as XLA's verifier does\n"
-    "  --dump-dir DIR         write the module after parsing and after each pass to DIR\n"
-    "  --time-passes          print the time of each stage to standard error\n"
-    "  --verify-each          verify the module after every pass\n"
+    "  --dump-dir DIR         write the module after parsing (00-parsed.hlo) and after each pass\n"
+    "                         (NN-<pass>.hlo), and llvm-before-opt.ll / llvm-after-opt.ll, to DIR\n"
+    "  --time-passes          print a table of the time of each stage to standard error\n"
+    "  --verify-each          verify the module after every pass (and the LLVM IR after\n"
+    "                         optimization)\n"
     "  --after-passes         with --emit=hlo: print the module after the pass pipeline\n"
-    "  --entry-name SYM       C symbol of the compiled entry point (default: from the module name)\n"
+    "  --entry-name SYM       C symbol of the entry point: SYM, SYM_run, SYM_describe (default:\n"
+    "                         the module name made a C identifier)\n"
     "  --help                 print this text\n"
     "  --version              print the version\n"
     "\n"
+    "environment: CC is the C compiler that links a .so (default cc).\n"
     "exit status: 0 ok, 1 internal or run-time error, 2 usage, parse or verification error\n";
 
 static int usage_error(const char *msg, const char *arg) {
   fprintf(stderr, "hloc: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
   fprintf(stderr, "try 'hloc --help'\n");
   return 2;
+}
+
+static bool is_c_identifier(const char *s) {
+  if (!*s || (*s >= '0' && *s <= '9'))
+    return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+      return false;
+  return true;
 }
 
 static bool parse_emit(const char *s, drv_emit *out) {
@@ -110,9 +126,12 @@ int main(int argc, char **argv) {
     return usage_error("cannot tell what to write from the output name; use --emit", output);
   if (!output && emit != DRV_EMIT_NONE && emit != DRV_EMIT_HLO)
     return usage_error("-o is required", NULL);
+  if (output && strcmp(output, "-") == 0 && (emit == DRV_EMIT_SO || emit == DRV_EMIT_OBJ))
+    return usage_error("-o - writes only text kinds (llvm, asm, hlo, header); give a file name", NULL);
+  if (o.symbol && !is_c_identifier(o.symbol))
+    return usage_error("--entry-name must be a C identifier", o.symbol);
+  o.header_path = header;
   hlo_status s = drv_compile_file(input, output, emit, &o);
-  if (!s && header)
-    s = drv_compile_file(input, header, DRV_EMIT_HEADER, &o);
   int rc = 0;
   if (s) {
     hlo_status_code code = hlo_status_code_of(s);

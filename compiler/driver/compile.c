@@ -1,7 +1,8 @@
-/* emit.c — native output: LLVM target machine (native, generic or a named CPU), the new
- * pass manager (default<On>), object/assembly/LLVM IR files, linking model.so with the
- * system C compiler and the static runtime (no LLVM dependency in the result), and the C
- * header of the typed entry point.  Tests: golden tests through hlorun, tests/abi_example.
+/* compile.c — native output: the LLVM target machine (native: the host CPU and its features;
+ * generic: a portable x86-64 object; or a named LLVM CPU, checked), the new pass manager
+ * (default<On> for -O0..-O3), object/assembly/LLVM IR files, and model.so linked by the system
+ * C compiler with the static runtime (so the result never depends on LLVM).
+ * Tests: tests/hloc_cli.cmake, tests/abi_example.cmake, every test that runs a model.
  */
 #include <errno.h>
 #include <llvm-c/Analysis.h>
@@ -15,16 +16,87 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "codegen/codegen.h"
 #include "driver/driver.h"
+#include "driver/driver_internal.h"
 
 static hlo_status llvm_error(const char *what, char *msg) {
   hlo_status s = hlo_status_make(HLO_INTERNAL, "%s: %s", what, msg ? msg : "unknown LLVM error");
   LLVMDisposeMessage(msg);
   return s;
+}
+
+/* Emits an empty function for `tm` (in the probe child: LLVM aborts when it cannot). */
+static bool emit_empty_function(LLVMTargetMachineRef tm) {
+  LLVMContextRef c = LLVMContextCreate();
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("probe", c);
+  LLVMValueRef fn = LLVMAddFunction(mod, "probe", LLVMFunctionType(LLVMVoidTypeInContext(c), NULL, 0, 0));
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(c, fn, "entry"));
+  LLVMBuildRetVoid(b);
+  LLVMDisposeBuilder(b);
+  char *err = NULL;
+  LLVMMemoryBufferRef out;
+  return !LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &out);
+}
+
+/* The probe child: exit 0 when LLVM generates code for `cpu`, 3 when it does not know the
+ * name (it says so only as a warning on stderr, which goes to a temporary file here). */
+static _Noreturn void probe_cpu_child(LLVMTargetRef target, const char *triple, const char *cpu) {
+  FILE *log = tmpfile();
+  if (!log || dup2(fileno(log), 2) < 0)
+    _exit(4);
+  LLVMTargetMachineRef tm =
+      LLVMCreateTargetMachine(target, triple, cpu, "", LLVMCodeGenLevelNone, LLVMRelocPIC, LLVMCodeModelDefault);
+  char said[4096] = {0};
+  rewind(log);
+  size_t n = fread(said, 1, sizeof said - 1, log);
+  said[n] = 0;
+  if (!tm || strstr(said, "is not a recognized processor"))
+    _exit(3);
+  _exit(emit_empty_function(tm) ? 0 : 5);
+}
+
+/* LLVM's C API cannot ask whether a CPU name is valid: an unknown name is a warning, and a CPU
+ * without 64-bit mode aborts the process during code generation.  So a child process tries
+ * it first; the answer becomes a clear error instead of an abort. */
+static hlo_status check_cpu(LLVMTargetRef target, const char *triple, const char *cpu) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0)
+    return hlo_status_make(HLO_INTERNAL, "cannot check --target-cpu=%s: %s", cpu, strerror(errno));
+  if (pid == 0)
+    probe_cpu_child(target, triple, cpu);
+  int st;
+  if (waitpid(pid, &st, 0) < 0)
+    return hlo_status_make(HLO_INTERNAL, "cannot check --target-cpu=%s: %s", cpu, strerror(errno));
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+    return NULL;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+    return hlo_status_make(HLO_INVALID_ARGUMENT,
+                           "--target-cpu=%s: LLVM does not know this CPU for %s (use native, generic or an LLVM "
+                           "CPU name such as x86-64-v2, x86-64-v3, x86-64-v4, skylake-avx512, znver4; "
+                           "'llc-19 -mcpu=help' lists them all)", cpu, triple);
+  return hlo_status_make(HLO_INVALID_ARGUMENT, "--target-cpu=%s: LLVM cannot generate code for %s with this CPU",
+                         cpu, triple);
+}
+
+/* The CPU name and feature string for o->target_cpu (the host's for "native"; *to_free
+ * holds what LLVM allocated). */
+static const char *pick_cpu(const drv_options *o, const char *triple, const char **features, char **to_free) {
+  const char *cpu = o->target_cpu && *o->target_cpu ? o->target_cpu : "native";
+  *features = "";
+  if (strcmp(cpu, "native") == 0) {
+    to_free[0] = LLVMGetHostCPUName();
+    to_free[1] = LLVMGetHostCPUFeatures();
+    *features = to_free[1];
+    return to_free[0];
+  }
+  if (strcmp(cpu, "generic") == 0)
+    return strncmp(triple, "x86_64", 6) == 0 ? "x86-64" : "generic";
+  return cpu;
 }
 
 static hlo_status make_target_machine(const drv_options *o, LLVMTargetMachineRef *out) {
@@ -37,27 +109,22 @@ static hlo_status make_target_machine(const drv_options *o, LLVMTargetMachineRef
     LLVMDisposeMessage(triple);
     return llvm_error("no LLVM target for this machine", err);
   }
-  const char *cpu = o->target_cpu ? o->target_cpu : "native";
-  char *host_cpu = NULL, *host_features = NULL;
-  const char *features = "";
-  if (strcmp(cpu, "native") == 0) {
-    host_cpu = LLVMGetHostCPUName();
-    host_features = LLVMGetHostCPUFeatures();
-    cpu = host_cpu;
-    features = host_features;
-  } else if (strcmp(cpu, "generic") == 0) {
-    cpu = "x86-64";
-  }
+  char *to_free[2] = {NULL, NULL};
+  const char *features;
+  const char *cpu = pick_cpu(o, triple, &features, to_free);
+  hlo_status s = to_free[0] ? NULL : check_cpu(target, triple, cpu);
   static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
                                                LLVMCodeGenLevelAggressive};
-  *out = LLVMCreateTargetMachine(target, triple, cpu, features, levels[o->opt_level & 3], LLVMRelocPIC,
-                                 LLVMCodeModelDefault);
+  *out = NULL;
+  if (!s)
+    *out = LLVMCreateTargetMachine(target, triple, cpu, features, levels[o->opt_level & 3], LLVMRelocPIC,
+                                   LLVMCodeModelDefault);
+  if (!s && !*out)
+    s = hlo_status_make(HLO_INVALID_ARGUMENT, "cannot create a target machine for --target-cpu=%s", cpu);
   LLVMDisposeMessage(triple);
-  LLVMDisposeMessage(host_cpu);
-  LLVMDisposeMessage(host_features);
-  if (!*out)
-    return hlo_status_make(HLO_INVALID_ARGUMENT, "cannot create a target machine for --target-cpu=%s", o->target_cpu);
-  return NULL;
+  LLVMDisposeMessage(to_free[0]);
+  LLVMDisposeMessage(to_free[1]);
+  return s;
 }
 
 static hlo_status dump_llvm(const drv_options *o, LLVMModuleRef mod, const char *name) {
@@ -84,8 +151,18 @@ static hlo_status optimize(const drv_options *o, LLVMModuleRef mod, LLVMTargetMa
   LLVMPassBuilderOptionsSetSLPVectorization(po, o->opt_level >= 2);
   LLVMErrorRef e = LLVMRunPasses(mod, passes, tm, po);
   LLVMDisposePassBuilderOptions(po);
-  if (e)
-    return llvm_error("LLVM optimization failed", LLVMGetErrorMessage(e));
+  if (e) {
+    char *msg = LLVMGetErrorMessage(e);
+    hlo_status s = hlo_status_make(HLO_INTERNAL, "LLVM optimization failed: %s", msg);
+    LLVMDisposeErrorMessage(msg);
+    return s;
+  }
+  if (!o->verify_each)
+    return NULL;
+  err = NULL;
+  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err))
+    return llvm_error("internal error: LLVM's optimizer left invalid LLVM IR", err);
+  LLVMDisposeMessage(err);
   return NULL;
 }
 
@@ -109,164 +186,142 @@ static hlo_status find_runtime(char *out, size_t cap) {
         return NULL;
     }
   }
-  return hlo_status_make(HLO_NOT_FOUND, "cannot find the hloc runtime library libhlort.a (looked next to the build "
-                                        "and in <prefix>/%s)", HLOC_INSTALL_LIBDIR);
+  return hlo_status_make(HLO_FAILED_PRECONDITION,
+                         "cannot find the hloc runtime library libhlort.a (looked in the build tree and in "
+                         "<prefix>/%s next to the hloc executable); rebuild or reinstall hloc", HLOC_INSTALL_LIBDIR);
+}
+
+#define MAX_LINK_ARGS 64
+
+/* argv for `$CC -shared -o OUT OBJ RUNTIME -lffi -lm -lpthread -ldl`; $CC may hold words
+ * ("ccache gcc").  `words` is storage for the split copy of $CC. */
+static void link_argv(const char *obj, const char *out, const char *rt, char *words, const char **argv) {
+  int n = 0;
+  for (char *w = strtok(words, " \t"); w && n < MAX_LINK_ARGS - 10; w = strtok(NULL, " \t"))
+    argv[n++] = w;
+  if (n == 0)
+    argv[n++] = "cc";
+  const char *rest[] = {"-shared", "-o", out, obj, rt, "-lffi", "-lm", "-lpthread", "-ldl", NULL};
+  memcpy(argv + n, rest, sizeof rest);
 }
 
 static hlo_status run_linker(const char *obj, const char *out) {
   char rt[PATH_MAX];
   HLO_RETURN_IF_ERROR(find_runtime(rt, sizeof rt)); /* exe dir is at most PATH_MAX/2 */
   const char *cc = getenv("CC");
-  if (!cc || !*cc)
-    cc = "cc";
+  char *words = strdup(cc && *cc ? cc : "cc");
+  if (!words)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  const char *argv[MAX_LINK_ARGS];
+  link_argv(obj, out, rt, words, argv);
+  fflush(NULL);
   pid_t pid = fork();
-  if (pid < 0)
-    return hlo_status_make(HLO_INTERNAL, "cannot start the linker: %s", strerror(errno));
   if (pid == 0) {
-    execlp(cc, cc, "-shared", "-o", out, obj, rt, "-lffi", "-lm", "-lpthread", "-ldl", (char *)NULL);
-    fprintf(stderr, "hloc: cannot run %s: %s\n", cc, strerror(errno));
+    execvp(argv[0], (char *const *)argv);
+    fprintf(stderr, "hloc: cannot run the C compiler '%s' (set $CC): %s\n", argv[0], strerror(errno));
     _exit(127);
   }
-  int st;
-  if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-    return hlo_status_make(HLO_INTERNAL, "linking %s with %s failed", out, cc);
+  int st = 0;
+  hlo_status s = NULL;
+  if (pid < 0 || waitpid(pid, &st, 0) < 0)
+    s = hlo_status_make(HLO_INTERNAL, "cannot start the linker: %s", strerror(errno));
+  else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    s = hlo_status_make(HLO_INTERNAL, "linking %s with '%s' failed", out, cc && *cc ? cc : "cc");
+  free(words);
+  return s;
+}
+
+/* OUT.XXXXXX.o next to OUT, created (so a missing folder is reported for OUT itself). */
+static hlo_status temp_object(const char *out_path, char *obj, size_t cap) {
+  if ((size_t)snprintf(obj, cap, "%s.XXXXXX.o", out_path) >= cap)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: output path too long", out_path);
+  int fd = mkstemps(obj, 2);
+  if (fd < 0)
+    return hlo_status_make(HLO_IO, "%s: cannot write: %s", out_path, strerror(errno));
+  close(fd);
   return NULL;
 }
 
-static const char *c_type(ir_etype et) {
-  switch (et) {
-  case IR_PRED: return "bool";
-  case IR_S8: case IR_S1: case IR_S2: case IR_S4: return "int8_t";
-  case IR_S16: return "int16_t";
-  case IR_S32: return "int32_t";
-  case IR_S64: return "int64_t";
-  case IR_U8: case IR_U1: case IR_U2: case IR_U4: return "uint8_t";
-  case IR_U16: case IR_BF16: return "uint16_t";
-  case IR_U32: return "uint32_t";
-  case IR_U64: return "uint64_t";
-  case IR_F16: return "_Float16";
-  case IR_F32: return "float";
-  case IR_F64: return "double";
-  case IR_C64: return "float _Complex";
-  case IR_C128: return "double _Complex";
-  case IR_TOKEN: return "void";
-  default: return "uint8_t";
+static hlo_status emit_shared_object(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *out_path) {
+  char obj[PATH_MAX];
+  HLO_RETURN_IF_ERROR(temp_object(out_path, obj, sizeof obj));
+  char *err = NULL;
+  hlo_status s = NULL;
+  if (LLVMTargetMachineEmitToFile(tm, mod, obj, LLVMObjectFile, &err))
+    s = llvm_error(obj, err);
+  else
+    s = run_linker(obj, out_path);
+  unlink(obj);
+  return s;
+}
+
+/* Text kinds go to standard output for "-"; LLVM's writers need a file for binary ones. */
+static hlo_status emit_to_stdout(LLVMTargetMachineRef tm, LLVMModuleRef mod, drv_emit emit) {
+  if (emit == DRV_EMIT_LLVM) {
+    char *text = LLVMPrintModuleToString(mod);
+    fputs(text, stdout);
+    LLVMDisposeMessage(text);
+  } else {
+    char *err = NULL;
+    LLVMMemoryBufferRef buf;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf))
+      return llvm_error("assembly", err);
+    fwrite(LLVMGetBufferStart(buf), 1, LLVMGetBufferSize(buf), stdout);
+    LLVMDisposeMemoryBuffer(buf);
   }
+  if (fflush(stdout) != 0 || ferror(stdout))
+    return hlo_status_make(HLO_IO, "write error on standard output");
+  return NULL;
 }
 
-static void header_leaves(FILE *f, const ir_shape *s, const char *base, bool is_result, int *k) {
-  if (s->et == IR_TUPLE) {
-    for (int i = 0; i < s->n_elems; i++) {
-      char buf[512];
-      snprintf(buf, sizeof buf, "%s_%d", base, i);
-      header_leaves(f, s->elems[i], buf, is_result, k);
-    }
-    return;
+static hlo_status emit_output(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *out_path, drv_emit emit) {
+  char *err = NULL;
+  if (strcmp(out_path, "-") == 0)
+    return emit_to_stdout(tm, mod, emit);
+  if (emit == DRV_EMIT_SO)
+    return emit_shared_object(tm, mod, out_path);
+  if (emit == DRV_EMIT_LLVM) {
+    if (LLVMPrintModuleToFile(mod, out_path, &err))
+      return llvm_error(out_path, err);
+    return NULL;
   }
-  char shape[512];
-  ir_shape_format(s, false, shape, sizeof shape);
-  fprintf(f, ",\n    %s%s *%s /* %s */", is_result ? "" : "const ", c_type(s->et), base, shape);
-  (*k)++;
+  if (LLVMTargetMachineEmitToFile(tm, mod, out_path, emit == DRV_EMIT_ASM ? LLVMAssemblyFile : LLVMObjectFile, &err))
+    return llvm_error(out_path, err);
+  return NULL;
 }
 
-static void c_ident(const char *s, char *out, size_t cap, const char *fallback) {
-  size_t k = 0;
-  for (size_t i = 0; s[i] && k + 1 < cap; i++)
-    out[k++] = (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ? s[i] : '_';
-  out[k] = 0;
-  if (!k || (out[0] >= '0' && out[0] <= '9'))
-    snprintf(out, cap, "%s", fallback);
-}
-
-static hlo_status write_header(ir_module *m, const drv_options *o, const char *path) {
-  char *sym = o->symbol ? strdup(o->symbol) : cg_symbol_for_module(m->name.p);
-  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!f || !sym) {
-    free(sym);
-    return hlo_status_make(HLO_IO, "%s: cannot write: %s", path, strerror(errno));
-  }
-  fprintf(f, "/* %s — generated by hloc %s from HLO module %s.  Do not edit. */\n", path, HLOC_VERSION, m->name.p);
-  fprintf(f, "#ifndef HLO_MODEL_%s_H\n#define HLO_MODEL_%s_H\n\n", sym, sym);
-  fprintf(f, "#include <stdbool.h>\n#include <stdint.h>\n\n#include <hlo/abi.h>\n\n");
-  fprintf(f, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
-  fprintf(f, "/* The module's signature, entry points and leaf shapes. */\n");
-  fprintf(f, "const hlo_module_desc *%s_describe(void);\n", sym);
-  fprintf(f, "hlo_status %s_run(hlo_context *ctx, void *const *params, void *const *results);\n\n", sym);
-  fprintf(f, "/* Typed entry: parameters (dense row-major buffers), then results (caller-allocated).\n"
-             "   Returns NULL on success, else a status to read and free (hlo/status.h). */\n");
-  fprintf(f, "hlo_status %s(hlo_context *ctx", sym);
-  int k = 0;
-  ir_computation *e = m->entry;
-  for (int i = 0; i < e->n_params; i++) {
-    char base[256];
-    c_ident(e->params[i]->name.p, base, sizeof base, "param");
-    header_leaves(f, e->params[i]->shape, base, false, &k);
-  }
-  header_leaves(f, e->root->shape, "out", true, &k);
-  fprintf(f, ");\n\n#ifdef __cplusplus\n}\n#endif\n#endif\n");
-  free(sym);
-  bool bad = ferror(f);
-  if (f != stdout && fclose(f) != 0)
-    bad = true;
-  return bad ? hlo_status_make(HLO_IO, "%s: write error", path) : NULL;
-}
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void report_time(const drv_options *o, const char *stage, double t0) {
-  if (o->time_passes)
-    fprintf(stderr, "time-passes: %-26s %8.3f ms\n", stage, now_ms() - t0);
+static hlo_status lower_and_emit(ir_module *m, const char *out_path, drv_emit emit, const drv_options *o,
+                                 LLVMTargetMachineRef tm, LLVMContextRef ctx, LLVMModuleRef *mod) {
+  cg_options co = {.symbol = o->symbol, .opt_level = o->opt_level, .elided_constants = m->n_filled_constants};
+  double t0 = drv_now_ms();
+  hlo_status s = cg_emit_module(m, &co, ctx, tm, mod);
+  drv_time_stage(o, "codegen (LLVM IR)", t0);
+  HLO_RETURN_IF_ERROR(s);
+  HLO_RETURN_IF_ERROR(dump_llvm(o, *mod, "llvm-before-opt.ll"));
+  t0 = drv_now_ms();
+  s = optimize(o, *mod, tm);
+  drv_time_stage(o, "llvm-optimize", t0);
+  HLO_RETURN_IF_ERROR(s);
+  HLO_RETURN_IF_ERROR(dump_llvm(o, *mod, "llvm-after-opt.ll"));
+  t0 = drv_now_ms();
+  s = emit_output(tm, *mod, out_path, emit);
+  drv_time_stage(o, emit == DRV_EMIT_SO ? "emit object and link" : "emit", t0);
+  return s;
 }
 
 hlo_status drv_emit_native(ir_module *m, const char *out_path, drv_emit emit, const drv_options *o) {
   if (emit == DRV_EMIT_HEADER)
-    return write_header(m, o, out_path);
+    return drv_write_header(m, o, out_path);
+  if (emit != DRV_EMIT_SO && emit != DRV_EMIT_OBJ && emit != DRV_EMIT_LLVM && emit != DRV_EMIT_ASM)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "drv_emit_native writes so, obj, llvm, asm or header");
+  if (strcmp(out_path, "-") == 0 && (emit == DRV_EMIT_SO || emit == DRV_EMIT_OBJ))
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "-o - writes only text (llvm, asm, hlo, header); "
+                                                 "give a file name for a shared object or object file");
   LLVMTargetMachineRef tm;
   HLO_RETURN_IF_ERROR(make_target_machine(o, &tm));
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = NULL;
-  cg_options co = {.symbol = o->symbol, .opt_level = o->opt_level, .elided_constants = m->n_filled_constants};
-  double t0 = now_ms();
-  hlo_status s = cg_emit_module(m, &co, ctx, tm, &mod);
-  report_time(o, "codegen (LLVM IR)", t0);
-  if (!s)
-    s = dump_llvm(o, mod, "llvm-before-opt.ll");
-  t0 = now_ms();
-  if (!s)
-    s = optimize(o, mod, tm);
-  report_time(o, "llvm-optimize", t0);
-  if (!s)
-    s = dump_llvm(o, mod, "llvm-after-opt.ll");
-  t0 = now_ms();
-  char *err = NULL;
-  if (!s && emit == DRV_EMIT_LLVM) {
-    if (LLVMPrintModuleToFile(mod, strcmp(out_path, "-") == 0 ? "/dev/stdout" : out_path, &err))
-      s = llvm_error(out_path, err);
-  } else if (!s && emit == DRV_EMIT_ASM && strcmp(out_path, "-") == 0) {
-    LLVMMemoryBufferRef buf;
-    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
-      s = llvm_error("assembly", err);
-    } else {
-      fwrite(LLVMGetBufferStart(buf), 1, LLVMGetBufferSize(buf), stdout);
-      LLVMDisposeMemoryBuffer(buf);
-    }
-  } else if (!s && (emit == DRV_EMIT_ASM || emit == DRV_EMIT_OBJ)) {
-    if (LLVMTargetMachineEmitToFile(tm, mod, out_path, emit == DRV_EMIT_ASM ? LLVMAssemblyFile : LLVMObjectFile, &err))
-      s = llvm_error(out_path, err);
-  } else if (!s && emit == DRV_EMIT_SO) {
-    char obj[PATH_MAX];
-    snprintf(obj, sizeof obj, "%s.%d.o", out_path, (int)getpid());
-    if (LLVMTargetMachineEmitToFile(tm, mod, obj, LLVMObjectFile, &err))
-      s = llvm_error(obj, err);
-    else
-      s = run_linker(obj, out_path);
-    unlink(obj);
-  }
-  report_time(o, "emit and link", t0);
+  hlo_status s = lower_and_emit(m, out_path, emit, o, tm, ctx, &mod);
   if (mod)
     LLVMDisposeModule(mod);
   LLVMContextDispose(ctx);

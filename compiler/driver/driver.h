@@ -27,6 +27,9 @@ typedef struct drv_options {
   const char *symbol;       /* --entry-name */
   bool after_passes;        /* --after-passes: --emit=hlo prints the module after the passes */
   FILE *diag_out;           /* where diagnostics and notes go (stderr when NULL) */
+  const char *header_path;  /* --header: drv_compile_file also writes the C header here */
+  struct drv_timings *timings; /* --time-passes rows are collected here (drv_compile_file
+                                * sets it and prints one table); NULL: each row is printed */
 } drv_options;
 
 void drv_options_init(drv_options *o);
@@ -36,12 +39,13 @@ void drv_options_init(drv_options *o);
 HLO_MUST_USE hlo_status drv_load(const char *path, const drv_options *o, bool run_passes,
                                  ir_module **out_module);
 
-/* Compiles `path` to `out_path` as `emit`. */
+/* Compiles `path` to `out_path` as `emit` (and the header to o->header_path when set),
+ * loading the module once.  With o->time_passes, prints one table of stage times. */
 HLO_MUST_USE hlo_status drv_compile_file(const char *path, const char *out_path, drv_emit emit,
                                          const drv_options *o);
 
 /* Lowers a loaded, passed module to native code and writes `out_path` as `emit`
- * (so, obj, llvm, asm, header).  Implemented in emit.c. */
+ * (so, obj, llvm, asm, header).  Implemented in compile.c; the header in header.c. */
 HLO_MUST_USE hlo_status drv_emit_native(ir_module *m, const char *out_path, drv_emit emit,
                                         const drv_options *o);
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "driver/driver.h"
+#include "driver/driver_internal.h"
 #include "grammar/parse.h"
 #include "ir/print.h"
 #include "passes/passes.h"
@@ -24,10 +25,35 @@ void drv_options_init(drv_options *o) {
 
 static FILE *diag_out(const drv_options *o) { return o->diag_out ? o->diag_out : stderr; }
 
-static double now_ms(void) {
+double drv_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+void drv_time_stage(const drv_options *o, const char *stage, double t0) {
+  if (!o->time_passes)
+    return;
+  double ms = drv_now_ms() - t0;
+  drv_timings *t = o->timings;
+  if (!t) {
+    fprintf(stderr, "time-passes: %-26s %9.3f ms\n", stage, ms);
+  } else if (t->n < DRV_MAX_TIMINGS) {
+    t->rows[t->n].stage = stage;
+    t->rows[t->n++].ms = ms;
+  }
+}
+
+/* The --time-passes table: one row per stage in the order they ran, then the total. */
+static void print_timings(const drv_timings *t, const char *path) {
+  double total = 0;
+  for (int i = 0; i < t->n; i++)
+    total += t->rows[i].ms;
+  fprintf(stderr, "time-passes: %s\n  %-28s %10s %7s\n", path, "stage", "ms", "%");
+  for (int i = 0; i < t->n; i++)
+    fprintf(stderr, "  %-28s %10.3f %6.1f%%\n", t->rows[i].stage, t->rows[i].ms,
+            total > 0 ? 100.0 * t->rows[i].ms / total : 0.0);
+  fprintf(stderr, "  %-28s %10.3f %6.1f%%\n", "total", total, 100.0);
 }
 
 /* Reads a whole file; the caller frees *out. */
@@ -104,17 +130,24 @@ static hlo_status verify(ir_module *m, const drv_options *o, ir_diag_list *d) {
 
 static hlo_status run_passes(ir_module *m, const drv_options *o, ir_diag_list *d) {
   for (size_t i = 0; i < sizeof passes / sizeof *passes; i++) {
-    double t0 = now_ms();
+    double t0 = drv_now_ms();
     int count = 0;
     HLO_RETURN_IF_ERROR(passes[i].run(m, &count));
     if (count && passes[i].run == run_fill_elided)
       fprintf(diag_out(o), "%s: note: filled %d elided constant%s (constant({...})) with deterministic values\n",
               d->filename, count, count == 1 ? "" : "s");
-    if (o->time_passes)
-      fprintf(stderr, "time-passes: %-26s %8.3f ms\n", passes[i].name, now_ms() - t0);
+    drv_time_stage(o, passes[i].name, t0);
     HLO_RETURN_IF_ERROR(dump_module(o, m, (int)i + 1, passes[i].name));
-    if (o->verify_each)
-      HLO_RETURN_IF_ERROR(verify(m, o, d));
+    if (o->verify_each) {
+      t0 = drv_now_ms();
+      hlo_status s = verify(m, o, d);
+      drv_time_stage(o, "verify (--verify-each)", t0);
+      if (s) {
+        hlo_status_free(s);
+        return hlo_status_make(HLO_INTERNAL, "internal error: the module does not verify after pass %s "
+                                             "(the errors above)", passes[i].name);
+      }
+    }
   }
   return NULL;
 }
@@ -127,22 +160,21 @@ hlo_status drv_load(const char *path, const drv_options *o, bool run_pipeline, i
   ir_diag_list d;
   ir_diag_init(&d, path, text, len);
   ir_module *m = NULL;
-  double t0 = now_ms();
+  double t0 = drv_now_ms();
   hlo_status s = ir_parse_module(text, len, &d, &m);
-  if (o->time_passes)
-    fprintf(stderr, "time-passes: %-26s %8.3f ms\n", "parse", now_ms() - t0);
+  drv_time_stage(o, "parse", t0);
   if (!s) {
-    t0 = now_ms();
+    t0 = drv_now_ms();
     s = verify(m, o, &d);
-    if (o->time_passes)
-      fprintf(stderr, "time-passes: %-26s %8.3f ms\n", "verify", now_ms() - t0);
+    drv_time_stage(o, "verify", t0);
   }
   if (!s)
     s = dump_module(o, m, 0, "parsed");
   if (!s && run_pipeline)
     s = run_passes(m, o, &d);
-  if (s && d.n_errors) {
+  if (s && d.n_errors)
     ir_diag_print(&d, diag_out(o));
+  if (s && d.n_errors && hlo_status_code_of(s) == HLO_INVALID_ARGUMENT) {
     hlo_status_free(s);
     s = hlo_status_make(HLO_INVALID_ARGUMENT, "%s: %d error%s", path, d.n_errors, d.n_errors == 1 ? "" : "s");
   }
@@ -186,21 +218,41 @@ static hlo_status write_hlo(const ir_module *m, const char *out_path) {
   return s;
 }
 
-hlo_status drv_compile_file(const char *path, const char *out_path, drv_emit emit, const drv_options *o) {
-  ir_module *m;
-  bool lowering = emit != DRV_EMIT_HLO && emit != DRV_EMIT_NONE;
-  HLO_RETURN_IF_ERROR(drv_load(path, o, lowering || (emit == DRV_EMIT_HLO && o->after_passes), &m));
-  hlo_status s = NULL;
+/* A "LINE:COL: %name: ..." status from the code generator gets the file name in front, so
+ * that it reads like a diagnostic. */
+static hlo_status name_file(hlo_status s, const char *path) {
+  if (!s || hlo_status_message(s)[0] < '0' || hlo_status_message(s)[0] > '9')
+    return s;
+  hlo_status named = hlo_status_make(hlo_status_code_of(s), "%s:%s", path, hlo_status_message(s));
+  hlo_status_free(s);
+  return named;
+}
+
+static hlo_status compile_loaded(ir_module *m, const char *out_path, drv_emit emit, const drv_options *o) {
   if (emit == DRV_EMIT_HLO)
-    s = write_hlo(m, out_path);
-  else if (lowering)
-    s = drv_emit_native(m, out_path, emit, o);
-  if (s && hlo_status_message(s)[0] >= '0' && hlo_status_message(s)[0] <= '9') {
-    /* "LINE:COL: %name: ..." from the code generator: name the file, like a diagnostic. */
-    hlo_status named = hlo_status_make(hlo_status_code_of(s), "%s:%s", path, hlo_status_message(s));
-    hlo_status_free(s);
-    s = named;
+    HLO_RETURN_IF_ERROR(write_hlo(m, out_path));
+  else if (emit == DRV_EMIT_HEADER)
+    HLO_RETURN_IF_ERROR(drv_write_header(m, o, out_path));
+  else if (emit != DRV_EMIT_NONE)
+    HLO_RETURN_IF_ERROR(drv_emit_native(m, out_path, emit, o));
+  if (o->header_path && !(emit == DRV_EMIT_HEADER && strcmp(o->header_path, out_path) == 0))
+    return drv_write_header(m, o, o->header_path);
+  return NULL;
+}
+
+hlo_status drv_compile_file(const char *path, const char *out_path, drv_emit emit, const drv_options *o) {
+  drv_timings timings = {0};
+  drv_options local = *o;
+  if (o->time_passes && !o->timings)
+    local.timings = &timings;
+  bool lowering = emit == DRV_EMIT_SO || emit == DRV_EMIT_OBJ || emit == DRV_EMIT_LLVM || emit == DRV_EMIT_ASM;
+  ir_module *m;
+  hlo_status s = drv_load(path, &local, lowering || (emit == DRV_EMIT_HLO && o->after_passes), &m);
+  if (!s) {
+    s = name_file(compile_loaded(m, out_path ? out_path : "-", emit, &local), path);
+    ir_module_destroy(m);
   }
-  ir_module_destroy(m);
+  if (local.timings == &timings)
+    print_timings(&timings, path);
   return s;
 }

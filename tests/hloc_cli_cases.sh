@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# hloc_cli_cases.sh CASE SRC BUILD — hloc command-line checks that take more than one
+# command (tests/hloc_cli.cmake registers each CASE).  Passes (exit 0, "ok") or says why not.
+set -uo pipefail
+case_name=$1 src=$2 build=$3
+hloc=$build/hloc hlorun=$build/hlorun
+work=$build/hloc-cli/$case_name
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+mlp=$src/testdata/examples/mlp.hlo
+fail() { echo "FAIL: $*"; exit 1; }
+
+case $case_name in
+  roundtrip)
+    # -o x.hlo writes canonical text that hloc reads back to the same text.
+    "$hloc" "$src/testdata/parse/ok/control_flow.hlo" -o one.hlo || fail "first print"
+    "$hloc" one.hlo --emit=hlo -o - > two.hlo || fail "re-read"
+    grep -q "^HloModule control_flow" one.hlo || fail "no HloModule line"
+    diff -u one.hlo two.hlo || fail "the printed text does not read back to itself"
+    ;;
+  dump_files)
+    # --dump-dir: the module after parsing and after each pass, in pass order, each one
+    # parseable; the LLVM IR before and after optimization.
+    "$hloc" "$src/testdata/parse/ok/elided_constants.hlo" -o m.o --dump-dir d 2>/dev/null || fail "compile"
+    want="00-parsed.hlo 01-fill-elided-constants.hlo 02-canonicalize-broadcasts.hlo 03-dce.hlo llvm-after-opt.ll llvm-before-opt.ll"
+    got=$(cd d && ls | tr '\n' ' ' | sed 's/ $//')
+    [ "$got" = "$want" ] || fail "dump files: '$got', expected '$want'"
+    for f in d/*.hlo; do "$hloc" "$f" --emit=none || fail "$f does not parse and verify"; done
+    grep -q "constant({...})" d/00-parsed.hlo || fail "00-parsed.hlo should still have the elided constant"
+    ! grep -q "constant({...})" d/01-fill-elided-constants.hlo || fail "01 still has an elided constant"
+    grep -q "^define" d/llvm-after-opt.ll || fail "llvm-after-opt.ll has no function"
+    ;;
+  header_once)
+    # --header with the .so: the module is loaded once, so the elided-constants note is
+    # printed once; both files are written.
+    "$hloc" "$src/testdata/parse/ok/elided_constants.hlo" -o m.so --header m.h 2> err.txt || fail "compile"
+    [ "$(grep -c 'note: filled 1 elided constant' err.txt)" = 1 ] || { cat err.txt; fail "note not printed exactly once"; }
+    grep -q "hlo_status elided_constants(hlo_context \*ctx" m.h || fail "header"
+    ;;
+  header_names)
+    # Names that clash in C (ctx, a keyword, a.1 vs a_1, _x) still give a header that compiles,
+    # and the program calling it gets the results in the right order.
+    "$hloc" "$src/testdata/driver/header_names.hlo" -o header_names.so --header header_names.h || fail "compile"
+    cc -std=c17 -Wall -Wextra -Werror "$src/testdata/driver/header_names.c" -I. -I"$src/runtime/include" \
+      header_names.so "$build/libhlort.a" -lffi -lm -lpthread -ldl -Wl,-rpath,"$work" -o prog || fail "cc"
+    out=$(./prog) || fail "run"
+    [ "$out" = "11 22 | 3 4 | 1 6" ] || fail "printed '$out'"
+    ;;
+  entry_name)
+    # --entry-name names the three entry points in the .so and in the header.
+    "$hloc" "$mlp" -o m.so --header m.h --entry-name my_model || fail "compile"
+    syms=$(nm -D --defined-only m.so | awk '{print $3}' | grep -E '^my_model' | sort | tr '\n' ' ')
+    [ "$syms" = "my_model my_model_describe my_model_run " ] || fail "exported: '$syms'"
+    grep -q "hlo_status my_model(hlo_context \*ctx" m.h || fail "header"
+    ;;
+  cc_words)
+    # $CC may be a command with arguments; a C compiler that does not exist is a clear error.
+    CC="cc -Wl,--no-undefined-version" "$hloc" "$mlp" -o m.so || fail "CC with words"
+    "$hlorun" m.so --input "$src/testdata/examples/mlp_x.npy" --expected "$src/testdata/examples/mlp_expected.npy" \
+      > /dev/null || fail "the .so linked by \$CC does not run"
+    CC=no-such-cc "$hloc" "$mlp" -o n.so 2> err.txt
+    rc=$?
+    [ $rc = 1 ] || fail "exit $rc with a missing \$CC"
+    grep -q "cannot run the C compiler 'no-such-cc'" err.txt || { cat err.txt; fail "message"; }
+    ls | grep -q '\.o$' && fail "a temporary object was left behind"
+    ;;
+  target_cpus)
+    # Named LLVM CPUs compile; the generic object has no instruction beyond x86-64 baseline
+    # (no AVX: no ymm/zmm registers), the x86-64-v4 one uses AVX-512 somewhere.
+    "$hloc" "$mlp" -o v3.o --target-cpu=x86-64-v3 || fail "x86-64-v3"
+    "$hloc" "$mlp" -o skx.o --target-cpu=skylake-avx512 || fail "skylake-avx512"
+    "$hloc" "$mlp" -o generic.s --target-cpu=generic -O3 || fail "generic"
+    grep -Eq '%[yz]mm' generic.s && fail "generic assembly uses AVX registers"
+    "$hloc" "$mlp" -o v4.s --target-cpu=x86-64-v4 -O3 || fail "x86-64-v4"
+    grep -Eq '%zmm|\{%k[0-7]\}' v4.s || fail "x86-64-v4 assembly never uses AVX-512"
+    ;;
+  *)
+    fail "unknown case $case_name"
+    ;;
+esac
+echo ok
