@@ -46,11 +46,13 @@ case $case_name in
     [ "$out" = "11 22 | 3 4 | 1 6" ] || fail "printed '$out'"
     ;;
   entry_name)
-    # --entry-name names the three entry points in the .so and in the header.
+    # --entry-name names the three entry points in the .so and in the header; the .so's
+    # soname is its file name.
     "$hloc" "$mlp" -o m.so --header m.h --entry-name my_model || fail "compile"
     syms=$(nm -D --defined-only m.so | awk '{print $3}' | grep -E '^my_model' | sort | tr '\n' ' ')
     [ "$syms" = "my_model my_model_describe my_model_run " ] || fail "exported: '$syms'"
     grep -q "hlo_status my_model(hlo_context \*ctx" m.h || fail "header"
+    readelf -d m.so | grep -q 'SONAME.*\[m\.so\]' || fail "the soname is not the file name"
     ;;
   cc_words)
     # $CC may be a command with arguments; a C compiler that does not exist is a clear error.
@@ -72,6 +74,15 @@ case $case_name in
     grep -Eq '%[yz]mm' generic.s && fail "generic assembly uses AVX registers"
     "$hloc" "$mlp" -o v4.s --target-cpu=x86-64-v4 -O3 || fail "x86-64-v4"
     grep -Eq '%zmm|\{%k[0-7]\}' v4.s || fail "x86-64-v4 assembly never uses AVX-512"
+    ;;
+  abi_doc)
+    # docs/abi.md shows docs/abi_example.c verbatim and the header hloc writes for mlp.hlo
+    # (`hloc mlp.hlo --header mlp.h`: only the header); both blocks must be current.
+    "$hloc" "$mlp" --header mlp.h || fail "header only"
+    [ "$(ls)" = "mlp.h" ] || fail "wrote more than the header: $(ls | tr '\n' ' ')"
+    awk '/^```c$/{n++; on=1; next} /^```$/{on=0} on{print > ("block" n ".c")}' "$src/docs/abi.md"
+    diff -u "$src/docs/abi_example.c" block1.c || fail "docs/abi.md's program differs from docs/abi_example.c"
+    diff -u mlp.h block2.c || fail "docs/abi.md's header differs from what hloc writes"
     ;;
   *)
     fail "unknown case $case_name"

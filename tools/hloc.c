@@ -22,7 +22,8 @@ static const char usage[] =
     "                         may be left out with --emit=hlo (standard output) or --emit=none\n"
     "  --emit=KIND            so | obj | llvm | asm | hlo | header | none (none: parse and verify only)\n"
     "  --verify-only          same as --emit=none\n"
-    "  --header FILE.h        also write the C header of the typed entry point (docs/abi.md)\n"
+    "  --header FILE.h        also write the C header of the typed entry point (docs/abi.md);\n"
+    "                         without -o and --emit, only the header is written\n"
     "  -O0 -O1 -O2 -O3        optimization level: LLVM's default<On> pipeline (default -O2)\n"
     "  --target-cpu=CPU       native (default: this machine's CPU and features), generic (a\n"
     "                         portable x86-64 object), or an LLVM CPU name (x86-64-v3,\n"
@@ -122,6 +123,8 @@ int main(int argc, char **argv) {
   }
   if (!input)
     return usage_error("no input file", NULL);
+  if (!output && !have_emit && header)
+    emit = DRV_EMIT_NONE; /* hloc model.hlo --header model.h: only the header */
   if (!have_emit && output && !drv_emit_from_suffix(output, &emit))
     return usage_error("cannot tell what to write from the output name; use --emit", output);
   if (!output && emit != DRV_EMIT_NONE && emit != DRV_EMIT_HLO)

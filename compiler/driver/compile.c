@@ -193,15 +193,18 @@ static hlo_status find_runtime(char *out, size_t cap) {
 
 #define MAX_LINK_ARGS 64
 
-/* argv for `$CC -shared -o OUT OBJ RUNTIME -lffi -lm -lpthread -ldl`; $CC may hold words
- * ("ccache gcc").  `words` is storage for the split copy of $CC. */
-static void link_argv(const char *obj, const char *out, const char *rt, char *words, const char **argv) {
+/* argv for `$CC -shared -Wl,-soname,NAME -o OUT OBJ RUNTIME -lffi -lm -lpthread -ldl`; $CC
+ * may hold words ("ccache gcc").  `words` is storage for the split copy of $CC.  The soname
+ * is OUT's file name, so a program linked against OUT records that name (found through its
+ * rpath or LD_LIBRARY_PATH), not the path OUT had when it was linked. */
+static void link_argv(const char *obj, const char *out, const char *rt, const char *soname, char *words,
+                      const char **argv) {
   int n = 0;
-  for (char *w = strtok(words, " \t"); w && n < MAX_LINK_ARGS - 10; w = strtok(NULL, " \t"))
+  for (char *w = strtok(words, " \t"); w && n < MAX_LINK_ARGS - 12; w = strtok(NULL, " \t"))
     argv[n++] = w;
   if (n == 0)
     argv[n++] = "cc";
-  const char *rest[] = {"-shared", "-o", out, obj, rt, "-lffi", "-lm", "-lpthread", "-ldl", NULL};
+  const char *rest[] = {"-shared", soname, "-o", out, obj, rt, "-lffi", "-lm", "-lpthread", "-ldl", NULL};
   memcpy(argv + n, rest, sizeof rest);
 }
 
@@ -212,8 +215,10 @@ static hlo_status run_linker(const char *obj, const char *out) {
   char *words = strdup(cc && *cc ? cc : "cc");
   if (!words)
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  char soname[PATH_MAX + 16];
+  snprintf(soname, sizeof soname, "-Wl,-soname,%s", strrchr(out, '/') ? strrchr(out, '/') + 1 : out);
   const char *argv[MAX_LINK_ARGS];
-  link_argv(obj, out, rt, words, argv);
+  link_argv(obj, out, rt, soname, words, argv);
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
