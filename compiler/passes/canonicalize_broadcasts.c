@@ -2,127 +2,214 @@
  *
  * For each elementwise binary or compare instruction whose operand dimensions differ from
  * its result's (scalar, degenerate dimensions, broadcast_dimensions, auto_broadcast=numpy or
- * pdpd), and for broadcast(x) with auto_broadcast=bidirectional, each such operand becomes
- * reshape (dropping the size-1 dimensions that are broadcast) + broadcast(dimensions=...), and
- * the extension attributes are cleared.  Afterwards the module verifies under --strict.
- * Tests: testdata/broadcast (each valid case is canonicalized and re-verified strictly).
+ * pdpd), each such operand becomes reshape (dropping the size-1 dimensions that broadcast,
+ * when there are any) + broadcast(dimensions=...), inserted just before the user; broadcast(x)
+ * with auto_broadcast=bidirectional becomes a plain broadcast the same way.  The extension
+ * attributes are cleared, so the module verifies under --strict afterwards.  New names are
+ * the user's plus ".lhs.broadcast", ".rhs.reshape", ... (made unique in the module).
+ * Tests: canonicalize_broadcasts_test.c; testdata/broadcast (each valid case is
+ * canonicalized and verified again with --strict).
  */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes/passes.h"
+#include "shape/shape.h"
 
-/* Where operand dimension i lands in the result (map[i]), by the rule that applies. */
-static void dim_map(const ir_instr *in, int which, const ir_shape *op, const ir_shape *res, int64_t *map) {
-  const ir_broadcast_attrs *bc = &in->attrs.bc;
-  const ir_shape *other = in->n_operands > 1 ? in->operands[1 - which]->shape : NULL;
-  if (bc->has_broadcast_dimensions && other && op->rank < other->rank && op->rank == bc->broadcast_dimensions.n) {
-    for (int i = 0; i < op->rank; i++)
-      map[i] = bc->broadcast_dimensions.v[i];
-    return;
+/* ---- the module's names (for fresh ones): open addressing over interned views ------------- */
+
+typedef struct name_set {
+  ir_str *slot;
+  size_t cap, n;
+} name_set;
+
+static uint64_t name_hash(const char *p, size_t len) {
+  uint64_t h = 1469598103934665603u;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char)p[i]) * 1099511628211u;
+  return h;
+}
+
+/* The slot holding `p`, or the empty slot where it would go (s->cap > 0). */
+static ir_str *name_find(const name_set *s, const char *p, size_t len) {
+  for (size_t i = name_hash(p, len) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+    ir_str *e = &s->slot[i];
+    if (!e->p || (e->len == len && memcmp(e->p, p, len) == 0))
+      return e;
   }
-  if (bc->auto_broadcast == IR_AB_PDPD && which == 1) {
-    int brank = op->rank;
-    if (bc->axis == -1)
-      while (brank > 0 && op->dims[brank - 1] == 1)
-        brank--;
-    int64_t start = bc->axis == -1 ? res->rank - brank : bc->axis;
-    for (int i = 0; i < op->rank; i++)
-      map[i] = i < brank ? start + i : -1; /* trailing 1s beyond the match are dropped */
-    return;
+}
+
+static bool name_add(name_set *s, ir_str name) {
+  if (2 * (s->n + 1) > s->cap) {
+    name_set g = {calloc(s->cap ? 2 * s->cap : 64, sizeof(ir_str)), s->cap ? 2 * s->cap : 64, 0};
+    if (!g.slot)
+      return false;
+    for (size_t i = 0; i < s->cap; i++)
+      if (s->slot[i].p)
+        *name_find(&g, s->slot[i].p, s->slot[i].len) = s->slot[i], g.n++;
+    free(s->slot);
+    *s = g;
   }
-  for (int i = 0; i < op->rank; i++) /* right-aligned: numpy, degenerate, bidirectional */
-    map[i] = res->rank - op->rank + i;
+  ir_str *e = name_find(s, name.p, name.len);
+  if (!e->p) {
+    *e = name;
+    s->n++;
+  }
+  return true;
 }
 
-static ir_str fresh_name(ir_module *m, const ir_instr *user, const char *what) {
-  char buf[512];
-  int n = snprintf(buf, sizeof buf, "%.*s.%s", (int)(user->name.len > 400 ? 400 : user->name.len), user->name.p, what);
-  return ir_intern(m, buf, (size_t)n);
+/* user.what, or user.what.N for the first N that is free; NULL name on failure. */
+static ir_str fresh_name(ir_module *m, name_set *names, const ir_instr *user, const char *what) {
+  char buf[600];
+  int keep = user->name.len > 400 ? 400 : (int)user->name.len;
+  int n = snprintf(buf, sizeof buf, "%.*s.%s", keep, user->name.p, what);
+  for (int k = 1; name_find(names, buf, (size_t)n)->p; k++)
+    n = snprintf(buf, sizeof buf, "%.*s.%s.%d", keep, user->name.p, what, k);
+  ir_str s = ir_intern(m, buf, (size_t)n);
+  if (!s.p || !name_add(names, s))
+    return (ir_str){NULL, 0};
+  return s;
 }
 
-/* Moves the last instruction of c to just before `user`. */
-static void move_before(ir_computation *c, ir_instr *user) {
-  ir_instr *last = c->instrs[c->n_instrs - 1];
-  int at = user->id;
-  memmove(&c->instrs[at + 1], &c->instrs[at], (size_t)(c->n_instrs - 1 - at) * sizeof(ir_instr *));
-  c->instrs[at] = last;
-  for (int i = at; i < c->n_instrs; i++)
-    c->instrs[i]->id = i;
+/* ---- the rewrite ------------------------------------------------------------------------------ */
+
+typedef struct canon {
+  ir_module *m;
+  name_set names;
+} canon;
+
+static hlo_status oom(void) { return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "canonicalize-broadcasts: out of memory"); }
+
+/* An array shape with `res`'s dimensions (dynamism included), element type et, no layout. */
+static ir_shape *dims_like(ir_module *m, ir_etype et, const ir_shape *res) {
+  ir_shape *s = ir_shape_array(m, et, res->rank, res->dims);
+  if (s)
+    s->dyn = res->dyn;
+  return s;
 }
 
-static hlo_status expand_operand(ir_module *m, ir_instr *in, int which, const ir_shape *res) {
-  ir_computation *c = in->parent;
-  ir_instr *op = in->operands[which];
-  const ir_shape *s = op->shape;
-  int64_t map[64], kept_dims[64], kept_map[64];
+static ir_instr *new_instr(canon *k, ir_instr *user, ir_opcode op, const char *what, ir_shape *shape, ir_instr *src) {
+  ir_str name = fresh_name(k->m, &k->names, user, what);
+  ir_instr *in = name.p && shape ? ir_instr_create(user->parent, op, name, shape, &src, 1) : NULL;
+  if (in)
+    in->loc = user->loc;
+  return in;
+}
+
+/* Operand `which` of `in`, made explicit: reshape (when size-1 dimensions broadcast or pdpd's
+ * trailing 1s are dropped) then broadcast to `res`'s dimensions.  For `in` itself a
+ * broadcast, the reshape is its new operand and `in` takes the dimensions instead. */
+static hlo_status expand_operand(canon *k, ir_instr *in, int which, const ir_shape *res) {
+  const ir_shape *s = in->operands[which]->shape;
+  int64_t *map = ir_arena_alloc_array(&k->m->arena, (size_t)(s->rank + 1), sizeof(int64_t));
+  int64_t *kept_dims = ir_arena_alloc_array(&k->m->arena, (size_t)(s->rank + 1), sizeof(int64_t));
+  int64_t *kept_map = ir_arena_alloc_array(&k->m->arena, (size_t)(s->rank + 1), sizeof(int64_t));
+  if (!map || !kept_dims || !kept_map)
+    return oom();
+  if (!shape_broadcast_operand_map(in, which, map))
+    return hlo_status_make(HLO_INTERNAL, "canonicalize-broadcasts: %%%s does not broadcast its operand %d (not verified?)",
+                           in->name.p, which);
   int nk = 0;
-  dim_map(in, which, s, res, map);
   for (int i = 0; i < s->rank; i++) {
     if (map[i] < 0 || (s->dims[i] == 1 && res->dims[map[i]] != 1))
-      continue; /* a degenerate dimension that broadcasts: dropped by the reshape */
+      continue; /* a degenerate dimension that broadcasts: the reshape drops it */
     kept_dims[nk] = s->dims[i];
     kept_map[nk++] = map[i];
   }
-  ir_instr *src = op;
+  bool self = in->op == IR_OP_BROADCAST;
+  const char *side = which ? "rhs" : "lhs";
+  char what[32];
+  ir_instr *src = in->operands[which];
   if (nk != s->rank) {
-    ir_shape *rs = ir_shape_array(m, s->et, nk, kept_dims);
-    ir_instr *r = rs ? ir_instr_create(c, IR_OP_RESHAPE, fresh_name(m, in, which ? "rhs.reshape" : "lhs.reshape"),
-                                       rs, &src, 1) : NULL;
-    if (!r)
-      return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
-    r->loc = in->loc;
-    move_before(c, in);
-    src = r;
+    snprintf(what, sizeof what, "%s%s", self ? "" : side, self ? "reshape" : ".reshape");
+    src = new_instr(k, in, IR_OP_RESHAPE, what, ir_shape_array(k->m, s->et, nk, kept_dims), src);
+    if (!src)
+      return oom();
   }
-  ir_shape *bs = ir_shape_array(m, s->et, res->rank, res->dims);
-  ir_instr *b = bs ? ir_instr_create(c, IR_OP_BROADCAST, fresh_name(m, in, which ? "rhs.broadcast" : "lhs.broadcast"),
-                                     bs, &src, 1) : NULL;
+  if (self) {
+    in->operands[0] = src;
+    in->attrs.has_dimensions = true;
+    in->attrs.dimensions = ir_i64_list_copy(k->m, kept_map, nk);
+    return nk && !in->attrs.dimensions.v ? oom() : NULL;
+  }
+  snprintf(what, sizeof what, "%s.broadcast", side);
+  ir_instr *b = new_instr(k, in, IR_OP_BROADCAST, what, dims_like(k->m, s->et, res), src);
   if (!b)
-    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  b->loc = in->loc;
+    return oom();
   b->attrs.has_dimensions = true;
-  b->attrs.dimensions = ir_i64_list_copy(m, kept_map, nk);
-  b->attrs.bc.axis = -1;
-  move_before(c, in);
+  b->attrs.dimensions = ir_i64_list_copy(k->m, kept_map, nk);
+  if (nk && !b->attrs.dimensions.v)
+    return oom();
   in->operands[which] = b;
   return NULL;
 }
 
-static hlo_status canonicalize_instr(ir_module *m, ir_instr *in) {
-  unsigned flags = ir_opcode_table[in->op].flags;
+static bool has_extension_attrs(const ir_instr *in) {
+  const ir_broadcast_attrs *bc = &in->attrs.bc;
+  return bc->has_broadcast_dimensions || bc->auto_broadcast != IR_AB_NONE || bc->axis != -1;
+}
+
+static hlo_status canonicalize_instr(canon *k, ir_instr *in) {
   bool bidir = in->op == IR_OP_BROADCAST && in->attrs.bc.auto_broadcast == IR_AB_BIDIRECTIONAL;
-  if (!(flags & OPF_BROADCASTS) && !bidir)
+  if (!(ir_opcode_table[in->op].flags & OPF_BROADCASTS) && !bidir)
     return NULL;
   const ir_shape *res = in->shape;
-  if (bidir) {
-    /* broadcast(x) bidirectional == broadcast to the result under the right-aligned rule. */
-    HLO_RETURN_IF_ERROR(expand_operand(m, in, 0, res));
-    in->op = IR_OP_COPY; /* of the explicit broadcast expand_operand put in place */
-    in->attrs.bc = (ir_broadcast_attrs){.axis = -1};
-    in->attrs.has_dimensions = false;
+  if (!res || ir_shape_is_tuple(res) || in->n_operands < 1)
     return NULL;
-  }
-  for (int k = 0; k < 2; k++)
-    if (!ir_shape_same_dims(in->operands[k]->shape, res))
-      HLO_RETURN_IF_ERROR(expand_operand(m, in, k, res));
-  in->attrs.bc = (ir_broadcast_attrs){.axis = -1};
+  for (int w = 0; w < (bidir ? 1 : in->n_operands); w++)
+    if (bidir || !ir_shape_same_dims(in->operands[w]->shape, res))
+      HLO_RETURN_IF_ERROR(expand_operand(k, in, w, res));
+  if (has_extension_attrs(in))
+    in->attrs.bc = (ir_broadcast_attrs){.axis = -1};
   return NULL;
 }
 
-hlo_status pass_canonicalize_broadcasts(ir_module *m) {
-  for (int ci = 0; ci < m->n_comps; ci++) {
-    ir_computation *c = m->comps[ci];
-    for (int i = 0; i < c->n_instrs; i++)
-      c->instrs[i]->id = i;
-    /* Iterate over a snapshot: new instructions are inserted before their users. */
-    for (int i = 0; i < c->n_instrs; i++) {
-      ir_instr *in = c->instrs[i];
-      int before = c->n_instrs;
-      HLO_RETURN_IF_ERROR(canonicalize_instr(m, in));
-      i += c->n_instrs - before;
-    }
+/* Puts the instructions appended to c (from index n0 on, created for originals in order;
+ * made[i] = how many for original i) just before their users. */
+static hlo_status reorder(ir_computation *c, int n0, const int *made) {
+  ir_instr **order = malloc((size_t)c->n_instrs * sizeof *order);
+  if (!order)
+    return oom();
+  int at = 0, next_new = n0;
+  for (int i = 0; i < n0; i++) {
+    for (int j = 0; j < made[i]; j++)
+      order[at++] = c->instrs[next_new++];
+    order[at++] = c->instrs[i];
   }
-  ir_rebuild_uses(m);
+  memcpy(c->instrs, order, (size_t)c->n_instrs * sizeof *order);
+  free(order);
   return NULL;
+}
+
+static hlo_status canonicalize_computation(canon *k, ir_computation *c) {
+  int n0 = c->n_instrs;
+  int *made = calloc((size_t)(n0 ? n0 : 1), sizeof *made);
+  if (!made)
+    return oom();
+  hlo_status st = NULL;
+  for (int i = 0; i < n0 && !st; i++) {
+    int before = c->n_instrs;
+    st = canonicalize_instr(k, c->instrs[i]);
+    made[i] = c->n_instrs - before;
+  }
+  if (!st && c->n_instrs != n0)
+    st = reorder(c, n0, made);
+  free(made);
+  return st;
+}
+
+hlo_status pass_canonicalize_broadcasts(ir_module *m) {
+  canon k = {.m = m};
+  hlo_status st = NULL;
+  for (int ci = 0; ci < m->n_comps && !st; ci++)
+    for (int i = 0; i < m->comps[ci]->n_instrs && !st; i++)
+      if (!name_add(&k.names, m->comps[ci]->instrs[i]->name))
+        st = oom();
+  for (int ci = 0; ci < m->n_comps && !st; ci++)
+    st = canonicalize_computation(&k, m->comps[ci]);
+  free(k.names.slot);
+  ir_rebuild_uses(m);
+  return st;
 }

@@ -1,199 +1,428 @@
 /* broadcast.c — XLA's broadcasting rules and hloc's extensions (docs/broadcasting.md):
  * equal shapes; implicit scalar; same-rank degenerate (size-1) dimensions; InDim
- * broadcasting with broadcast_dimensions={...} (composed with degenerate dims); OpenVINO's
- * numpy and pdpd rules; the bidirectional rule; and --strict, which accepts only equal
- * dimensions, as XLA's HLO verifier does.  Tests: testdata/broadcast, broadcast_test.c.
+ * broadcasting with broadcast_dimensions={...} (composed with degenerate dims, as XLA's
+ * builder does); OpenVINO's auto_broadcast=none|numpy|pdpd (axis=) rules; the bidirectional
+ * rule of broadcast(x); and --strict, which accepts only operands of equal dimensions, as
+ * XLA's HLO verifier does.  shape_broadcast_operand_map tells the canonicalization pass where
+ * each operand dimension lands.  Tests: broadcast_test.c, testdata/broadcast.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "shape/shape.h"
 
-static void fmt(const ir_shape *s, char *buf, size_t cap) { ir_shape_format(s, false, buf, cap); }
+/* One dimension with its dynamism (IR_DIM_*); unbounded ones have n == -1. */
+typedef struct bdim {
+  int64_t n;
+  uint8_t kind;
+} bdim;
 
-static ir_shape *result(ir_module *m, ir_etype et, int rank, const int64_t *dims) {
-  return ir_shape_array(m, et, rank, dims);
+typedef struct bctx {
+  ir_module *m;
+  const char *what;
+  ir_loc loc;
+  ir_diag_list *d;
+  const ir_shape *l, *r;
+  char ls[256], rs[256]; /* the operand shapes as printed in messages */
+} bctx;
+
+static bdim dim_of(const ir_shape *s, int i) {
+  return (bdim){s->dims[i], s->dyn ? s->dyn[i] : (uint8_t)IR_DIM_STATIC};
 }
 
-/* Merges one pair of dimensions under the degenerate rule; -1 when incompatible. */
-static int64_t merge_dim(int64_t a, int64_t b) {
-  if (a == b)
-    return a;
-  if (a == 1)
-    return b;
-  if (b == 1)
-    return a;
-  return -1;
-}
-
-static ir_shape *incompatible(ir_diag_list *d, ir_loc loc, const char *what, const ir_shape *l,
-                              const ir_shape *r, int dl, int dr, const char *rule) {
-  char a[256], b[256];
-  fmt(l, a, sizeof a);
-  fmt(r, b, sizeof b);
-  if (dl >= 0 && dr >= 0)
-    ir_diag_error(d, loc,
-                  "%s: operands %s and %s are not broadcast-compatible (%s): dimension %d of lhs "
-                  "(size %lld) vs dimension %d of rhs (size %lld)",
-                  what, a, b, rule, dl, (long long)l->dims[dl], dr, (long long)r->dims[dr]);
+/* "{1,2}" into buf (truncated with "..." when long). */
+static const char *list_str(const ir_i64_list *v, char *buf, size_t cap) {
+  size_t at = (size_t)snprintf(buf, cap, "{");
+  for (int i = 0; i < v->n && at < cap; i++)
+    at += (size_t)snprintf(buf + at, cap - at, "%s%" PRId64, i ? "," : "", v->v[i]);
+  if (at + 5 >= cap)
+    snprintf(buf + (cap > 5 ? cap - 5 : 0), cap > 5 ? 5 : cap, "...}");
   else
-    ir_diag_error(d, loc, "%s: operands %s and %s are not broadcast-compatible (%s)", what, a, b, rule);
+    snprintf(buf + at, cap - at, "}");
+  return buf;
+}
+
+/* The degenerate-dimension rule on one pair (XLA's InferDegenerateDimensionBroadcastShape,
+ * dynamic dimensions included): equal sizes, or one of them is 1; an unbounded dimension
+ * agrees with anything.  False when the pair is incompatible. */
+static bool merge_dim(bdim a, bdim b, bdim *out) {
+  if (a.n == 1 || b.n == 1) {
+    *out = a.n == 1 ? b : a;
+    return true;
+  }
+  if (a.n == b.n) {
+    *out = (bdim){a.n, a.kind > b.kind ? a.kind : b.kind};
+    return true;
+  }
+  if (a.kind == IR_DIM_UNBOUNDED || b.kind == IR_DIM_UNBOUNDED) {
+    bdim other = a.kind == IR_DIM_UNBOUNDED ? b : a;
+    /* A bounded dimension might turn out to be 1 at run time, so the result stays unbounded. */
+    *out = other.kind == IR_DIM_BOUNDED ? (bdim){-1, IR_DIM_UNBOUNDED} : other;
+    return true;
+  }
+  return false;
+}
+
+static ir_shape *make_shape(ir_module *m, ir_etype et, int rank, const bdim *dims) {
+  int64_t *n = rank ? ir_arena_alloc_array(&m->arena, (size_t)rank, sizeof *n) : NULL;
+  if (rank && !n)
+    return NULL;
+  bool dynamic = false;
+  for (int i = 0; i < rank; i++) {
+    n[i] = dims[i].n;
+    dynamic |= dims[i].kind != IR_DIM_STATIC;
+  }
+  ir_shape *s = ir_shape_array(m, et, rank, n);
+  if (s && dynamic) {
+    s->dyn = ir_arena_alloc_array(&m->arena, (size_t)rank, 1);
+    if (!s->dyn)
+      return NULL;
+    for (int i = 0; i < rank; i++)
+      s->dyn[i] = dims[i].kind;
+  }
+  return s;
+}
+
+static bdim *dims_alloc(bctx *c, int rank) {
+  return ir_arena_alloc_array(&c->m->arena, (size_t)(rank ? rank : 1), sizeof(bdim));
+}
+
+static ir_shape *copy_shape(bctx *c, const ir_shape *s) {
+  bdim *d = dims_alloc(c, s->rank);
+  if (!d)
+    return NULL;
+  for (int i = 0; i < s->rank; i++)
+    d[i] = dim_of(s, i);
+  return make_shape(c->m, c->l->et, s->rank, d);
+}
+
+/* A pair of dimensions that does not broadcast under `rule`. */
+static ir_shape *incompatible(bctx *c, const char *rule, int dl, int dr) {
+  ir_diag_error(c->d, c->loc,
+                "%s: operands %s and %s are not broadcast-compatible (%s): dimension %d of lhs (size %" PRId64
+                ") vs dimension %d of rhs (size %" PRId64 ")",
+                c->what, c->ls, c->rs, rule, dl, c->l->dims[dl], dr, c->r->dims[dr]);
   return NULL;
 }
 
-/* Right-aligned numpy rule (also the bidirectional one). */
-static ir_shape *numpy_rule(ir_module *m, const ir_shape *l, const ir_shape *r, const char *what,
-                            ir_loc loc, ir_diag_list *d, const char *rule) {
+/* ---- --strict: exactly XLA's verifier (CheckElementwiseInstruction) ------------------------- */
+
+static ir_shape *strict_rule(bctx *c, const ir_broadcast_attrs *a) {
+  char buf[256];
+  if (a && a->has_broadcast_dimensions) {
+    ir_diag_error(c->d, c->loc, "%s: broadcast_dimensions=%s is an hloc extension (rejected by --strict)", c->what,
+                  list_str(&a->broadcast_dimensions, buf, sizeof buf));
+    return NULL;
+  }
+  static const char *const ab_name[] = {[IR_AB_EXPLICIT] = "none", [IR_AB_NUMPY] = "numpy", [IR_AB_PDPD] = "pdpd",
+                                        [IR_AB_BIDIRECTIONAL] = "bidirectional"};
+  if (a && a->auto_broadcast != IR_AB_NONE) {
+    ir_diag_error(c->d, c->loc, "%s: auto_broadcast=%s is an hloc extension (rejected by --strict)", c->what,
+                  ab_name[a->auto_broadcast]);
+    return NULL;
+  }
+  if (a && a->axis != -1) {
+    ir_diag_error(c->d, c->loc, "%s: axis=%" PRId64 " is an hloc extension (rejected by --strict)", c->what, a->axis);
+    return NULL;
+  }
+  if (!ir_shape_same_dims(c->l, c->r)) {
+    ir_diag_error(c->d, c->loc,
+                  "%s: operand shapes %s and %s differ; implicit broadcasting is an hloc extension (rejected by "
+                  "--strict)",
+                  c->what, c->ls, c->rs);
+    return NULL;
+  }
+  return copy_shape(c, c->l);
+}
+
+/* ---- OpenVINO: numpy (right-aligned), pdpd (rhs into lhs at axis) ----------------------------- */
+
+static ir_shape *numpy_rule(bctx *c) {
+  const ir_shape *l = c->l, *r = c->r;
   int rank = l->rank > r->rank ? l->rank : r->rank;
-  int64_t dims[64];
+  bdim *out = dims_alloc(c, rank);
+  if (!out)
+    return NULL;
   for (int i = 0; i < rank; i++) {
-    int il = l->rank - rank + i, irr = r->rank - rank + i;
-    int64_t a = il >= 0 ? l->dims[il] : 1, b = irr >= 0 ? r->dims[irr] : 1;
-    int64_t x = merge_dim(a, b);
-    if (x < 0)
-      return incompatible(d, loc, what, l, r, il, irr, rule);
-    dims[i] = x;
+    int il = l->rank - rank + i, ir = r->rank - rank + i;
+    bdim a = il >= 0 ? dim_of(l, il) : (bdim){1, 0}, b = ir >= 0 ? dim_of(r, ir) : (bdim){1, 0};
+    if (!merge_dim(a, b, &out[i]))
+      return incompatible(c, "numpy", il, ir);
   }
-  return result(m, l->et, rank, dims);
+  return make_shape(c->m, l->et, rank, out);
 }
 
-/* OpenVINO pdpd: B (rank <= A) matches A starting at `axis` (default rank(A)-rank(B) after
- * dropping B's trailing size-1 dims); B's dims equal A's or are 1.  The result is A. */
-static ir_shape *pdpd_rule(ir_module *m, const ir_shape *a, const ir_shape *b, int64_t axis,
-                           const char *what, ir_loc loc, ir_diag_list *d) {
-  char sa[256], sb[256];
-  fmt(a, sa, sizeof sa);
-  fmt(b, sb, sizeof sb);
+/* rhs's rank without its trailing size-1 dimensions (pdpd ignores them). */
+static int pdpd_trimmed_rank(const ir_shape *b) {
+  int n = b->rank;
+  while (n > 0 && b->dims[n - 1] == 1 && !(b->dyn && b->dyn[n - 1] != IR_DIM_STATIC))
+    n--;
+  return n;
+}
+
+/* OpenVINO pdpd: B (rhs, rank <= rank of A) is a contiguous run of A's dimensions starting at
+ * `axis` (default rank(A) - rank(B); no other negative value); trailing size-1 dimensions of
+ * B are ignored; each of B's dimensions equals A's or is 1 (only B broadcasts).  Result: A. */
+static ir_shape *pdpd_rule(bctx *c, int64_t axis) {
+  const ir_shape *a = c->l, *b = c->r;
   if (b->rank > a->rank) {
-    ir_diag_error(d, loc, "%s: auto_broadcast=pdpd needs rhs rank <= lhs rank, but %s has rank %d and %s rank %d",
-                  what, sb, b->rank, sa, a->rank);
+    ir_diag_error(c->d, c->loc, "%s: auto_broadcast=pdpd needs rhs rank <= lhs rank, but rhs %s has rank %d and lhs %s rank %d",
+                  c->what, c->rs, b->rank, c->ls, a->rank);
     return NULL;
   }
-  int brank = b->rank;
-  if (axis == -1)
-    while (brank > 0 && b->dims[brank - 1] == 1)
-      brank--;
   if (axis < -1) {
-    ir_diag_error(d, loc, "%s: auto_broadcast=pdpd axis must be -1 or non-negative, got %lld", what,
-                  (long long)axis);
+    ir_diag_error(c->d, c->loc, "%s: auto_broadcast=pdpd axis must be -1 or non-negative, got %" PRId64, c->what, axis);
     return NULL;
   }
-  int64_t start = axis == -1 ? a->rank - brank : axis;
-  if (start < 0 || start + brank > a->rank) {
-    ir_diag_error(d, loc, "%s: auto_broadcast=pdpd: %s does not fit in %s at axis %lld", what, sb, sa,
-                  (long long)start);
+  int64_t start = axis == -1 ? a->rank - b->rank : axis;
+  int len = pdpd_trimmed_rank(b);
+  if (start > a->rank - len) {
+    ir_diag_error(c->d, c->loc,
+                  "%s: auto_broadcast=pdpd: rhs %s does not fit in lhs %s at axis %" PRId64
+                  " (its %d dimensions without trailing 1s would end at dimension %" PRId64 ")",
+                  c->what, c->rs, c->ls, start, len, start + len - 1);
     return NULL;
   }
-  for (int i = 0; i < brank; i++) {
-    int64_t x = b->dims[i], y = a->dims[start + i];
-    if (x != y && x != 1)
-      return incompatible(d, loc, what, a, b, (int)(start + i), i, "pdpd");
+  for (int i = 0; i < len; i++) {
+    bdim x = dim_of(b, i), y = dim_of(a, (int)start + i);
+    bool ok = x.n == 1 || x.n == y.n || x.kind == IR_DIM_UNBOUNDED || y.kind == IR_DIM_UNBOUNDED;
+    if (!ok)
+      return incompatible(c, "pdpd broadcasts rhs into lhs only", (int)start + i, i);
   }
-  return result(m, a->et, a->rank, a->dims);
+  return copy_shape(c, a);
 }
 
-/* InDim: the lower-rank operand's dims map to broadcast_dimensions of the higher-rank one. */
-static ir_shape *indim_rule(ir_module *m, const ir_shape *l, const ir_shape *r, const ir_i64_list *bd,
-                            const char *what, ir_loc loc, ir_diag_list *d) {
-  bool lhs_low = l->rank < r->rank;
-  const ir_shape *lo = lhs_low ? l : r, *hi = lhs_low ? r : l;
-  if (l->rank == r->rank) {
-    ir_diag_error(d, loc, "%s: broadcast_dimensions needs operands of different ranks (both have rank %d)",
-                  what, l->rank);
+/* ---- XLA: scalar, degenerate dimensions, InDim (broadcast_dimensions) ------------------------ */
+
+/* Same-rank degenerate broadcasting of `l` (possibly an InDim intermediate) with `r`. */
+static ir_shape *degenerate_rule(bctx *c, const bdim *l, const bdim *r, int rank, const char *rule,
+                                 const int64_t *lmap, const int64_t *rmap) {
+  bdim *out = dims_alloc(c, rank);
+  if (!out)
     return NULL;
-  }
+  for (int i = 0; i < rank; i++)
+    if (!merge_dim(l[i], r[i], &out[i]))
+      return incompatible(c, rule, (int)lmap[i], (int)rmap[i]);
+  return make_shape(c->m, c->l->et, rank, out);
+}
+
+static bool is_identity(const ir_i64_list *v) {
+  for (int i = 0; i < v->n; i++)
+    if (v->v[i] != i)
+      return false;
+  return true;
+}
+
+/* Checks broadcast_dimensions against the lower-rank operand `lo` and the higher-rank `hi`
+ * (XLA's InferInDimBroadcastShape); false after a diagnostic. */
+static bool indim_check(bctx *c, const ir_i64_list *bd, const ir_shape *lo, const ir_shape *hi, bool lhs_low) {
+  char buf[256], los[256];
+  list_str(bd, buf, sizeof buf);
+  ir_shape_format(lo, false, los, sizeof los);
   if (bd->n != lo->rank) {
-    ir_diag_error(d, loc, "%s: broadcast_dimensions has %d entries but the lower-rank operand has rank %d",
-                  what, bd->n, lo->rank);
-    return NULL;
+    ir_diag_error(c->d, c->loc, "%s: broadcast_dimensions=%s has %d entries but the lower-rank operand %s has rank %d",
+                  c->what, buf, bd->n, los, lo->rank);
+    return false;
   }
-  int64_t dims[64];
-  memcpy(dims, hi->dims, (size_t)hi->rank * sizeof(int64_t));
   for (int i = 0; i < bd->n; i++) {
     int64_t k = bd->v[i];
     if (k < 0 || k >= hi->rank) {
-      ir_diag_error(d, loc, "%s: broadcast dimension %lld is out of range for rank %d", what, (long long)k,
-                    hi->rank);
-      return NULL;
+      ir_diag_error(c->d, c->loc,
+                    "%s: broadcast_dimensions=%s: dimension %" PRId64 " is out of range for the higher-rank operand "
+                    "%s (rank %d)",
+                    c->what, buf, k, lhs_low ? c->rs : c->ls, hi->rank);
+      return false;
     }
     if (i > 0 && k <= bd->v[i - 1]) {
-      ir_diag_error(d, loc, "%s: broadcast_dimensions must be strictly increasing", what);
-      return NULL;
+      ir_diag_error(c->d, c->loc, "%s: broadcast_dimensions=%s must be strictly increasing, but %" PRId64 " follows %" PRId64,
+                    c->what, buf, k, bd->v[i - 1]);
+      return false;
     }
-    int64_t x = merge_dim(hi->dims[k], lo->dims[i]);
-    if (x < 0)
-      return lhs_low ? incompatible(d, loc, what, l, r, i, (int)k, "broadcast_dimensions")
-                     : incompatible(d, loc, what, l, r, (int)k, i, "broadcast_dimensions");
-    dims[k] = x;
   }
-  return result(m, l->et, hi->rank, dims);
+  return true;
 }
 
-ir_shape *shape_broadcast_binary(ir_module *m, const ir_shape *l, const ir_shape *r,
-                                 const ir_broadcast_attrs *a, const shape_options *opts,
-                                 const char *what, ir_loc loc, ir_diag_list *d) {
-  bool ext_attrs = a && (a->has_broadcast_dimensions || a->auto_broadcast != IR_AB_NONE);
-  if (l->rank > 64 || r->rank > 64)
+/* InDim: the lower-rank operand's dimension i lands on dimension bd[i] of the higher-rank
+ * one; the other dimensions take the higher-rank operand's sizes; then the degenerate rule. */
+static ir_shape *indim_rule(bctx *c, const ir_i64_list *bd) {
+  bool lhs_low = c->l->rank < c->r->rank;
+  const ir_shape *lo = lhs_low ? c->l : c->r, *hi = lhs_low ? c->r : c->l;
+  if (!indim_check(c, bd, lo, hi, lhs_low))
     return NULL;
-  if (opts && opts->strict) {
-    char sa[256], sb[256];
-    fmt(l, sa, sizeof sa);
-    fmt(r, sb, sizeof sb);
-    if (ext_attrs) {
-      ir_diag_error(d, loc, "%s: broadcast_dimensions and auto_broadcast are hloc extensions (rejected by --strict)",
-                    what);
-      return NULL;
-    }
-    if (!ir_shape_same_dims(l, r)) {
-      ir_diag_error(d, loc,
-                    "%s: operand shapes %s and %s differ; implicit broadcasting is an hloc extension "
-                    "(rejected by --strict)",
-                    what, sa, sb);
-      return NULL;
-    }
-    return result(m, l->et, l->rank, l->dims);
+  int rank = hi->rank;
+  bdim *mid = dims_alloc(c, rank), *big = dims_alloc(c, rank);
+  int64_t *lomap = ir_arena_alloc_array(&c->m->arena, (size_t)rank, sizeof(int64_t));
+  int64_t *himap = ir_arena_alloc_array(&c->m->arena, (size_t)rank, sizeof(int64_t));
+  if (!mid || !big || !lomap || !himap)
+    return NULL;
+  for (int i = 0; i < rank; i++) {
+    mid[i] = big[i] = dim_of(hi, i);
+    lomap[i] = himap[i] = i;
   }
-  if (a && a->auto_broadcast == IR_AB_NUMPY)
-    return numpy_rule(m, l, r, what, loc, d, "numpy");
-  if (a && a->auto_broadcast == IR_AB_PDPD)
-    return pdpd_rule(m, l, r, a->axis, what, loc, d);
-  if (a && a->auto_broadcast == IR_AB_BIDIRECTIONAL)
-    return numpy_rule(m, l, r, what, loc, d, "bidirectional");
-  if (a && a->auto_broadcast == IR_AB_EXPLICIT && !a->has_broadcast_dimensions) {
+  for (int i = 0; i < bd->n; i++) {
+    mid[bd->v[i]] = dim_of(lo, i);
+    lomap[bd->v[i]] = i;
+  }
+  return lhs_low ? degenerate_rule(c, mid, big, rank, "broadcast_dimensions", lomap, himap)
+                 : degenerate_rule(c, big, mid, rank, "broadcast_dimensions", himap, lomap);
+}
+
+static ir_shape *xla_rule(bctx *c, const ir_broadcast_attrs *a) {
+  const ir_shape *l = c->l, *r = c->r;
+  bool has_bd = a && a->has_broadcast_dimensions;
+  if (l->rank == r->rank) {
+    if (has_bd && (a->broadcast_dimensions.n != l->rank || !is_identity(&a->broadcast_dimensions))) {
+      char buf[256];
+      ir_diag_error(c->d, c->loc,
+                    "%s: broadcast_dimensions=%s on operands of the same rank must be the identity or be left out",
+                    c->what, list_str(&a->broadcast_dimensions, buf, sizeof buf));
+      return NULL;
+    }
+    bdim *ld = dims_alloc(c, l->rank), *rd = dims_alloc(c, l->rank);
+    int64_t *id = ir_arena_alloc_array(&c->m->arena, (size_t)(l->rank ? l->rank : 1), sizeof(int64_t));
+    if (!ld || !rd || !id)
+      return NULL;
+    for (int i = 0; i < l->rank; i++) {
+      ld[i] = dim_of(l, i);
+      rd[i] = dim_of(r, i);
+      id[i] = i;
+    }
+    return degenerate_rule(c, ld, rd, l->rank, "degenerate dimensions", id, id);
+  }
+  if (has_bd)
+    return indim_rule(c, &a->broadcast_dimensions);
+  if (l->rank == 0 || r->rank == 0) {
+    static const ir_i64_list none = {NULL, 0};
+    return indim_rule(c, &none); /* a scalar: broadcast_dimensions={} */
+  }
+  ir_diag_error(c->d, c->loc,
+                "%s: operands %s and %s have different ranks; write broadcast_dimensions={...} to say how the "
+                "lower-rank one maps",
+                c->what, c->ls, c->rs);
+  return NULL;
+}
+
+/* Combinations of the extension attributes that mean nothing; false after a diagnostic. */
+static bool attrs_consistent(bctx *c, const ir_broadcast_attrs *a) {
+  static const char *const ab_name[] = {[IR_AB_EXPLICIT] = "none", [IR_AB_NUMPY] = "numpy", [IR_AB_PDPD] = "pdpd",
+                                        [IR_AB_BIDIRECTIONAL] = "bidirectional"};
+  if (a->auto_broadcast == IR_AB_BIDIRECTIONAL) {
+    ir_diag_error(c->d, c->loc,
+                  "%s: auto_broadcast=bidirectional applies to broadcast only; elementwise operations take "
+                  "auto_broadcast=none, numpy or pdpd",
+                  c->what);
+    return false;
+  }
+  if (a->has_broadcast_dimensions && a->auto_broadcast != IR_AB_NONE) {
+    char buf[256];
+    ir_diag_error(c->d, c->loc, "%s: broadcast_dimensions=%s cannot be combined with auto_broadcast=%s", c->what,
+                  list_str(&a->broadcast_dimensions, buf, sizeof buf), ab_name[a->auto_broadcast]);
+    return false;
+  }
+  if (a->axis != -1 && a->auto_broadcast != IR_AB_PDPD) {
+    ir_diag_error(c->d, c->loc, "%s: axis=%" PRId64 " applies only to auto_broadcast=pdpd", c->what, a->axis);
+    return false;
+  }
+  return true;
+}
+
+ir_shape *shape_broadcast_binary(ir_module *m, const ir_shape *l, const ir_shape *r, const ir_broadcast_attrs *a,
+                                 const shape_options *opts, const char *what, ir_loc loc, ir_diag_list *d) {
+  bctx c = {.m = m, .what = what, .loc = loc, .d = d, .l = l, .r = r};
+  ir_shape_format(l, false, c.ls, sizeof c.ls);
+  ir_shape_format(r, false, c.rs, sizeof c.rs);
+  if (opts && opts->strict)
+    return strict_rule(&c, a);
+  if (a && !attrs_consistent(&c, a))
+    return NULL;
+  ir_auto_broadcast ab = a ? a->auto_broadcast : IR_AB_NONE;
+  if (ab == IR_AB_NUMPY)
+    return numpy_rule(&c);
+  if (ab == IR_AB_PDPD)
+    return pdpd_rule(&c, a->axis);
+  if (ab == IR_AB_EXPLICIT) {
     if (ir_shape_same_dims(l, r))
-      return result(m, l->et, l->rank, l->dims);
-    return incompatible(d, loc, what, l, r, -1, -1, "auto_broadcast=none needs equal shapes");
-  }
-  if (a && a->has_broadcast_dimensions && l->rank != r->rank)
-    return indim_rule(m, l, r, &a->broadcast_dimensions, what, loc, d);
-  if (ir_shape_same_dims(l, r))
-    return result(m, l->et, l->rank, l->dims);
-  if (l->rank == 0)
-    return result(m, l->et, r->rank, r->dims);
-  if (r->rank == 0)
-    return result(m, l->et, l->rank, l->dims);
-  if (l->rank != r->rank) {
-    char sa[256], sb[256];
-    fmt(l, sa, sizeof sa);
-    fmt(r, sb, sizeof sb);
-    ir_diag_error(d, loc,
-                  "%s: operands %s and %s have different ranks; write broadcast_dimensions={...} to say "
-                  "how the lower-rank one maps",
-                  what, sa, sb);
+      return copy_shape(&c, l);
+    ir_diag_error(d, loc, "%s: operands %s and %s are not broadcast-compatible (auto_broadcast=none needs equal shapes)",
+                  what, c.ls, c.rs);
     return NULL;
   }
-  int64_t dims[64];
-  for (int i = 0; i < l->rank; i++) {
-    int64_t x = merge_dim(l->dims[i], r->dims[i]);
-    if (x < 0)
-      return incompatible(d, loc, what, l, r, i, i, "degenerate dimensions");
-    dims[i] = x;
+  return xla_rule(&c, a);
+}
+
+/* ---- broadcast(x), auto_broadcast=bidirectional ------------------------------------------------ */
+
+ir_shape *shape_broadcast_to_target(ir_module *m, const ir_shape *operand, const ir_i64_list *target,
+                                    const shape_options *opts, const char *what, ir_loc loc, ir_diag_list *d) {
+  char ts[256], os[256];
+  list_str(target, ts, sizeof ts);
+  ir_shape_format(operand, false, os, sizeof os);
+  if (opts && opts->strict) {
+    ir_diag_error(d, loc, "%s: auto_broadcast=bidirectional is an hloc extension (rejected by --strict)", what);
+    return NULL;
   }
-  return result(m, l->et, l->rank, dims);
+  for (int i = 0; i < target->n; i++)
+    if (target->v[i] < 0) {
+      ir_diag_error(d, loc, "%s: target_shape=%s has a negative dimension (%" PRId64 ")", what, ts, target->v[i]);
+      return NULL;
+    }
+  int rank = operand->rank > target->n ? operand->rank : target->n;
+  bdim *out = ir_arena_alloc_array(&m->arena, (size_t)(rank ? rank : 1), sizeof(bdim));
+  if (!out)
+    return NULL;
+  for (int i = 0; i < rank; i++) {
+    int io = operand->rank - rank + i, it = target->n - rank + i;
+    bdim a = io >= 0 ? dim_of(operand, io) : (bdim){1, 0}, b = it >= 0 ? (bdim){target->v[it], 0} : (bdim){1, 0};
+    if (!merge_dim(a, b, &out[i])) {
+      ir_diag_error(d, loc,
+                    "%s: operand %s does not broadcast to target_shape=%s (bidirectional): dimension %d of the operand "
+                    "(size %" PRId64 ") vs dimension %d of target_shape (size %" PRId64 ")",
+                    what, os, ts, io, a.n, it, b.n);
+      return NULL;
+    }
+  }
+  return make_shape(m, operand->et, rank, out);
 }
 
 ir_shape *shape_broadcast_bidirectional(ir_module *m, const ir_shape *operand, const ir_i64_list *target,
                                         const char *what, ir_loc loc, ir_diag_list *d) {
-  ir_shape t = {.et = operand->et, .rank = target->n, .dims = target->v};
-  return numpy_rule(m, operand, &t, what, loc, d, "bidirectional");
+  return shape_broadcast_to_target(m, operand, target, NULL, what, loc, d);
+}
+
+/* ---- where operand dimensions land (for pass_canonicalize_broadcasts) ------------------------- */
+
+static void right_aligned(int rank, int res_rank, int64_t *out_map) {
+  for (int i = 0; i < rank; i++)
+    out_map[i] = res_rank - rank + i;
+}
+
+bool shape_broadcast_operand_map(const ir_instr *in, int which, int64_t *out_map) {
+  const ir_shape *res = in->shape, *op = in->operands[which]->shape;
+  const ir_broadcast_attrs *a = &in->attrs.bc;
+  if (!res || !op || op->rank > res->rank)
+    return false;
+  if (in->op == IR_OP_BROADCAST || a->auto_broadcast == IR_AB_NUMPY) {
+    right_aligned(op->rank, res->rank, out_map);
+    return true;
+  }
+  if (a->auto_broadcast == IR_AB_PDPD && which == 1) {
+    const ir_shape *lhs = in->operands[0]->shape;
+    int64_t start = a->axis == -1 ? lhs->rank - op->rank : a->axis;
+    int len = pdpd_trimmed_rank(op);
+    for (int i = 0; i < op->rank; i++)
+      out_map[i] = i < len ? start + i : -1; /* trailing 1s: dropped */
+    return true;
+  }
+  const ir_shape *other = in->n_operands == 2 ? in->operands[1 - which]->shape : op;
+  if (a->has_broadcast_dimensions && op->rank < other->rank) {
+    if (a->broadcast_dimensions.n != op->rank)
+      return false;
+    memcpy(out_map, a->broadcast_dimensions.v, (size_t)op->rank * sizeof(int64_t));
+    return true;
+  }
+  if (op->rank != res->rank && op->rank != 0)
+    return false;
+  right_aligned(op->rank, res->rank, out_map); /* same rank: identity; scalar: nothing */
+  return true;
 }

@@ -31,7 +31,9 @@ ir_shape *shape_infer(ir_instr *in, const shape_options *opts, ir_diag_list *dia
 
 /* Broadcasting: the shape two operand shapes broadcast to under `attrs` (NULL = plain XLA
  * implicit rules), with the extensions allowed unless opts->strict.  NULL + diagnostic when
- * incompatible.  `what` names the instruction in messages (e.g. "%add.3"). */
+ * incompatible.  `what` names the instruction in messages (e.g. "%add.3").  The result has
+ * lhs's element type and no layout (callers set compare's pred / complex's type); it lives
+ * in m's arena. */
 ir_shape *shape_broadcast_binary(ir_module *m, const ir_shape *lhs, const ir_shape *rhs,
                                  const ir_broadcast_attrs *attrs, const shape_options *opts,
                                  const char *what, ir_loc loc, ir_diag_list *diags);
@@ -40,5 +42,17 @@ ir_shape *shape_broadcast_binary(ir_module *m, const ir_shape *lhs, const ir_sha
  * the dimensions `target`; used by broadcast(x), auto_broadcast=bidirectional. */
 ir_shape *shape_broadcast_bidirectional(ir_module *m, const ir_shape *operand, const ir_i64_list *target,
                                         const char *what, ir_loc loc, ir_diag_list *diags);
+
+/* The same, and under opts->strict (opts may be NULL) the rejection of
+ * auto_broadcast=bidirectional, an hloc extension XLA does not know. */
+ir_shape *shape_broadcast_to_target(ir_module *m, const ir_shape *operand, const ir_i64_list *target,
+                                    const shape_options *opts, const char *what, ir_loc loc, ir_diag_list *diags);
+
+/* For a verified instruction that broadcasts implicitly (an OPF_BROADCASTS binary/compare
+ * op, or broadcast with auto_broadcast=bidirectional): where each dimension of operand
+ * `which` lands in the result, written to out_map (room for the operand's rank); -1 marks a
+ * trailing size-1 dimension that pdpd ignores.  A dimension of size 1 that lands on a larger
+ * one is a degenerate broadcast.  False when the operand's rank does not fit its rule. */
+bool shape_broadcast_operand_map(const ir_instr *in, int which, int64_t *out_map);
 
 #endif
