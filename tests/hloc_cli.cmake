@@ -6,6 +6,8 @@ add_test(NAME cli.hloc.version COMMAND ${EXPECT} 0 "^hloc [0-9]" $<TARGET_FILE:h
 add_test(NAME cli.hloc.unknown_flag COMMAND ${EXPECT} 2 "unknown option: --frobnicate" $<TARGET_FILE:hloc> --frobnicate ${OK_HLO})
 add_test(NAME cli.hloc.no_input COMMAND ${EXPECT} 2 "no input file" $<TARGET_FILE:hloc> --emit=none)
 add_test(NAME cli.hloc.missing_file COMMAND ${EXPECT} 2 "no_such.hlo: cannot open" $<TARGET_FILE:hloc> no_such.hlo --emit=none)
+add_test(NAME cli.hloc.directory_input COMMAND ${EXPECT} 2 "testdata: is a directory" $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata --emit=none)
+add_test(NAME cli.hloc.bad_dump_dir COMMAND ${EXPECT} 1 "--dump-dir /proc/no_such_dir: cannot create" $<TARGET_FILE:hloc> ${OK_HLO} --emit=none --dump-dir /proc/no_such_dir)
 add_test(NAME cli.hloc.bad_emit COMMAND ${EXPECT} 2 "unknown --emit kind: wat" $<TARGET_FILE:hloc> ${OK_HLO} --emit=wat)
 add_test(NAME cli.hloc.bad_suffix COMMAND ${EXPECT} 2 "cannot tell what to write" $<TARGET_FILE:hloc> ${OK_HLO} -o out.xyz)
 add_test(NAME cli.hloc.verify_ok COMMAND ${EXPECT} 0 "^$|.*" $<TARGET_FILE:hloc> ${OK_HLO} --emit=none)

@@ -39,12 +39,18 @@ static bool emit_empty_function(LLVMTargetMachineRef tm) {
   LLVMDisposeBuilder(b);
   char *err = NULL;
   LLVMMemoryBufferRef out;
-  return !LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &out);
+  bool ok = !LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &out);
+  if (ok)
+    LLVMDisposeMemoryBuffer(out);
+  LLVMDisposeMessage(err);
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(c);
+  return ok;
 }
 
 /* The probe child: exit 0 when LLVM generates code for `cpu`, 3 when it does not know the
  * name (it says so only as a warning on stderr, which goes to a temporary file here). */
-static _Noreturn void probe_cpu_child(LLVMTargetRef target, const char *triple, const char *cpu) {
+static _Noreturn void probe_cpu_child(LLVMTargetRef target, char *triple, const char *cpu) {
   FILE *log = tmpfile();
   if (!log || dup2(fileno(log), 2) < 0)
     _exit(4);
@@ -54,15 +60,19 @@ static _Noreturn void probe_cpu_child(LLVMTargetRef target, const char *triple, 
   rewind(log);
   size_t n = fread(said, 1, sizeof said - 1, log);
   said[n] = 0;
-  if (!tm || strstr(said, "is not a recognized processor"))
-    _exit(3);
-  _exit(emit_empty_function(tm) ? 0 : 5);
+  fclose(log);
+  bool unknown = !tm || strstr(said, "is not a recognized processor");
+  bool ok = !unknown && emit_empty_function(tm);
+  if (tm)
+    LLVMDisposeTargetMachine(tm);
+  LLVMDisposeMessage(triple); /* this process's copy: leak checkers stay quiet in the child */
+  _exit(unknown ? 3 : ok ? 0 : 5);
 }
 
 /* LLVM's C API cannot ask whether a CPU name is valid: an unknown name is a warning, and a CPU
  * without 64-bit mode aborts the process during code generation.  So a child process tries
  * it first; the answer becomes a clear error instead of an abort. */
-static hlo_status check_cpu(LLVMTargetRef target, const char *triple, const char *cpu) {
+static hlo_status check_cpu(LLVMTargetRef target, char *triple, const char *cpu) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0)

@@ -61,6 +61,11 @@ static hlo_status read_file(const char *path, char **out, size_t *out_len) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return hlo_status_make(HLO_NOT_FOUND, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: is a directory, not an HLO text file", path);
+  }
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc(cap);
   while (buf) {
@@ -77,13 +82,14 @@ static hlo_status read_file(const char *path, char **out, size_t *out_len) {
     buf = bigger;
     cap *= 2;
   }
+  int read_errno = errno;
   bool err = ferror(f);
   fclose(f);
   if (!buf)
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "%s: out of memory", path);
   if (err) {
     free(buf);
-    return hlo_status_make(HLO_IO, "%s: read error", path);
+    return hlo_status_make(HLO_IO, "%s: read error: %s", path, strerror(read_errno));
   }
   *out = buf;
   *out_len = n;
@@ -93,7 +99,8 @@ static hlo_status read_file(const char *path, char **out, size_t *out_len) {
 static hlo_status dump_module(const drv_options *o, const ir_module *m, int step, const char *name) {
   if (!o->dump_dir)
     return NULL;
-  mkdir(o->dump_dir, 0777);
+  if (mkdir(o->dump_dir, 0777) != 0 && errno != EEXIST)
+    return hlo_status_make(HLO_IO, "--dump-dir %s: cannot create: %s", o->dump_dir, strerror(errno));
   char path[4096];
   snprintf(path, sizeof path, "%s/%02d-%s.hlo", o->dump_dir, step, name);
   FILE *f = fopen(path, "w");
