@@ -84,6 +84,34 @@ case $case_name in
     diff -u "$src/docs/abi_example.c" block1.c || fail "docs/abi.md's program differs from docs/abi_example.c"
     diff -u mlp.h block2.c || fail "docs/abi.md's header differs from what hloc writes"
     ;;
+  help_doc)
+    # docs/cli.md shows hloc --help verbatim (the first ``` block after "## hloc").
+    "$hloc" --help > help.txt || fail "--help"
+    awk '/^## hloc/{h=1} h&&/^```$/{n++; if(n==2) exit; next} h&&n==1{print}' "$src/docs/cli.md" > doc.txt
+    diff -u doc.txt help.txt || fail "docs/cli.md does not show the current hloc --help"
+    ;;
+  elided_ranges)
+    # Filled integer constants use exactly the ranges fill_elided.c documents: s1 {-1,0},
+    # s2 [-2,2), u1 {0,1}, u2 [0,4), s8 [-8,8), u8 [0,16), pred {false,true} — in 64 draws
+    # every value of a small range appears, at least 12 of a 16-value one — and two runs give
+    # the same text.
+    "$hloc" "$src/testdata/driver/elided_ints.hlo" --emit=hlo --after-passes -o one.hlo 2>/dev/null || fail "run 1"
+    "$hloc" "$src/testdata/driver/elided_ints.hlo" --emit=hlo --after-passes -o two.hlo 2>/dev/null || fail "run 2"
+    cmp -s one.hlo two.hlo || fail "two runs filled different values"
+    /usr/bin/python3 - one.hlo <<'PY' || fail "ranges"
+import re, sys
+want = {"s2": set(range(-2, 2)), "u2": set(range(4)), "s1": {-1, 0}, "u1": {0, 1},
+        "s8": set(range(-8, 8)), "u8": set(range(16)), "pred": {"false", "true"}}
+for ty, vals in re.findall(r"= (\w+)\[64\]\{0\} constant\(\{(.*?)\}\)", open(sys.argv[1]).read()):
+    got = [v.strip() for v in vals.split(",")]
+    got = set(got) if ty == "pred" else {int(v) for v in got}
+    allowed = want.pop(ty)
+    if not got <= allowed or len(got) < min(len(allowed), 12):
+        sys.exit("%s: values %s" % (ty, sorted(got, key=str)))
+if want:
+    sys.exit("missing constants: %s" % sorted(want))
+PY
+    ;;
   *)
     fail "unknown case $case_name"
     ;;

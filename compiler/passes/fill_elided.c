@@ -2,8 +2,10 @@
  * weights) deterministic values so that a model can run.  Pre: verified (shapes known).
  *
  * Values: a xorshift64* stream seeded from the constant's element count and position in the
- * module, mapped to [-0.5, 0.5) for floats (real and imaginary parts), {0, 1} for pred and
- * [-8, 8) for integers.  The same module always gets the same values.
+ * module, mapped to [-0.5, 0.5) for floats (real and imaginary parts, rounded to the type),
+ * {0, 1} for pred, [-8, 8) for signed and [0, 16) for unsigned integers (the whole range of
+ * s1/s2 and u1/u2).  The same module always gets the same values.  Tests:
+ * tests/hloc_cli.cmake (cli.hloc.elided_*), hlorun's elided-constants note.
  */
 #include <string.h>
 
@@ -31,9 +33,10 @@ static void fill_element(ir_etype et, uint64_t *rng, unsigned char *out) {
   } else if (et == IR_PRED) {
     out[0] = (unsigned char)(r >> 63);
   } else {
-    int64_t v = (int64_t)(r >> 60) - 8;
-    if (!ir_etype_is_signed(et))
-      v = (int64_t)(r >> 60);
+    int b = ir_etype_table[et].bits < 4 ? ir_etype_table[et].bits : 4;
+    int64_t v = (int64_t)(r >> (64 - b)); /* [0, 2^b) */
+    if (ir_etype_is_signed(et))
+      v -= (int64_t)1 << (b - 1);
     if (ir_lit_encode_int(et, v, 0, false, out) != IR_LIT_OK)
       memset(out, 0, (size_t)ir_etype_table[et].storage_bytes);
   }
