@@ -279,7 +279,7 @@ double ir_lit_decode_float(ir_etype et, const void *p) {
     break;
   case NAN_NEG_ZERO:
     if (code == sign)
-      return NAN;
+      return -NAN; /* the one NaN has the sign bit set; XLA prints it as -nan */
     break;
   default:
     break;
