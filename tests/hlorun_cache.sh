@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # hlorun_cache.sh HLORUN NPY_DIR — the compile cache: a miss compiles and stores one .so, a hit
 # reuses it (same output), other options get another entry, a miss prunes old entries, a cached file that does not load
-# is rebuilt, an unwritable cache folder still runs (nothing left behind), and the
-# elided-constants note is printed on a hit too.
+# is rebuilt, an unwritable cache folder still runs (nothing left behind), another hloc is
+# another entry, a missing hloc is named, hlorun links no LLVM, and the elided-constants note
+# is printed on a hit too.
 hlorun=$1 npy=$2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -41,6 +42,22 @@ XDG_CACHE_HOME=/proc/hlorun-no-such-dir run || fail "run with an unwritable cach
 grep -q "cache not writable, compiled" "$dir/err" || fail "unwritable cache not reported"
 cmp -s "$dir/out" "$dir/out1" || fail "the uncached model prints something else"
 [ -z "$(ls "$TMPDIR")" ] || fail "temporary files left behind: $(ls "$TMPDIR")"
+
+# The compiler's identity is part of the key, and a missing compiler is named.
+mkdir "$dir/bin"
+cp "$hlorun" "$(dirname "$hlorun")/hloc" "$dir/bin/"
+"$dir/bin/hlorun" -v "$npy/add_f32_2x3.hlo" --random-inputs >"$dir/out" 2>"$dir/err" || fail "copied hlorun"
+"$dir/bin/hlorun" -v "$npy/add_f32_2x3.hlo" --random-inputs >"$dir/out" 2>"$dir/err" || fail "copied hlorun, again"
+grep -q "cache hit" "$dir/err" || fail "copied hlorun: no hit"
+touch -d '1 minute ago' "$dir/bin/hloc"
+"$dir/bin/hlorun" -v "$npy/add_f32_2x3.hlo" --random-inputs >"$dir/out" 2>"$dir/err" || fail "changed hloc"
+grep -q "cache miss" "$dir/err" || fail "another hloc must be another cache entry"
+rm "$dir/bin/hloc"
+PATH=/nonexistent "$dir/bin/hlorun" "$npy/add_f32_2x3.hlo" -O1 --random-inputs >"$dir/out" 2>"$dir/err"
+[ $? -eq 2 ] && grep -q "cannot run the compiler hloc: No such file or directory" "$dir/err" || fail "missing hloc"
+
+# hlorun itself carries no LLVM: a cache hit never loads it.
+if ldd "$hlorun" | grep -q libLLVM; then echo "FAIL: hlorun links libLLVM"; exit 1; fi
 
 for i in 1 2; do
   "$hlorun" "$npy/elided.hlo" --input "$npy/f32_3_bf16_exact.npy" >"$dir/out" 2>"$dir/err" || fail "elided run $i"

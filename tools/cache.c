@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,21 +58,34 @@ void cache_dir(char *buf, size_t cap) {
     snprintf(buf, cap, "%s/.cache/hloc", home && *home ? home : "/tmp");
 }
 
-/* The running executable's size and modification time: a rebuilt hlorun gets new keys. */
-static void exe_identity(char *buf, size_t cap) {
+/* A file's size and modification time: a rebuilt hlorun or hloc gets new keys. */
+static void file_identity(const char *path, char *buf, size_t cap) {
   struct stat st;
-  if (stat("/proc/self/exe", &st) == 0)
+  if (stat(path, &st) == 0)
     snprintf(buf, cap, "%lld.%lld.%ld", (long long)st.st_size, (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
   else
     snprintf(buf, cap, "unknown");
 }
 
-void cache_key(const void *text, size_t n, const drv_options *o, char *hex, size_t cap) {
-  char exe[128], opts[512];
-  exe_identity(exe, sizeof exe);
-  int len = snprintf(opts, sizeof opts, "\nO%d|cpu=%s|strict=%d|entry=%s|hloc %s|abi %d|exe %s\n", o->opt_level,
-                     o->target_cpu ? o->target_cpu : "native", o->strict ? 1 : 0, o->symbol ? o->symbol : "",
-                     HLOC_VERSION, HLO_ABI_VERSION, exe);
+void cache_find_hloc(char *buf, size_t cap) {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash && snprintf(buf, cap, "%.*s/hloc", (int)(slash - self), self) < (int)cap && access(buf, X_OK) == 0)
+      return;
+  }
+  snprintf(buf, cap, "hloc");
+}
+
+void cache_key(const void *text, size_t n, const cache_options *o, const char *hloc_path, char *hex, size_t cap) {
+  char self[128], hloc[128], opts[1024];
+  file_identity("/proc/self/exe", self, sizeof self);
+  file_identity(hloc_path, hloc, sizeof hloc);
+  int len = snprintf(opts, sizeof opts, "\nO%d|cpu=%s|strict=%d|hloc %s|abi %d|hlorun %s|hloc %s\n", o->opt_level,
+                     o->target_cpu ? o->target_cpu : "native", o->strict ? 1 : 0, HLOC_VERSION, HLO_ABI_VERSION, self,
+                     hloc);
   hash128 h = {1469598103934665603ull, 0x243f6a8885a308d3ull, 0, 0};
   hash_update(&h, text, n);
   hash_update(&h, opts, len > 0 && (size_t)len < sizeof opts ? (size_t)len : sizeof opts - 1);
@@ -141,15 +156,110 @@ static bool make_dirs(const char *dir) {
   return stat(tmp, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static hlo_status compile_to(const char *model_path, const char *tmp, const drv_options *o) {
-  hlo_status s = drv_compile_file(model_path, tmp, DRV_EMIT_SO, o);
+/* Everything the child wrote, read until it closes the pipe (malloc'd, NUL-terminated). */
+static char *read_all_fd(int fd) {
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    if (n + 1 == cap) {
+      char *grown = realloc(buf, cap * 2);
+      if (!grown)
+        break;
+      buf = grown;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, buf + n, cap - 1 - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    n += (size_t)r;
+  }
+  if (buf)
+    buf[n] = 0;
+  return buf;
+}
+
+/* Copies hloc's output to stderr, its "hloc: " lines as "hlorun: ", except the last such line,
+ * which becomes the status message (without the prefix); returns that status. */
+static hlo_status relay(char *out, const char *model_path, int exit_code) {
+  char *last = NULL;
+  for (char *line = out; line && *line;) {
+    char *nl = strchr(line, '\n');
+    if (strncmp(line, "hloc: ", 6) == 0)
+      last = line;
+    line = nl ? nl + 1 : NULL;
+  }
+  for (char *line = out; line && *line;) {
+    char *nl = strchr(line, '\n');
+    size_t len = nl ? (size_t)(nl - line) : strlen(line);
+    if (line != last)
+      fprintf(stderr, "%s%.*s\n", strncmp(line, "hloc: ", 6) == 0 ? "hlorun: " : "",
+              (int)(len - (strncmp(line, "hloc: ", 6) == 0 ? 6 : 0)),
+              line + (strncmp(line, "hloc: ", 6) == 0 ? 6 : 0));
+    line = nl ? nl + 1 : NULL;
+  }
+  hlo_status_code code = exit_code == 2 ? HLO_INVALID_ARGUMENT : HLO_UNIMPLEMENTED;
+  int errors = 0;
+  for (const char *p = out; (p = strstr(p, ": error: ")); p++)
+    errors++;
+  if (!last && errors)
+    return hlo_status_make(code, "%s: %d error%s", model_path, errors, errors == 1 ? "" : "s");
+  if (!last)
+    return hlo_status_make(code, "%s: not compiled (hloc exit status %d)", model_path, exit_code);
+  char *end = strchr(last, '\n');
+  return hlo_status_make(code, "%.*s", (int)((end ? (size_t)(end - last) : strlen(last)) - 6), last + 6);
+}
+
+/* Runs `hloc MODEL -o OUT --emit=so -On --target-cpu=CPU [--strict]`. */
+static hlo_status compile_to(const char *model_path, const char *out, const cache_options *o) {
+  char hloc[4200], opt[8], cpu[512];
+  cache_find_hloc(hloc, sizeof hloc);
+  snprintf(opt, sizeof opt, "-O%d", o->opt_level >= 0 && o->opt_level <= 3 ? o->opt_level : 2);
+  snprintf(cpu, sizeof cpu, "--target-cpu=%s", o->target_cpu ? o->target_cpu : "native");
+  char *argv[] = {hloc, (char *)model_path, "-o", (char *)out, "--emit=so", opt, cpu, o->strict ? "--strict" : NULL, NULL};
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return hlo_status_make(HLO_IO, "cannot start hloc: %s", strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
+  pid_t pid;
+  extern char **environ;
+  int err = posix_spawnp(&pid, hloc, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  if (err) {
+    close(fds[0]);
+    return hlo_status_make(HLO_NOT_FOUND, "cannot run the compiler %s: %s (hlorun compiles .hlo files with hloc)", hloc,
+                           strerror(err));
+  }
+  char *output = read_all_fd(fds[0]);
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  hlo_status s = NULL;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    if (output)
+      fputs(output, stderr); /* notes, e.g. elided constants */
+  } else if (WIFEXITED(status)) {
+    s = relay(output ? output : (char *)"", model_path, WEXITSTATUS(status));
+  } else {
+    if (output)
+      fputs(output, stderr);
+    s = hlo_status_make(HLO_INTERNAL, "%s: hloc was killed by signal %d", model_path,
+                        WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  }
+  free(output);
   if (s)
-    unlink(tmp);
+    unlink(out);
   return s;
 }
 
 /* The folder cannot hold the result: compile into a temporary file the caller removes. */
-static hlo_status compile_uncached(const char *model_path, const drv_options *o, char *out_path, size_t cap,
+static hlo_status compile_uncached(const char *model_path, const cache_options *o, char *out_path, size_t cap,
                                    cache_outcome *out_outcome) {
   const char *t = getenv("TMPDIR");
   char tmpl[4096];
@@ -194,13 +304,14 @@ static void prune(const char *dir) {
   closedir(d);
 }
 
-hlo_status cache_get(const char *model_path, const drv_options *o, bool force, char *out_path, size_t cap,
+hlo_status cache_get(const char *model_path, const cache_options *o, bool force, char *out_path, size_t cap,
                      cache_outcome *out_outcome) {
   unsigned char *text = NULL;
   size_t n = 0;
   HLO_RETURN_IF_ERROR(read_file(model_path, &text, &n));
-  char key[40], dir[4096];
-  cache_key(text, n, o, key, sizeof key);
+  char key[40], dir[4096], hloc[4200];
+  cache_find_hloc(hloc, sizeof hloc);
+  cache_key(text, n, o, hloc, key, sizeof key);
   free(text);
   cache_dir(dir, sizeof dir);
   if (snprintf(out_path, cap, "%s/%s.so", dir, key) >= (int)cap)

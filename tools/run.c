@@ -57,13 +57,6 @@ static hlo_status open_so(const char *so, model *m) {
   return NULL;
 }
 
-static void drv_options_from(const run_options *o, drv_options *d) {
-  drv_options_init(d);
-  d->opt_level = o->opt_level;
-  d->target_cpu = o->target_cpu ? o->target_cpu : "native";
-  d->strict = o->strict;
-}
-
 /* A .so is loaded as it is; a .hlo file through the cache, recompiled once if the cached
  * file does not load (left by a crashed or different build). */
 static hlo_status load_model(const run_options *o, model *m) {
@@ -72,8 +65,7 @@ static hlo_status load_model(const run_options *o, model *m) {
     snprintf(m->so, sizeof m->so, "%s", o->model);
     HLO_RETURN_IF_ERROR(open_so(m->so, m));
   } else {
-    drv_options d;
-    drv_options_from(o, &d);
+    cache_options d = {.opt_level = o->opt_level, .target_cpu = o->target_cpu, .strict = o->strict};
     cache_outcome how;
     HLO_RETURN_IF_ERROR(cache_get(o->model, &d, false, m->so, sizeof m->so, &how));
     hlo_status s = open_so(m->so, m);
