@@ -42,4 +42,24 @@ HLO_RT_EXPORT void hlo_rt_complex_op(int32_t op, int32_t is_double, const void *
 HLO_RT_EXPORT float hlo_rt_f8_to_f32(int32_t dtype, uint8_t bits);
 HLO_RT_EXPORT uint8_t hlo_rt_f32_to_f8(int32_t dtype, float x);
 
+/* ---- dense matrix products (runtime/src/rt_gemm.c; added by the CODEGEN-OPS helper) ---- */
+/* C = A·B for row-major A (m x k, row stride lda), B (k x n, row stride ldb) and C (m x n, row
+ * stride ldc), accumulated in the element type (k == 0 gives zeros).  Uses ctx's thread pool
+ * for large products (ctx may be NULL: one thread).  Never fails: without memory for its
+ * packing buffers it falls back to a plain loop nest. */
+HLO_RT_EXPORT void hlo_rt_gemm_f32(hlo_context *ctx, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                                   const float *b, int64_t ldb, float *c, int64_t ldc);
+HLO_RT_EXPORT void hlo_rt_gemm_f64(hlo_context *ctx, int64_t m, int64_t n, int64_t k, const double *a,
+                                   int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
+/* Batched products with element strides: for t < batch, the dense row-major m x n matrix at
+ * c + t*m*n = A_t·B_t where A_t(i, p) = a[t*a_bs + i*a_rs + p*a_cs] and
+ * B_t(p, j) = b[t*b_bs + p*b_rs + j*b_cs] (so transposed operands need no copy). */
+HLO_RT_EXPORT void hlo_rt_gemm_strided_f32(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                           const float *a, int64_t a_bs, int64_t a_rs, int64_t a_cs,
+                                           const float *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, float *c);
+HLO_RT_EXPORT void hlo_rt_gemm_strided_f64(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                           const double *a, int64_t a_bs, int64_t a_rs, int64_t a_cs,
+                                           const double *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, double *c);
+/* ---- end of the CODEGEN-OPS block ---- */
+
 #endif

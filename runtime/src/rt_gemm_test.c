@@ -1,0 +1,217 @@
+/* rt_gemm_test.c — hlo_rt_gemm_f32/f64 and hlo_rt_gemm_strided_f32/f64 against a naive
+ * triple loop in long double on pseudo-random data: edge sizes (1x1x1, 7x13x5, 64x64x64,
+ * 129x67x250, k = 0, sizes across the cache blocks), padded lda/ldb/ldc (the padding must
+ * stay untouched), transposed operands through element strides, batches, one thread and a
+ * 4-thread context.  Relative error bound: k * eps * sum|a||b| per element.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlo/rt.h"
+#include "hlo/runtime.h"
+
+static int failures, checks;
+
+/* A deterministic generator (xorshift) of values in [-1, 1). */
+static double next_value(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return (double)(*s >> 11) / (double)(1ull << 52) - 1.0;
+}
+
+/* Checks c (m x n, row stride ldc) against the exact product of a(i,p) = a[i*ars + p*acs]
+ * and b(p,j) = b[p*brs + j*bcs]; eps is the element type's epsilon. */
+#define CHECK_PRODUCT(T, what, m, n, k, a, ars, acs, b, brs, bcs, c, ldc, eps)                               \
+  do {                                                                                                     \
+    int bad_ = 0;                                                                                          \
+    for (int64_t i_ = 0; i_ < (m) && !bad_; i_++)                                                          \
+      for (int64_t j_ = 0; j_ < (n) && !bad_; j_++) {                                                      \
+        long double s_ = 0, mag_ = 0;                                                                      \
+        for (int64_t p_ = 0; p_ < (k); p_++) {                                                             \
+          long double x_ = (long double)(a)[i_ * (ars) + p_ * (acs)] * (b)[p_ * (brs) + j_ * (bcs)];       \
+          s_ += x_;                                                                                        \
+          mag_ += fabsl(x_);                                                                               \
+        }                                                                                                  \
+        long double got_ = (c)[i_ * (ldc) + j_];                                                           \
+        if (fabsl(got_ - s_) > (long double)((k) + 2) * (eps) * mag_ + 1e-300L) {                          \
+          printf("FAIL %s: c[%lld][%lld] = %.9Lg, expected %.9Lg\n", what, (long long)i_, (long long)j_,   \
+                 got_, s_);                                                                                \
+          bad_ = 1;                                                                                        \
+        }                                                                                                  \
+      }                                                                                                    \
+    failures += bad_;                                                                                      \
+    checks++;                                                                                              \
+  } while (0)
+
+/* One row-major product with padded leading dimensions; the padding must keep its value. */
+static void check_f32(hlo_context *ctx, int64_t m, int64_t n, int64_t k, int64_t pad, uint64_t seed) {
+  int64_t lda = k + pad, ldb = n + pad, ldc = n + pad;
+  float *a = malloc(sizeof(float) * (size_t)(m * lda + 1)), *b = malloc(sizeof(float) * (size_t)(k * ldb + 1));
+  float *c = malloc(sizeof(float) * (size_t)(m * ldc + 1));
+  for (int64_t i = 0; i < m * lda; i++)
+    a[i] = (float)next_value(&seed);
+  for (int64_t i = 0; i < k * ldb; i++)
+    b[i] = (float)next_value(&seed);
+  for (int64_t i = 0; i < m * ldc; i++)
+    c[i] = 12345.0f;
+  hlo_rt_gemm_f32(ctx, m, n, k, a, lda, b, ldb, c, ldc);
+  char what[96];
+  snprintf(what, sizeof what, "f32 %lldx%lldx%lld pad %lld", (long long)m, (long long)n, (long long)k,
+           (long long)pad);
+  CHECK_PRODUCT(float, what, m, n, k, a, lda, 1, b, ldb, 1, c, ldc, FLT_EPSILON);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = n; j < ldc; j++)
+      if (c[i * ldc + j] != 12345.0f) {
+        printf("FAIL %s: padding c[%lld][%lld] written\n", what, (long long)i, (long long)j);
+        failures++;
+        i = m;
+        break;
+      }
+  checks++;
+  free(a);
+  free(b);
+  free(c);
+}
+
+static void check_f64(hlo_context *ctx, int64_t m, int64_t n, int64_t k, int64_t pad, uint64_t seed) {
+  int64_t lda = k + pad, ldb = n + pad, ldc = n + pad;
+  double *a = malloc(sizeof(double) * (size_t)(m * lda + 1)), *b = malloc(sizeof(double) * (size_t)(k * ldb + 1));
+  double *c = malloc(sizeof(double) * (size_t)(m * ldc + 1));
+  for (int64_t i = 0; i < m * lda; i++)
+    a[i] = next_value(&seed);
+  for (int64_t i = 0; i < k * ldb; i++)
+    b[i] = next_value(&seed);
+  for (int64_t i = 0; i < m * ldc; i++)
+    c[i] = -7.0;
+  hlo_rt_gemm_f64(ctx, m, n, k, a, lda, b, ldb, c, ldc);
+  char what[96];
+  snprintf(what, sizeof what, "f64 %lldx%lldx%lld pad %lld", (long long)m, (long long)n, (long long)k,
+           (long long)pad);
+  CHECK_PRODUCT(double, what, m, n, k, a, lda, 1, b, ldb, 1, c, ldc, DBL_EPSILON);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = n; j < ldc; j++)
+      if (c[i * ldc + j] != -7.0) {
+        printf("FAIL %s: padding c[%lld][%lld] written\n", what, (long long)i, (long long)j);
+        failures++;
+        i = m;
+        break;
+      }
+  checks++;
+  free(a);
+  free(b);
+  free(c);
+}
+
+/* Batched, with A stored transposed (a[t][p][i]) and B transposed (b[t][j][p]). */
+static void check_strided_f32(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, uint64_t seed) {
+  float *a = malloc(sizeof(float) * (size_t)(batch * m * k + 1)), *b = malloc(sizeof(float) * (size_t)(batch * k * n + 1));
+  float *c = malloc(sizeof(float) * (size_t)(batch * m * n + 1));
+  for (int64_t i = 0; i < batch * m * k; i++)
+    a[i] = (float)next_value(&seed);
+  for (int64_t i = 0; i < batch * k * n; i++)
+    b[i] = (float)next_value(&seed);
+  hlo_rt_gemm_strided_f32(ctx, batch, m, n, k, a, m * k, 1, m, b, k * n, 1, k, c);
+  for (int64_t t = 0; t < batch; t++) {
+    char what[96];
+    snprintf(what, sizeof what, "f32 strided batch %lld/%lld %lldx%lldx%lld", (long long)t, (long long)batch,
+             (long long)m, (long long)n, (long long)k);
+    CHECK_PRODUCT(float, what, m, n, k, a + t * m * k, 1, m, b + t * k * n, 1, k, c + t * m * n, n, FLT_EPSILON);
+  }
+  free(a);
+  free(b);
+  free(c);
+}
+
+/* Batched f64 with A row-major and B transposed, batch stride larger than the matrix. */
+static void check_strided_f64(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, uint64_t seed) {
+  int64_t abs_ = m * k + 3, bbs = k * n + 5;
+  double *a = malloc(sizeof(double) * (size_t)(batch * abs_ + 1)), *b = malloc(sizeof(double) * (size_t)(batch * bbs + 1));
+  double *c = malloc(sizeof(double) * (size_t)(batch * m * n + 1));
+  for (int64_t i = 0; i < batch * abs_; i++)
+    a[i] = next_value(&seed);
+  for (int64_t i = 0; i < batch * bbs; i++)
+    b[i] = next_value(&seed);
+  hlo_rt_gemm_strided_f64(ctx, batch, m, n, k, a, abs_, k, 1, b, bbs, 1, k, c);
+  for (int64_t t = 0; t < batch; t++) {
+    char what[96];
+    snprintf(what, sizeof what, "f64 strided batch %lld/%lld %lldx%lldx%lld", (long long)t, (long long)batch,
+             (long long)m, (long long)n, (long long)k);
+    CHECK_PRODUCT(double, what, m, n, k, a + t * abs_, k, 1, b + t * bbs, 1, k, c + t * m * n, n, DBL_EPSILON);
+  }
+  free(a);
+  free(b);
+  free(c);
+}
+
+/* k = 0: the product of empty sums is zero. */
+static void check_empty(void) {
+  float a[1] = {1}, b[1] = {1}, c[6] = {5, 5, 5, 5, 5, 5};
+  hlo_rt_gemm_f32(NULL, 2, 3, 0, a, 0, b, 3, c, 3);
+  for (int i = 0; i < 6; i++)
+    if (c[i] != 0) {
+      printf("FAIL k=0: c[%d] = %g\n", i, c[i]);
+      failures++;
+      break;
+    }
+  checks++;
+}
+
+/* Hand-computed: [[1,2],[3,4]] x [[5,6],[7,8]] = [[19,22],[43,50]]; infinities and NaN pass. */
+static void check_hand(void) {
+  float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, c[4];
+  hlo_rt_gemm_f32(NULL, 2, 2, 2, a, 2, b, 2, c, 2);
+  const float want[4] = {19, 22, 43, 50};
+  for (int i = 0; i < 4; i++)
+    if (c[i] != want[i]) {
+      printf("FAIL hand: c[%d] = %g, expected %g\n", i, c[i], want[i]);
+      failures++;
+    }
+  double x[2] = {INFINITY, 1}, y[2] = {1, NAN}, z[1];
+  hlo_rt_gemm_f64(NULL, 1, 1, 2, x, 2, y, 1, z, 1);
+  if (!isnan(z[0])) {
+    printf("FAIL hand: inf*1 + 1*nan = %g\n", z[0]);
+    failures++;
+  }
+  checks += 2;
+}
+
+static void run_sizes(hlo_context *ctx) {
+  static const int64_t sizes[][3] = {{1, 1, 1},     {7, 13, 5},    {64, 64, 64},  {129, 67, 250}, {3, 1, 17},
+                                     {1, 100, 9},   {33, 2, 400},  {200, 33, 1},  {17, 31, 385},  {150, 150, 150},
+                                     {97, 3100, 7}, {300, 40, 800}};
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    for (int64_t pad = 0; pad <= 3; pad += 3) {
+      check_f32(ctx, sizes[i][0], sizes[i][1], sizes[i][2], pad, seed + i);
+      check_f64(ctx, sizes[i][0], sizes[i][1], sizes[i][2], pad, seed + 7 * i);
+    }
+  check_strided_f32(ctx, 3, 7, 13, 5, seed);
+  check_strided_f32(ctx, 5, 65, 70, 130, seed + 1);
+  check_strided_f32(ctx, 1, 200, 100, 300, seed + 2);
+  check_strided_f64(ctx, 2, 9, 11, 3, seed + 3);
+  check_strided_f64(ctx, 6, 40, 50, 60, seed + 4);
+}
+
+int main(void) {
+  check_empty();
+  check_hand();
+  run_sizes(NULL);
+  hlo_context *ctx = NULL;
+  hlo_context_options opts;
+  hlo_context_options_init(&opts);
+  opts.num_threads = 4;
+  hlo_status st = hlo_context_create(&opts, &ctx);
+  if (st) {
+    printf("FAIL: context: %s\n", hlo_status_message(st));
+    hlo_status_free(st);
+    return 1;
+  }
+  run_sizes(ctx);
+  hlo_context_destroy(ctx);
+  printf("rt_gemm_test: %d checks, %d failures\n", checks, failures);
+  return failures ? 1 : 0;
+}
