@@ -70,7 +70,7 @@ static void hlo_error(hlo_span *loc, hlo_parser *p, const char *msg) {
 
 %type <av> name dims dim ints int_list iota_groups value list list_item literal lit_items
 %type <av> lit_item scalar operands operand access nested params param sig_opt shapes
-%type <av> layout_opt
+%type <av> layout_opt attr_value array_literal shaped_literal shaped_literals shaped_literal_item
 %type <shape> shape shape_opt array_shape
 %type <attrs> attrs comp_attrs
 %type <flag> entry_opt root_opt
@@ -149,7 +149,7 @@ name
 
 attrs
   : %empty                            { $$ = (ir_attr_list){0}; }
-  | attrs ',' name '=' value          { $$ = $1; irb_attr_append(p->b, &$$, $3->s, LOC(@3), $5); }
+  | attrs ',' name '=' attr_value     { $$ = $1; irb_attr_append(p->b, &$$, $3->s, LOC(@3), $5); }
   ;
 
 /* ---- operands ---- */
@@ -243,6 +243,14 @@ int_list
 
 /* ---- attribute values ---- */
 
+/* What may follow name= at the top level of an attribute list: any value, or a literal with
+ * its shape (custom-call's literal=), which inside braces would be ambiguous. */
+attr_value
+  : value
+  | shaped_literal
+  | '(' shaped_literals ')'           { $$ = $2; if ($$) { $$->kind = AV_TUPLE; $$->loc = LOC(@1); $$->start = @$.start; $$->end = @$.end; } }
+  ;
+
 value
   : INT | FLOAT | name | STRING | RAW | DIMLABELS | DXD | PAD | TRUE | FALSE | SPECIAL
   | shape                             { $$ = AV(AV_SHAPE, @1); if ($$) $$->shape = $1; }
@@ -275,6 +283,31 @@ list_item
   ;
 
 /* ---- literals ---- */
+
+/* A literal with its shape written before it, as custom-call's literal= prints it:
+ * s32[2]{0} {1, 2}, f32[] 0.1, ( s32[1]{0} {4}, pred[] true ). */
+shaped_literal
+  : array_shape array_literal         { $$ = irb_av_append(p->b, AV(AV_SHAPED, @$), $2); if ($$) $$->shape = $1; }
+  ;
+
+/* An array literal after its shape; bare names (nan, inf) are left out, since there a name
+ * may as well start the next instruction. */
+array_literal
+  : INT | FLOAT | TRUE | FALSE | SPECIAL
+  | '{' '}'                           { $$ = AV(AV_LIST, @$); }
+  | '{' lit_items '}'                 { $$ = $2; if ($$) { $$->kind = AV_LIST; $$->loc = LOC(@1); $$->start = @$.start; $$->end = @$.end; } }
+  ;
+
+shaped_literals
+  : shaped_literal_item               { $$ = irb_av_append(p->b, AV(AV_LIST, @1), $1); }
+  | shaped_literals ',' shaped_literal_item
+                                      { $$ = irb_av_append(p->b, $1, $3); }
+  ;
+
+shaped_literal_item
+  : shaped_literal
+  | '(' shaped_literals ')'           { $$ = $2; if ($$) { $$->kind = AV_TUPLE; $$->loc = LOC(@1); $$->start = @$.start; $$->end = @$.end; } }
+  ;
 
 literal
   : scalar

@@ -1452,9 +1452,14 @@ static bool a_operand_layout_constraints(attr_ctx *x) {
   x->in->attrs.u.custom_call.has_operand_layout_constraints = true;
   return true;
 }
+/* literal=s32[2]{0} {1, 2} (the shape is written before the values).  A tuple literal,
+ * ( s32[1]{0} {4}, pred[] true ), is kept verbatim. */
 static bool a_cc_literal(attr_ctx *x) {
-  (void)x;
-  return false; /* kept verbatim: the literal's shape is not written next to it */
+  if (x->v->kind != AV_SHAPED)
+    return false;
+  ir_literal *lit = literal_from_av(x->b, x->v->shape, x->v);
+  x->in->attrs.u.custom_call.literal = lit;
+  return lit != NULL;
 }
 static bool a_schedule(attr_ctx *x) { x->in->attrs.u.custom_call.schedule = av_text(x->b, x->v); return true; }
 static bool a_padding_type(attr_ctx *x) { x->in->attrs.u.custom_call.padding_type = av_text(x->b, x->v); return true; }
