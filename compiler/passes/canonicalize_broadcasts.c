@@ -112,6 +112,10 @@ static hlo_status expand_operand(canon *k, ir_instr *in, int which, const ir_sha
     return hlo_status_make(HLO_INTERNAL, "canonicalize-broadcasts: %%%s does not broadcast its operand %d (not verified?)",
                            in->name.p, which);
   int nk = 0;
+  for (int i = 0; i < s->rank; i++)
+    if (map[i] >= res->rank || (i > 0 && map[i] >= 0 && map[i] <= map[i - 1]))
+      return hlo_status_make(HLO_INTERNAL, "canonicalize-broadcasts: %%%s: operand %d maps outside its result", in->name.p,
+                             which);
   for (int i = 0; i < s->rank; i++) {
     if (map[i] < 0 || (s->dims[i] == 1 && res->dims[map[i]] != 1))
       continue; /* a degenerate dimension that broadcasts: the reshape drops it */

@@ -5,6 +5,7 @@
  * from the spec examples; unique names; sub-computations; users rebuilt; and the result
  * verifying under --strict.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,8 +206,88 @@ static void users_rebuilt(void) {
   ir_module_destroy(m);
 }
 
+/* ---- property: every random case the verifier accepts canonicalizes to a strict module ---- */
+
+static uint32_t next_rand(uint32_t *state) {
+  *state = *state * 1664525u + 1013904223u;
+  return *state >> 8;
+}
+
+static int shape_text(uint32_t *st, char *buf, size_t cap, int *out_rank) {
+  int rank = (int)(next_rand(st) % 5), at = snprintf(buf, cap, "f32[");
+  for (int i = 0; i < rank; i++)
+    at += snprintf(buf + at, cap - (size_t)at, "%s%u", i ? "," : "", 1 + next_rand(st) % 3);
+  *out_rank = rank;
+  return at + snprintf(buf + at, cap - (size_t)at, "]");
+}
+
+/* The extension attributes of one random case (may be invalid: the verifier decides). */
+static void attr_text(uint32_t *st, int lrank, int rrank, char *buf, size_t cap) {
+  int lo = lrank < rrank ? lrank : rrank, hi = lrank < rrank ? rrank : lrank;
+  switch (next_rand(st) % 4) {
+  case 0:
+    snprintf(buf, cap, "%s", "");
+    break;
+  case 1: { /* an increasing choice of lo dimensions out of hi */
+    int at = snprintf(buf, cap, ", broadcast_dimensions={"), n = 0;
+    for (int d = 0; d < hi && n < lo; d++)
+      if (hi - d == lo - n || next_rand(st) % 2)
+        at += snprintf(buf + at, cap - (size_t)at, "%s%d", n++ ? "," : "", d);
+    snprintf(buf + at, cap - (size_t)at, "}");
+    break;
+  }
+  case 2:
+    snprintf(buf, cap, ", auto_broadcast=numpy");
+    break;
+  default:
+    snprintf(buf, cap, ", auto_broadcast=pdpd, axis=%d", (int)(next_rand(st) % 5) - 1);
+  }
+}
+
+static void random_cases(void) {
+  uint32_t st = 12345;
+  int valid = 0;
+  for (int k = 0; k < 3000; k++) {
+    char l[64], r[64], at[96], text[512];
+    int lr, rr;
+    shape_text(&st, l, sizeof l, &lr);
+    shape_text(&st, r, sizeof r, &rr);
+    attr_text(&st, lr, rr, at, sizeof at);
+    snprintf(text, sizeof text,
+             "HloModule t\n\nENTRY %%main {\n  %%a = %s parameter(0)\n  %%b = %s parameter(1)\n"
+             "  ROOT %%r = add(%%a, %%b)%s\n}\n",
+             l, r, at);
+    ir_diag_list d;
+    ir_diag_init(&d, "t.hlo", text, strlen(text));
+    ir_module *m = NULL;
+    hlo_status s = ir_parse_module(text, strlen(text), &d, &m);
+    shape_options o = {0};
+    if (!s && shape_verify_module(m, &o, &d)) {
+      valid++;
+      char before[128], after[128];
+      ir_shape_format(m->entry->root->shape, false, before, sizeof before);
+      hlo_status p = pass_canonicalize_broadcasts(m);
+      ir_shape_format(m->entry->root->shape, false, after, sizeof after);
+      if (p || strcmp(before, after) != 0 || !verifies_strictly(text, m)) {
+        fprintf(stderr, "random case failed:\n%s", text);
+        failures++;
+      }
+      hlo_status_free(p);
+    }
+    hlo_status_free(s);
+    ir_diag_deinit(&d);
+    ir_module_destroy(m);
+  }
+  printf("%d of 3000 random cases valid\n", valid);
+  if (valid < 500) { /* the generator must produce enough valid cases to mean anything */
+    fprintf(stderr, "only %d random cases were valid\n", valid);
+    failures++;
+  }
+}
+
 int main(void) {
   rules();
+  random_cases();
   names_order_computations();
   users_rebuilt();
   if (failures)

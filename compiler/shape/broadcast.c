@@ -178,10 +178,12 @@ static ir_shape *pdpd_rule(bctx *c, int64_t axis) {
   int64_t start = axis == -1 ? a->rank - b->rank : axis;
   int len = pdpd_trimmed_rank(b);
   if (start > a->rank - len) {
+    /* start <= INT64_MAX and len <= rank, so the end only overflows for absurd axes. */
+    int64_t end = start > INT64_MAX - len ? INT64_MAX : start + len - 1;
     ir_diag_error(c->d, c->loc,
                   "%s: auto_broadcast=pdpd: rhs %s does not fit in lhs %s at axis %" PRId64
                   " (its %d dimensions without trailing 1s would end at dimension %" PRId64 ")",
-                  c->what, c->rs, c->ls, start, len, start + len - 1);
+                  c->what, c->rs, c->ls, start, len, end);
     return NULL;
   }
   for (int i = 0; i < len; i++) {
@@ -418,7 +420,8 @@ bool shape_broadcast_operand_map(const ir_instr *in, int which, int64_t *out_map
   if (a->has_broadcast_dimensions && op->rank < other->rank) {
     if (a->broadcast_dimensions.n != op->rank)
       return false;
-    memcpy(out_map, a->broadcast_dimensions.v, (size_t)op->rank * sizeof(int64_t));
+    if (op->rank)
+      memcpy(out_map, a->broadcast_dimensions.v, (size_t)op->rank * sizeof(int64_t));
     return true;
   }
   if (op->rank != res->rank && op->rank != 0)

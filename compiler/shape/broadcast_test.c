@@ -4,6 +4,7 @@
  * dimensions (XLA's degenerate table), ranks past 64, and the exact messages.  Expected
  * shapes are worked out by hand from the spec documents (the four broadcasting files in ../shared/spec).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,10 @@ static void openvino_rules(ir_module *m) {
         "%r: operands f32[1,3] and f32[2,3] are not broadcast-compatible (pdpd broadcasts rhs into lhs only): "
         "dimension 0 of lhs (size 1) vs dimension 0 of rhs (size 2)");
   ir_broadcast_attrs big = ab(IR_AB_PDPD, 5);
+  ir_broadcast_attrs huge = ab(IR_AB_PDPD, INT64_MAX);
+  check(m, "pdpd axis INT64_MAX", a, arr(m, IR_F32, 2, D(4, 5)), &huge, false, NULL,
+        "%r: auto_broadcast=pdpd: rhs f32[4,5] does not fit in lhs f32[2,3,4,5] at axis 9223372036854775807 (its 2 "
+        "dimensions without trailing 1s would end at dimension 9223372036854775807)");
   check(m, "pdpd axis past the end", a, arr(m, IR_F32, 0, NULL), &big, false, NULL,
         "%r: auto_broadcast=pdpd: rhs f32[] does not fit in lhs f32[2,3,4,5] at axis 5 (its 0 dimensions without "
         "trailing 1s would end at dimension 4)");
