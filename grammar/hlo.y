@@ -84,6 +84,7 @@ module
 
 header
   : HLOMODULE name attrs              { irb_module_header(p->b, $2, &$3); }
+  | HLOMODULE name ':' attrs          { irb_module_header(p->b, $2, &$4); }  /* older dumps: HloModule m: */
   ;
 
 stack_frames
