@@ -35,39 +35,44 @@ static gemm_kernel GEMM_NAME(pick_kernel)(void) {
 
 typedef void (*GEMM_NAME(micro_fn))(int64_t kc, const GEMM_T *a, const GEMM_T *b, GEMM_T *c, int64_t ldc, int add);
 
-/* Packs rows [0, mc) x columns [0, kc) of A (element (i, p) at a[i*rs + p*cs]) into
- * micro-panels of mr rows: panel r holds (i = r*mr + ii, p) at dst[r*mr*kc + p*mr + ii];
- * rows past mc are zero. */
-static void GEMM_NAME(pack_a)(const GEMM_T *a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, int mr,
-                              GEMM_T *dst) {
+/* Packs rows [0, mc) x columns [0, kc) of A into micro-panels of mr rows: panel r holds
+ * (i = r*mr + ii, p) at dst[r*mr*kc + p*mr + ii]; rows past mc are zero.  Element (i, p) is
+ * at a[row[i] + dep[p]] with offset tables, else at a[i*rs + p*cs]. */
+static void GEMM_NAME(pack_a)(const GEMM_T *a, const int64_t *row, const int64_t *dep, int64_t rs, int64_t cs,
+                              int64_t mc, int64_t kc, int mr, GEMM_T *dst) {
   for (int64_t i0 = 0; i0 < mc; i0 += mr, dst += (int64_t)mr * kc) {
     int64_t rows = mc - i0 < mr ? mc - i0 : mr;
     for (int64_t p = 0; p < kc; p++) {
-      const GEMM_T *src = a + i0 * rs + p * cs;
-      for (int64_t ii = 0; ii < rows; ii++)
-        dst[p * mr + ii] = src[ii * rs];
+      if (row)
+        for (int64_t ii = 0; ii < rows; ii++)
+          dst[p * mr + ii] = a[row[i0 + ii] + dep[p]];
+      else
+        for (int64_t ii = 0; ii < rows; ii++)
+          dst[p * mr + ii] = a[(i0 + ii) * rs + p * cs];
       for (int64_t ii = rows; ii < mr; ii++)
         dst[p * mr + ii] = 0;
     }
   }
 }
 
-/* Packs rows [0, kc) x columns [0, nc) of B (element (p, j) at b[p*rs + j*cs]) into
- * micro-panels of nr columns: (p, j = r*nr + jj) at dst[r*nr*kc + p*nr + jj]; columns past nc
- * are zero. */
-static void GEMM_NAME(pack_b)(const GEMM_T *b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, int nr,
-                              GEMM_T *dst) {
+/* Packs rows [0, kc) x columns [0, nc) of B into micro-panels of nr columns: (p, j = r*nr + jj)
+ * at dst[r*nr*kc + p*nr + jj]; columns past nc are zero.  Element (p, j) is at
+ * b[dep[p] + col[j]] with offset tables, else at b[p*rs + j*cs]. */
+static void GEMM_NAME(pack_b)(const GEMM_T *b, const int64_t *dep, const int64_t *col, int64_t rs, int64_t cs,
+                              int64_t kc, int64_t nc, int nr, GEMM_T *dst) {
   for (int64_t j0 = 0; j0 < nc; j0 += nr, dst += (int64_t)nr * kc) {
     int64_t cols = nc - j0 < nr ? nc - j0 : nr;
     for (int64_t p = 0; p < kc; p++) {
-      const GEMM_T *src = b + p * rs + j0 * cs;
       GEMM_T *d = dst + p * nr;
-      if (cs == 1)
+      if (col)
         for (int64_t jj = 0; jj < cols; jj++)
-          d[jj] = src[jj];
+          d[jj] = b[dep[p] + col[j0 + jj]];
+      else if (cs == 1)
+        for (int64_t jj = 0; jj < cols; jj++)
+          d[jj] = b[p * rs + j0 + jj];
       else
         for (int64_t jj = 0; jj < cols; jj++)
-          d[jj] = src[jj * cs];
+          d[jj] = b[p * rs + (j0 + jj) * cs];
       for (int64_t jj = cols; jj < nr; jj++)
         d[jj] = 0;
     }
@@ -104,6 +109,9 @@ typedef struct GEMM_NAME(job) {
   int64_t m, n, kk, mc, kc, nc;
   const GEMM_T *a, *b;
   int64_t a_rs, a_cs, b_rs, b_cs;
+  /* Offset tables instead of strides (all four or none): A rows and depths, B depths and
+   * columns. */
+  const int64_t *a_row, *a_dep, *b_dep, *b_col;
   GEMM_T *c;
   int64_t ldc;
   /* The panel being worked on: columns [jc, jc + ncur) and depths [pc, pc + kcur). */
@@ -122,7 +130,10 @@ static void GEMM_NAME(row_blocks)(void *arg, int64_t begin, int64_t end) {
   }
   for (int64_t blk = begin; blk < end; blk++) {
     int64_t ic = blk * j->mc, mcur = j->m - ic < j->mc ? j->m - ic : j->mc;
-    GEMM_NAME(pack_a)(j->a + ic * j->a_rs + j->pc * j->a_cs, j->a_rs, j->a_cs, mcur, j->kcur, j->k.mr, ap);
+    if (j->a_row)
+      GEMM_NAME(pack_a)(j->a, j->a_row + ic, j->a_dep + j->pc, 0, 0, mcur, j->kcur, j->k.mr, ap);
+    else
+      GEMM_NAME(pack_a)(j->a + ic * j->a_rs + j->pc * j->a_cs, NULL, NULL, j->a_rs, j->a_cs, mcur, j->kcur, j->k.mr, ap);
     GEMM_NAME(macro_kernel)(&j->k, ap, j->bp, mcur, j->ncur, j->kcur, j->c + ic * j->ldc + j->jc, j->ldc,
                             j->pc > 0);
   }
@@ -135,7 +146,8 @@ static void GEMM_NAME(naive)(const GEMM_NAME(job) *j) {
     for (int64_t jj = 0; jj < j->n; jj++) {
       GEMM_T s = 0;
       for (int64_t p = 0; p < j->kk; p++)
-        s += j->a[i * j->a_rs + p * j->a_cs] * j->b[p * j->b_rs + jj * j->b_cs];
+        s += j->a_row ? j->a[j->a_row[i] + j->a_dep[p]] * j->b[j->b_dep[p] + j->b_col[jj]]
+                      : j->a[i * j->a_rs + p * j->a_cs] * j->b[p * j->b_rs + jj * j->b_cs];
       j->c[i * j->ldc + jj] = s;
     }
 }
@@ -157,7 +169,11 @@ static void GEMM_NAME(gemm)(hlo_context *ctx, int threads, GEMM_NAME(job) *j) {
     j->ncur = j->n - j->jc < j->nc ? j->n - j->jc : j->nc;
     for (j->pc = 0; j->pc < j->kk; j->pc += j->kc) {
       j->kcur = j->kk - j->pc < j->kc ? j->kk - j->pc : j->kc;
-      GEMM_NAME(pack_b)(j->b + j->pc * j->b_rs + j->jc * j->b_cs, j->b_rs, j->b_cs, j->kcur, j->ncur, j->k.nr, bp);
+      if (j->b_col)
+        GEMM_NAME(pack_b)(j->b, j->b_dep + j->pc, j->b_col + j->jc, 0, 0, j->kcur, j->ncur, j->k.nr, bp);
+      else
+        GEMM_NAME(pack_b)(j->b + j->pc * j->b_rs + j->jc * j->b_cs, NULL, NULL, j->b_rs, j->b_cs, j->kcur, j->ncur,
+                          j->k.nr, bp);
       j->bp = bp;
       int64_t blocks = (j->m + j->mc - 1) / j->mc;
       if (threads > 1)
@@ -179,16 +195,40 @@ static void GEMM_NAME(gemm)(hlo_context *ctx, int threads, GEMM_NAME(job) *j) {
 typedef struct GEMM_NAME(batch_job) {
   GEMM_NAME(job) proto;
   int64_t a_bs, b_bs;
+  const int64_t *a_boff, *b_boff; /* batch offsets (tables) instead of a_bs, b_bs */
 } GEMM_NAME(batch_job);
+
+/* The product of batch t. */
+static GEMM_NAME(job) GEMM_NAME(batch_at)(const GEMM_NAME(batch_job) *bj, int64_t t) {
+  GEMM_NAME(job) j = bj->proto;
+  j.a += bj->a_boff ? bj->a_boff[t] : t * bj->a_bs;
+  j.b += bj->b_boff ? bj->b_boff[t] : t * bj->b_bs;
+  j.c += t * j.m * j.n;
+  return j;
+}
 
 static void GEMM_NAME(batches)(void *arg, int64_t begin, int64_t end) {
   const GEMM_NAME(batch_job) *bj = arg;
   for (int64_t t = begin; t < end; t++) {
-    GEMM_NAME(job) j = bj->proto;
-    j.a += t * bj->a_bs;
-    j.b += t * bj->b_bs;
-    j.c += t * j.m * j.n;
+    GEMM_NAME(job) j = GEMM_NAME(batch_at)(bj, t);
     GEMM_NAME(gemm)(NULL, 1, &j);
+  }
+}
+
+/* Runs every batch of bj: batches in parallel when there are enough of them, else one after
+ * the other with each product's row blocks in parallel. */
+static void GEMM_NAME(run_batches)(hlo_context *ctx, int64_t batch, GEMM_NAME(batch_job) *bj) {
+  const GEMM_NAME(job) *p = &bj->proto;
+  if (batch <= 0 || p->m <= 0 || p->n <= 0)
+    return;
+  int threads = gemm_threads(ctx, p->m, p->n, p->kk);
+  if (batch > 1 && (batch >= threads || threads == 1)) {
+    hlo_rt_parallel_for(threads > 1 ? ctx : NULL, batch, GEMM_NAME(batches), bj);
+    return;
+  }
+  for (int64_t t = 0; t < batch; t++) {
+    GEMM_NAME(job) j = GEMM_NAME(batch_at)(bj, t);
+    GEMM_NAME(gemm)(ctx, threads, &j);
   }
 }
 
@@ -201,20 +241,18 @@ HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_strided)(hlo_context *ctx, int64_t batc
                 .a_cs = a_cs, .b_rs = b_rs, .b_cs = b_cs, .c = c, .ldc = n},
       .a_bs = a_bs,
       .b_bs = b_bs};
-  if (batch <= 0 || m <= 0 || n <= 0)
-    return;
-  int threads = gemm_threads(ctx, m, n, k);
-  if (batch > 1 && (batch >= threads || threads == 1)) {
-    hlo_rt_parallel_for(threads > 1 ? ctx : NULL, batch, GEMM_NAME(batches), &bj);
-    return;
-  }
-  for (int64_t t = 0; t < batch; t++) {
-    GEMM_NAME(job) j = bj.proto;
-    j.a += t * a_bs;
-    j.b += t * b_bs;
-    j.c += t * m * n;
-    GEMM_NAME(gemm)(ctx, threads, &j);
-  }
+  GEMM_NAME(run_batches)(ctx, batch, &bj);
+}
+
+HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_indexed)(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                                  const GEMM_T *a, const int64_t *a_off, const GEMM_T *b,
+                                                  const int64_t *b_off, GEMM_T *c) {
+  GEMM_NAME(batch_job) bj = {
+      .proto = {.k = GEMM_NAME(pick_kernel)(), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_row = a_off + batch,
+                .a_dep = a_off + batch + m, .b_dep = b_off + batch, .b_col = b_off + batch + k, .c = c, .ldc = n},
+      .a_boff = a_off,
+      .b_boff = b_off};
+  GEMM_NAME(run_batches)(ctx, batch, &bj);
 }
 
 HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm)(hlo_context *ctx, int64_t m, int64_t n, int64_t k, const GEMM_T *a,

@@ -147,6 +147,64 @@ static void check_strided_f64(hlo_context *ctx, int64_t batch, int64_t m, int64_
   free(c);
 }
 
+/* Offset tables: A is stored [m1][k][m2] (rows i = i1*m2 + i2 are not one strided dimension)
+ * and B [n][k] with batches 3 elements apart beyond the data; compared through dense copies. */
+static void check_indexed_f32(hlo_context *ctx, int64_t batch, int64_t m1, int64_t m2, int64_t n, int64_t k,
+                              uint64_t seed) {
+  int64_t m = m1 * m2, asz = m * k + 3, bsz = k * n + 3;
+  float *a = malloc(sizeof(float) * (size_t)(batch * asz)), *b = malloc(sizeof(float) * (size_t)(batch * bsz));
+  float *c = malloc(sizeof(float) * (size_t)(batch * m * n + 1));
+  float *ad = malloc(sizeof(float) * (size_t)(m * k + 1)), *bd = malloc(sizeof(float) * (size_t)(k * n + 1));
+  int64_t *ao = malloc(sizeof(int64_t) * (size_t)(batch + m + k)), *bo = malloc(sizeof(int64_t) * (size_t)(batch + k + n));
+  for (int64_t i = 0; i < batch * asz; i++)
+    a[i] = (float)next_value(&seed);
+  for (int64_t i = 0; i < batch * bsz; i++)
+    b[i] = (float)next_value(&seed);
+  for (int64_t t = 0; t < batch; t++)
+    ao[t] = t * asz, bo[t] = t * bsz;
+  for (int64_t i = 0; i < m; i++)
+    ao[batch + i] = (i / m2) * k * m2 + i % m2;
+  for (int64_t p = 0; p < k; p++)
+    ao[batch + m + p] = p * m2, bo[batch + p] = p;
+  for (int64_t j = 0; j < n; j++)
+    bo[batch + k + j] = j * k;
+  hlo_rt_gemm_indexed_f32(ctx, batch, m, n, k, a, ao, b, bo, c);
+  for (int64_t t = 0; t < batch; t++) {
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t p = 0; p < k; p++)
+        ad[i * k + p] = a[t * asz + (i / m2) * k * m2 + p * m2 + i % m2];
+    for (int64_t p = 0; p < k; p++)
+      for (int64_t j = 0; j < n; j++)
+        bd[p * n + j] = b[t * bsz + j * k + p];
+    char what[96];
+    snprintf(what, sizeof what, "f32 indexed batch %lld/%lld %lldx%lldx%lld", (long long)t, (long long)batch,
+             (long long)m, (long long)n, (long long)k);
+    CHECK_PRODUCT(float, what, m, n, k, ad, k, 1, bd, n, 1, c + t * m * n, n, FLT_EPSILON);
+  }
+  free(a), free(b), free(c), free(ad), free(bd), free(ao), free(bo);
+}
+
+/* The same for f64 with one batch: A [k][m] (depth-major) through tables, B dense. */
+static void check_indexed_f64(hlo_context *ctx, int64_t m, int64_t n, int64_t k, uint64_t seed) {
+  double *a = malloc(sizeof(double) * (size_t)(m * k + 1)), *b = malloc(sizeof(double) * (size_t)(k * n + 1));
+  double *c = malloc(sizeof(double) * (size_t)(m * n + 1));
+  int64_t *ao = malloc(sizeof(int64_t) * (size_t)(1 + m + k)), *bo = malloc(sizeof(int64_t) * (size_t)(1 + k + n));
+  for (int64_t i = 0; i < m * k; i++)
+    a[i] = next_value(&seed);
+  for (int64_t i = 0; i < k * n; i++)
+    b[i] = next_value(&seed);
+  ao[0] = bo[0] = 0;
+  for (int64_t i = 0; i < m; i++)
+    ao[1 + i] = i;
+  for (int64_t p = 0; p < k; p++)
+    ao[1 + m + p] = p * m, bo[1 + p] = p * n;
+  for (int64_t j = 0; j < n; j++)
+    bo[1 + k + j] = j;
+  hlo_rt_gemm_indexed_f64(ctx, 1, m, n, k, a, ao, b, bo, c);
+  CHECK_PRODUCT(double, "f64 indexed", m, n, k, a, 1, m, b, n, 1, c, n, DBL_EPSILON);
+  free(a), free(b), free(c), free(ao), free(bo);
+}
+
 /* k = 0: the product of empty sums is zero. */
 static void check_empty(void) {
   float a[1] = {1}, b[1] = {1}, c[6] = {5, 5, 5, 5, 5, 5};
@@ -194,6 +252,10 @@ static void run_sizes(hlo_context *ctx) {
   check_strided_f32(ctx, 1, 200, 100, 300, seed + 2);
   check_strided_f64(ctx, 2, 9, 11, 3, seed + 3);
   check_strided_f64(ctx, 6, 40, 50, 60, seed + 4);
+  check_indexed_f32(ctx, 2, 3, 5, 7, 11, seed + 5);
+  check_indexed_f32(ctx, 1, 20, 13, 150, 90, seed + 6);
+  check_indexed_f32(ctx, 5, 4, 30, 33, 400, seed + 7);
+  check_indexed_f64(ctx, 70, 130, 300, seed + 8);
 }
 
 int main(void) {

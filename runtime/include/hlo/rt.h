@@ -60,6 +60,17 @@ HLO_RT_EXPORT void hlo_rt_gemm_strided_f32(hlo_context *ctx, int64_t batch, int6
 HLO_RT_EXPORT void hlo_rt_gemm_strided_f64(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
                                            const double *a, int64_t a_bs, int64_t a_rs, int64_t a_cs,
                                            const double *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, double *c);
+/* Batched products of operands in any layout, through element-offset tables:
+ * a_off = [batch offsets (batch), row offsets (m), depth offsets (k)] with A_t(i, p) =
+ * a[a_off[t] + a_off[batch + i] + a_off[batch + m + p]], and b_off = [batch (batch), depth (k),
+ * column (n)] with B_t(p, j) = b[b_off[t] + b_off[batch + p] + b_off[batch + k + j]]; C as in
+ * hlo_rt_gemm_strided_*. */
+HLO_RT_EXPORT void hlo_rt_gemm_indexed_f32(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                           const float *a, const int64_t *a_off, const float *b,
+                                           const int64_t *b_off, float *c);
+HLO_RT_EXPORT void hlo_rt_gemm_indexed_f64(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                           const double *a, const int64_t *a_off, const double *b,
+                                           const int64_t *b_off, double *c);
 /* ---- end of the CODEGEN-OPS block ---- */
 
 #endif
