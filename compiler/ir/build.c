@@ -1888,6 +1888,7 @@ static ir_instr *make_instr(ir_builder *b, ir_opcode op, ir_str name, ir_loc loc
 }
 
 static ir_instr *resolve_operand(ir_builder *b, ir_av *v);
+static bool build_operands(ir_builder *b, ir_instr *in, ir_av *args);
 
 /* %x#1#0: get-tuple-element chains made explicit. */
 static ir_instr *tuple_access(ir_builder *b, ir_instr *base, ir_av *v) {
@@ -1929,6 +1930,14 @@ static ir_instr *nested_instr(ir_builder *b, ir_av *v) {
     return NULL;
   }
   ir_str name = unique_name(b, v->s, "nested");
+  if (op == IR_OP_PARAMETER) { /* short form: add(f32[10] parameter(0), ...) */
+    if (!v->shape) {
+      irb_error(b, v->loc, "a nested parameter needs its shape");
+      return NULL;
+    }
+    ir_instr *in = make_instr(b, op, name, v->loc, v->shape, NULL, 0);
+    return in && build_operands(b, in, v) && register_instr_as(b, in, true) ? in : NULL;
+  }
   if (op == IR_OP_CONSTANT) {
     if (!v->shape) {
       irb_error(b, v->loc, "a nested constant needs its shape");
