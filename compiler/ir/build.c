@@ -594,9 +594,12 @@ static bool element_from_av(ir_builder *b, ir_etype et, const ir_av *v, unsigned
       bool neg;
       if (!int_text(v, &mag, &neg)) {
         st = IR_LIT_OUT_OF_RANGE;
+      } else if (neg && mag > (uint64_t)INT64_MAX + 1) {
+        st = IR_LIT_OUT_OF_RANGE;
+      } else if (neg && et == IR_U64) {
+        st = ir_lit_encode_int(et, 0, 0 - mag, true, out); /* as XLA: u64 reads int64 text, -1 wraps */
       } else if (neg) {
-        st = mag > (uint64_t)INT64_MAX + 1 ? IR_LIT_OUT_OF_RANGE
-                                           : ir_lit_encode_int(et, (int64_t)(0 - mag), 0, false, out);
+        st = ir_lit_encode_int(et, (int64_t)(0 - mag), 0, false, out);
       } else {
         st = ir_lit_encode_int(et, 0, mag, true, out);
       }
