@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/ops.h"
 
 static LLVMValueRef leaf0(cg_function *f, const ir_instr *op) { return f->values[op->id].leaves[0]; }
 
@@ -104,6 +105,8 @@ void cg_lower_dot(cg_function *f, ir_instr *in, LLVMValueRef out) {
             ir_opcode_table[in->op].spelling);
     return;
   }
+  if (cg_dot_gemm(f, in, out)) /* large f32/f64 products: the runtime's blocked kernel (dot.c) */
+    return;
   const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;
   const ir_dot_dnums *d = &in->attrs.u.dot.dnums;
   ir_etype et = o->et;

@@ -1,0 +1,193 @@
+/* dot.c — the matrix-multiply path of dot.  A dot whose operands and result are all f32 or all
+ * f64 and that does at least 32768 multiply-adds per batch becomes one call of the runtime's
+ * blocked kernel (runtime/src/rt_gemm.c), which accumulates in the element type as XLA's CPU
+ * backend does.  Each operand's dimensions fall in index groups (batch, rows or columns,
+ * depth) in the order the result and the contraction pair them; when every group is one
+ * strided dimension of the row-major buffer the call passes strides (transposed operands cost
+ * nothing), else it passes element-offset tables emitted as constant globals.  Every other
+ * dot keeps control.c's loop nest.  Tests: compiler/codegen/ops_test.c, conformance 'dot'.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "codegen/ops.h"
+
+/* Per batch, fewer multiply-adds than this run faster in the inline loop nest. */
+#define DOT_GEMM_MIN_WORK 32768.0
+/* Operands of higher rank keep the loop nest (their index groups are fixed arrays). */
+#define DOT_MAX_RANK 64
+/* At most this many table entries (8 bytes each) for an operand layout without strides. */
+#define DOT_MAX_TABLE (1 << 20)
+
+/* One index group of one operand: its dimension numbers in the order of the group's
+ * row-major linear index. */
+typedef struct dot_group {
+  int n;
+  int64_t dims[DOT_MAX_RANK];
+} dot_group;
+
+typedef struct dot_plan {
+  int64_t batch, m, n, k;
+  dot_group lb, lm, lk; /* lhs: batch, rows (free dims ascending), depth */
+  dot_group rb, rk, rn; /* rhs: batch, depth, columns (free dims ascending) */
+} dot_plan;
+
+static int64_t dim_stride(const ir_shape *s, int64_t d) {
+  int64_t st = 1;
+  for (int64_t e = d + 1; e < s->rank; e++)
+    st *= s->dims[e];
+  return st;
+}
+
+static int64_t group_size(const ir_shape *s, const dot_group *g) {
+  int64_t n = 1;
+  for (int i = 0; i < g->n; i++)
+    n *= s->dims[g->dims[i]];
+  return n;
+}
+
+/* The stride of the group's linear index when the group is one strided dimension (size-1
+ * dimensions do not count); false otherwise. */
+static bool group_stride(const ir_shape *s, const dot_group *g, int64_t *out) {
+  int64_t prev = -1;
+  *out = 0;
+  for (int i = 0; i < g->n; i++) {
+    int64_t d = g->dims[i];
+    if (s->dims[d] == 1)
+      continue;
+    if (prev >= 0 && dim_stride(s, prev) != dim_stride(s, d) * s->dims[d])
+      return false;
+    prev = d;
+    *out = dim_stride(s, d);
+  }
+  return true;
+}
+
+/* out[i] = the element offset of the group's linear index i (row-major over the group). */
+static void group_offsets(const ir_shape *s, const dot_group *g, int64_t *out) {
+  int64_t idx[DOT_MAX_RANK] = {0}, total = group_size(s, g), off = 0;
+  for (int64_t i = 0; i < total; i++) {
+    out[i] = off;
+    for (int j = g->n - 1; j >= 0; j--) { /* odometer step, innermost dimension last */
+      int64_t d = g->dims[j];
+      off += dim_stride(s, d);
+      if (++idx[j] < s->dims[d])
+        break;
+      off -= idx[j] * dim_stride(s, d);
+      idx[j] = 0;
+    }
+  }
+}
+
+static void add_list(dot_group *g, const ir_i64_list *l) {
+  for (int i = 0; i < l->n; i++)
+    g->dims[g->n++] = l->v[i];
+}
+
+/* The free dimensions of s (in neither list), ascending. */
+static void add_free(dot_group *g, const ir_shape *s, const ir_i64_list *batch, const ir_i64_list *contracting) {
+  for (int64_t d = 0; d < s->rank; d++) {
+    bool used = false;
+    for (int i = 0; i < batch->n; i++)
+      used |= batch->v[i] == d;
+    for (int i = 0; i < contracting->n; i++)
+      used |= contracting->v[i] == d;
+    if (!used)
+      g->dims[g->n++] = d;
+  }
+}
+
+/* Fills p when `in` qualifies for the kernel. */
+static bool dot_plan_make(const ir_instr *in, dot_plan *p) {
+  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape;
+  const ir_dot_dnums *d = &in->attrs.u.dot.dnums;
+  ir_etype et = in->shape->et;
+  if (in->op != IR_OP_DOT || (et != IR_F32 && et != IR_F64) || l->et != et || r->et != et)
+    return false;
+  if (l->rank > DOT_MAX_RANK || r->rank > DOT_MAX_RANK)
+    return false;
+  *p = (dot_plan){0};
+  add_list(&p->lb, &d->lhs_batch);
+  add_free(&p->lm, l, &d->lhs_batch, &d->lhs_contracting);
+  add_list(&p->lk, &d->lhs_contracting);
+  add_list(&p->rb, &d->rhs_batch);
+  add_list(&p->rk, &d->rhs_contracting);
+  add_free(&p->rn, r, &d->rhs_batch, &d->rhs_contracting);
+  p->batch = group_size(l, &p->lb);
+  p->m = group_size(l, &p->lm);
+  p->k = group_size(l, &p->lk);
+  p->n = group_size(r, &p->rn);
+  return (double)p->m * (double)p->n * (double)p->k >= DOT_GEMM_MIN_WORK;
+}
+
+static LLVMValueRef call_runtime(cg_function *f, const char *name, LLVMValueRef *args, unsigned n) {
+  cg_module *cm = f->cm;
+  LLVMTypeRef params[16];
+  for (unsigned i = 0; i < n; i++)
+    params[i] = LLVMTypeOf(args[i]);
+  LLVMTypeRef ft = LLVMFunctionType(cm->void_t, params, n, 0);
+  return LLVMBuildCall2(cm->b, ft, cg_runtime_fn(cm, name, ft), args, n, "");
+}
+
+/* A constant global holding the offsets of groups g0, g1, g2 of s, one after the other. */
+static LLVMValueRef offsets_global(cg_function *f, const ir_shape *s, const dot_group *g0, const dot_group *g1,
+                                   const dot_group *g2, const char *name) {
+  cg_module *cm = f->cm;
+  const dot_group *gs[3] = {g0, g1, g2};
+  int64_t n = group_size(s, g0) + group_size(s, g1) + group_size(s, g2), at = 0;
+  int64_t *v = malloc(sizeof *v * (size_t)n);
+  LLVMValueRef *c = malloc(sizeof *c * (size_t)n);
+  if (!v || !c) {
+    free(v);
+    free(c);
+    return NULL;
+  }
+  for (int i = 0; i < 3; i++) {
+    group_offsets(s, gs[i], v + at);
+    at += group_size(s, gs[i]);
+  }
+  for (int64_t i = 0; i < n; i++)
+    c[i] = cg_i64(cm, v[i]);
+  LLVMValueRef init = LLVMConstArray2(cm->i64, c, (uint64_t)n);
+  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), name);
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  free(v);
+  free(c);
+  return g;
+}
+
+bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  cg_module *cm = f->cm;
+  dot_plan p;
+  if (!dot_plan_make(in, &p))
+    return false;
+  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape;
+  LLVMValueRef a = f->values[in->operands[0]->id].leaves[0], b = f->values[in->operands[1]->id].leaves[0];
+  const char *suf = in->shape->et == IR_F32 ? "f32" : "f64";
+  char name[64];
+  int64_t st[6];
+  if (group_stride(l, &p.lb, &st[0]) && group_stride(l, &p.lm, &st[1]) && group_stride(l, &p.lk, &st[2]) &&
+      group_stride(r, &p.rb, &st[3]) && group_stride(r, &p.rk, &st[4]) && group_stride(r, &p.rn, &st[5])) {
+    LLVMValueRef args[14] = {f->ctx_arg,     cg_i64(cm, p.batch), cg_i64(cm, p.m),     cg_i64(cm, p.n),
+                             cg_i64(cm, p.k), a,                   cg_i64(cm, st[0]),   cg_i64(cm, st[1]),
+                             cg_i64(cm, st[2]), b,                 cg_i64(cm, st[3]),   cg_i64(cm, st[4]),
+                             cg_i64(cm, st[5]), out};
+    snprintf(name, sizeof name, "hlo_rt_gemm_strided_%s", suf);
+    call_runtime(f, name, args, 14);
+    return true;
+  }
+  if (2 * p.batch + p.m + 2 * p.k + p.n > DOT_MAX_TABLE)
+    return false;
+  LLVMValueRef ao = offsets_global(f, l, &p.lb, &p.lm, &p.lk, "dot.lhs.offsets");
+  LLVMValueRef bo = ao ? offsets_global(f, r, &p.rb, &p.rk, &p.rn, "dot.rhs.offsets") : NULL;
+  if (!bo)
+    return false; /* out of memory: the loop nest needs none */
+  LLVMValueRef args[10] = {f->ctx_arg, cg_i64(cm, p.batch), cg_i64(cm, p.m), cg_i64(cm, p.n), cg_i64(cm, p.k),
+                           a,          ao,                  b,               bo,              out};
+  snprintf(name, sizeof name, "hlo_rt_gemm_indexed_%s", suf);
+  call_runtime(f, name, args, 10);
+  return true;
+}
