@@ -112,6 +112,18 @@ if want:
     sys.exit("missing constants: %s" % sorted(want))
 PY
     ;;
+  dce)
+    # The dump after DCE keeps exactly the live instructions and computations (the file's
+    # comment says which); the result still verifies.
+    "$hloc" "$src/testdata/driver/dce.hlo" --emit=hlo --after-passes --dump-dir d -o after.hlo || fail "compile"
+    "$hloc" after.hlo --emit=none || fail "the module after DCE does not verify"
+    names=$(grep -oE '^ +(ROOT )?%[A-Za-z0-9_.]+ ' d/03-dce.hlo | sed 's/ROOT //; s/ //g' | sort | tr '\n' ' ')
+    want="%e %f %hi %lo %of %r %sum %tok %total %x %y %zero "
+    [ "$names" = "$want" ] || fail "instructions after DCE: '$names', expected '$want'"
+    comps=$(grep -oE '^(ENTRY )?%[a-z_]+ ' d/03-dce.hlo | sed 's/ENTRY //; s/ //g' | tr '\n' ' ')
+    [ "$comps" = "%add_used %main " ] || fail "computations after DCE: '$comps'"
+    grep -q "%dead1" d/02-canonicalize-broadcasts.hlo || fail "the dump before DCE lost %dead1"
+    ;;
   *)
     fail "unknown case $case_name"
     ;;
