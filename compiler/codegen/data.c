@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/ops.h"
 
 static LLVMValueRef leaf0(cg_function *f, const ir_instr *op) { return f->values[op->id].leaves[0]; }
 
@@ -211,6 +212,8 @@ void cg_lower_data(cg_function *f, ir_instr *in, LLVMValueRef out) {
   case IR_OP_BITCAST:
   case IR_OP_COPY:
   case IR_OP_BITCAST_CONVERT:
+    if (in->op == IR_OP_BITCAST_CONVERT && cg_bitcast_convert_bits(f, in, out))
+      return; /* sub-byte element types (convert_bits.c) */
     copy_bytes(f, out, leaf0(f, op0), r);
     return;
   case IR_OP_DYNAMIC_SLICE: lower_dynamic_slice(f, in, out); return;

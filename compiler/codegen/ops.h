@@ -1,6 +1,7 @@
-/* ops.h — entry points of the CODEGEN-OPS files that the lowering in control.c calls: the
- * matrix-multiply path of dot (dot.c).  Additive to cg_internal.h; the per-family table still
- * dispatches dot to cg_lower_dot, which asks cg_dot_gemm first.
+/* ops.h — entry points of the CODEGEN-OPS files that control.c and data.c call: the
+ * matrix-multiply path of dot (dot.c) and sub-byte bitcast-convert (convert_bits.c).
+ * Additive to cg_internal.h; the per-family table still dispatches to cg_lower_dot and
+ * cg_lower_data, which ask these first.
  */
 #ifndef HLOC_CODEGEN_OPS_H
 #define HLOC_CODEGEN_OPS_H
@@ -13,5 +14,10 @@
  * is an f32 or f64 product (both operands and the result of that type) of at least 32768
  * multiply-adds per batch; returns false, emitting nothing, for every other dot. */
 bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out);
+
+/* Emits a bitcast-convert whose operand or result element type is narrower than a byte
+ * (convert_bits.c) writing `out`; returns false, emitting nothing, when both are a byte or
+ * wider (a byte copy is right for those). */
+bool cg_bitcast_convert_bits(cg_function *f, ir_instr *in, LLVMValueRef out);
 
 #endif

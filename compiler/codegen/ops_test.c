@@ -652,6 +652,44 @@ static void test_bitcast_convert(void) {
     CHECK(hf[0] == 1.5f && hf[1] == -10.0f, "u16 -> bf16 -> f32: %g %g", hf[0], hf[1]);
 }
 
+/* Sub-byte types: equal widths reinterpret the 4 bits; lanes split and join lowest first. */
+static void test_bitcast_convert_subbyte(void) {
+  const char *same = "HloModule m\nENTRY e {\n  a = s4[4] parameter(0)\n  ROOT b = u4[4] bitcast-convert(a)\n}\n";
+  int8_t s4[4] = {-1, 7, -8, 0};
+  uint8_t u4[4];
+  if (run1(same, s4, u4, 4))
+    CHECK(u4[0] == 15 && u4[1] == 7 && u4[2] == 8 && u4[3] == 0, "s4 -> u4: %d %d %d %d", u4[0], u4[1], u4[2], u4[3]);
+  const char *back = "HloModule m\nENTRY e {\n  a = u4[3] parameter(0)\n  ROOT b = s4[3] bitcast-convert(a)\n}\n";
+  uint8_t ub[3] = {15, 8, 7};
+  int8_t sb[3];
+  if (run1(back, ub, sb, 3))
+    CHECK(sb[0] == -1 && sb[1] == -8 && sb[2] == 7, "u4 -> s4: %d %d %d", sb[0], sb[1], sb[2]);
+  /* 0x1F -> lanes 0xF (-1), 0x1; 0xC8 -> 0x8 (-8), 0xC (-4) */
+  const char *split = "HloModule m\nENTRY e {\n  a = u8[2] parameter(0)\n  ROOT b = s4[2,2] bitcast-convert(a)\n}\n";
+  uint8_t bytes[2] = {0x1F, 0xC8};
+  int8_t lanes[4];
+  if (run1(split, bytes, lanes, 4))
+    CHECK(lanes[0] == -1 && lanes[1] == 1 && lanes[2] == -8 && lanes[3] == -4, "u8 -> s4[2,2]: %d %d %d %d",
+          lanes[0], lanes[1], lanes[2], lanes[3]);
+  const char *join = "HloModule m\nENTRY e {\n  a = s4[3,2] parameter(0)\n  ROOT b = u8[3] bitcast-convert(a)\n}\n";
+  int8_t in[6] = {1, 2, -1, 0, -8, 7};
+  uint8_t joined[3];
+  if (run1(join, in, joined, 3))
+    CHECK(joined[0] == 0x21 && joined[1] == 0x0F && joined[2] == 0x78, "s4[3,2] -> u8: %#x %#x %#x", joined[0],
+          joined[1], joined[2]);
+  /* s16 0x1234 -> u4[4] {4, 3, 2, 1}; u2[4] {1, 2, 3, 0} -> u8 0b00111001 */
+  const char *wide = "HloModule m\nENTRY e {\n  a = s16[] parameter(0)\n  ROOT b = u4[4] bitcast-convert(a)\n}\n";
+  int16_t w = 0x1234;
+  uint8_t nib[4];
+  if (run1(wide, &w, nib, 4))
+    CHECK(nib[0] == 4 && nib[1] == 3 && nib[2] == 2 && nib[3] == 1, "s16 -> u4[4]: %d %d %d %d", nib[0], nib[1],
+          nib[2], nib[3]);
+  const char *u2 = "HloModule m\nENTRY e {\n  a = u2[4] parameter(0)\n  ROOT b = u8[] bitcast-convert(a)\n}\n";
+  uint8_t twos[4] = {1, 2, 3, 0}, one = 0;
+  if (run1(u2, twos, &one, 1))
+    CHECK(one == 0x39, "u2[4] -> u8: %#x", one);
+}
+
 int main(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
@@ -662,6 +700,7 @@ int main(void) {
   test_map();
   test_reduce_precision();
   test_bitcast_convert();
+  test_bitcast_convert_subbyte();
   printf("ops_test: %d checks, %d failed\n", g_checks, g_failures);
   return g_failures ? 1 : 0;
 }
