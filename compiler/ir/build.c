@@ -1458,8 +1458,8 @@ static bool a_operand_layout_constraints(attr_ctx *x) {
 /* literal=s32[2]{0} {1, 2} (the shape is written before the values).  A tuple literal,
  * ( s32[1]{0} {4}, pred[] true ), is kept verbatim. */
 static bool a_cc_literal(attr_ctx *x) {
-  if (x->v->kind != AV_SHAPED)
-    return false;
+  if (x->v->kind != AV_SHAPED || !x->v->shape)
+    return false; /* no shape: it was malformed and has been reported */
   ir_literal *lit = literal_from_av(x->b, x->v->shape, x->v);
   x->in->attrs.u.custom_call.literal = lit;
   return lit != NULL;
