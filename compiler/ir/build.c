@@ -2310,6 +2310,23 @@ static void build_instr(ir_builder *b, ir_instr *in, bool root, ir_av *opcode, i
   }
 }
 
+/* An async update or done that names its computation (calls=) must name the one its start
+ * runs, as XLA's parser requires. */
+static void check_async_calls(ir_builder *b, const ir_computation *c) {
+  for (int i = 0; i < c->n_instrs; i++) {
+    const ir_instr *in = c->instrs[i];
+    if ((in->op != IR_OP_ASYNC_UPDATE && in->op != IR_OP_ASYNC_DONE) || in->n_called != 1 ||
+        in->n_operands != 1)
+      continue;
+    const ir_instr *src = in->operands[0];
+    if (src->n_called != 1 || src->called[0] == in->called[0])
+      continue;
+    irb_error(b, in->loc, "%%%s: calls=%%%s, but %%%s runs %%%s", in->name.p, in->called[0]->name.p,
+              src->name.p, src->called[0]->name.p);
+    return;
+  }
+}
+
 bool irb_finish(ir_builder *b) {
   ir_module *m = b->m;
   if (irb_failed(b))
@@ -2333,6 +2350,8 @@ bool irb_finish(ir_builder *b) {
   }
   if (!m->name.p)
     m->name = ir_intern(m, "module", 6);
+  for (int i = 0; i < m->n_comps && !irb_failed(b); i++)
+    check_async_calls(b, m->comps[i]);
   if (irb_failed(b))
     return false;
   ir_rebuild_uses(m);
