@@ -808,8 +808,22 @@ void irb_stack_frames(ir_builder *b, size_t start, size_t end) {
   b->m->stack_frames = irb_text(b, start, end);
 }
 
+/* Keeps the written signature "(params) -> result" on the computation for the verifier, which
+ * checks it again once omitted shapes have been inferred. */
+static bool keep_signature(ir_builder *b, ir_computation *c, const ir_av *params, ir_shape *result) {
+  c->sig_result = result;
+  if (params->n == 0)
+    return true;
+  c->sig_params = ir_arena_alloc_array(&b->m->arena, (size_t)params->n, sizeof *c->sig_params);
+  if (!c->sig_params)
+    return false;
+  for (int i = 0; i < params->n; i++)
+    c->sig_params[i] = params->kids[i]->shape;
+  c->n_sig_params = params->n;
+  return true;
+}
+
 void irb_begin_computation(ir_builder *b, ir_av *name, bool entry, ir_av *params, ir_shape *result) {
-  (void)result; /* params->shape */
   b->sig = params;
   b->cur = NULL;
   b->cur_has_root = false;
@@ -835,6 +849,10 @@ void irb_begin_computation(ir_builder *b, ir_av *name, bool entry, ir_av *params
   c->is_entry = entry;
   c->loc = name->loc;
   c->has_signature = params != NULL;
+  if (params && !keep_signature(b, c, params, result)) {
+    irb_oom(b, name->loc);
+    return;
+  }
   if (entry) {
     b->saw_entry = true;
     b->m->entry = c;

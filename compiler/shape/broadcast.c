@@ -387,11 +387,6 @@ ir_shape *shape_broadcast_to_target(ir_module *m, const ir_shape *operand, const
   return make_shape(m, operand->et, rank, out);
 }
 
-ir_shape *shape_broadcast_bidirectional(ir_module *m, const ir_shape *operand, const ir_i64_list *target,
-                                        const char *what, ir_loc loc, ir_diag_list *d) {
-  return shape_broadcast_to_target(m, operand, target, NULL, what, loc, d);
-}
-
 /* ---- where operand dimensions land (for pass_canonicalize_broadcasts) ------------------------- */
 
 static void right_aligned(int rank, int res_rank, int64_t *out_map) {

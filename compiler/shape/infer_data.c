@@ -58,7 +58,7 @@ ir_shape *shape_infer_broadcast(shape_ctx *x, ir_instr *in) {
   if (in->attrs.bc.auto_broadcast == IR_AB_BIDIRECTIONAL) {
     char what[300];
     snprintf(what, sizeof what, "%%%s", in->name.p);
-    return shape_broadcast_bidirectional(x->m, s, &in->attrs.bc.target_shape, what, in->loc, x->diags);
+    return shape_broadcast_to_target(x->m, s, &in->attrs.bc.target_shape, x->opts, what, in->loc, x->diags);
   }
   if (!in->shape)
     return NULL;

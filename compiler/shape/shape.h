@@ -39,12 +39,9 @@ ir_shape *shape_broadcast_binary(ir_module *m, const ir_shape *lhs, const ir_sha
                                  const char *what, ir_loc loc, ir_diag_list *diags);
 
 /* The bidirectional rule (OpenVINO): numpy-style right-aligned broadcast of `operand` with
- * the dimensions `target`; used by broadcast(x), auto_broadcast=bidirectional. */
-ir_shape *shape_broadcast_bidirectional(ir_module *m, const ir_shape *operand, const ir_i64_list *target,
-                                        const char *what, ir_loc loc, ir_diag_list *diags);
-
-/* The same, and under opts->strict (opts may be NULL) the rejection of
- * auto_broadcast=bidirectional, an hloc extension XLA does not know. */
+ * the dimensions `target`, used by broadcast(x), auto_broadcast=bidirectional; under
+ * opts->strict (opts may be NULL) that attribute, an hloc extension XLA does not know, is
+ * rejected. */
 ir_shape *shape_broadcast_to_target(ir_module *m, const ir_shape *operand, const ir_i64_list *target,
                                     const shape_options *opts, const char *what, ir_loc loc, ir_diag_list *diags);
 
