@@ -6,7 +6,7 @@
 if(HLOC_HAVE_CODEGEN)
   file(GLOB MODELS CONFIGURE_DEPENDS ${HLOC_SHARED_DIR}/models/*.hlo)
   foreach(m ${MODELS})
-    get_filename_component(name ${m} NAME_WE)
+    get_filename_component(name ${m} NAME_WLE)
     if(name STREQUAL "gemma3_1b_flax_call")
       add_test(NAME models.compile.${name} COMMAND $<TARGET_FILE:hloc> ${m} -O0 -o ${CMAKE_BINARY_DIR}/${name}.so)
       continue()
