@@ -15,69 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "passes/pass_names.h"
 #include "passes/passes.h"
 #include "shape/shape.h"
-
-/* ---- the module's names (for fresh ones): open addressing over interned views ------------- */
-
-typedef struct name_set {
-  ir_str *slot;
-  size_t cap, n;
-} name_set;
-
-static uint64_t name_hash(const char *p, size_t len) {
-  uint64_t h = 1469598103934665603u;
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ (unsigned char)p[i]) * 1099511628211u;
-  return h;
-}
-
-/* The slot holding `p`, or the empty slot where it would go (s->cap > 0). */
-static ir_str *name_find(const name_set *s, const char *p, size_t len) {
-  for (size_t i = name_hash(p, len) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-    ir_str *e = &s->slot[i];
-    if (!e->p || (e->len == len && memcmp(e->p, p, len) == 0))
-      return e;
-  }
-}
-
-static bool name_add(name_set *s, ir_str name) {
-  if (2 * (s->n + 1) > s->cap) {
-    name_set g = {calloc(s->cap ? 2 * s->cap : 64, sizeof(ir_str)), s->cap ? 2 * s->cap : 64, 0};
-    if (!g.slot)
-      return false;
-    for (size_t i = 0; i < s->cap; i++)
-      if (s->slot[i].p)
-        *name_find(&g, s->slot[i].p, s->slot[i].len) = s->slot[i], g.n++;
-    free(s->slot);
-    *s = g;
-  }
-  ir_str *e = name_find(s, name.p, name.len);
-  if (!e->p) {
-    *e = name;
-    s->n++;
-  }
-  return true;
-}
-
-/* user.what, or user.what.N for the first N that is free; NULL name on failure. */
-static ir_str fresh_name(ir_module *m, name_set *names, const ir_instr *user, const char *what) {
-  char buf[600];
-  int keep = user->name.len > 400 ? 400 : (int)user->name.len;
-  int n = snprintf(buf, sizeof buf, "%.*s.%s", keep, user->name.p, what);
-  for (int k = 1; name_find(names, buf, (size_t)n)->p; k++)
-    n = snprintf(buf, sizeof buf, "%.*s.%s.%d", keep, user->name.p, what, k);
-  ir_str s = ir_intern(m, buf, (size_t)n);
-  if (!s.p || !name_add(names, s))
-    return (ir_str){NULL, 0};
-  return s;
-}
 
 /* ---- the rewrite ------------------------------------------------------------------------------ */
 
 typedef struct canon {
   ir_module *m;
-  name_set names;
+  pass_names names;
 } canon;
 
 static hlo_status oom(void) { return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "canonicalize-broadcasts: out of memory"); }
@@ -91,7 +37,7 @@ static ir_shape *dims_like(ir_module *m, ir_etype et, const ir_shape *res) {
 }
 
 static ir_instr *new_instr(canon *k, ir_instr *user, ir_opcode op, const char *what, ir_shape *shape, ir_instr *src) {
-  ir_str name = fresh_name(k->m, &k->names, user, what);
+  ir_str name = pass_names_fresh(&k->names, k->m, user->name, what);
   ir_instr *in = name.p && shape ? ir_instr_create(user->parent, op, name, shape, &src, 1) : NULL;
   if (in)
     in->loc = user->loc;
@@ -206,14 +152,10 @@ static hlo_status canonicalize_computation(canon *k, ir_computation *c) {
 
 hlo_status pass_canonicalize_broadcasts(ir_module *m) {
   canon k = {.m = m};
-  hlo_status st = NULL;
-  for (int ci = 0; ci < m->n_comps && !st; ci++)
-    for (int i = 0; i < m->comps[ci]->n_instrs && !st; i++)
-      if (!name_add(&k.names, m->comps[ci]->instrs[i]->name))
-        st = oom();
+  hlo_status st = pass_names_init(&k.names, m) ? NULL : oom();
   for (int ci = 0; ci < m->n_comps && !st; ci++)
     st = canonicalize_computation(&k, m->comps[ci]);
-  free(k.names.slot);
+  pass_names_free(&k.names);
   ir_rebuild_uses(m);
   return st;
 }
