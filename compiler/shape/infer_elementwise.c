@@ -89,6 +89,8 @@ ir_shape *shape_infer_unary(shape_ctx *x, ir_instr *in) {
   if (!shape_need_operands(x, in, 1) || !shape_need_array(x, in, 0))
     return NULL;
   const ir_shape *s = shape_operand(in, 0);
+  if (in->op == IR_OP_ATAN && x->opts->strict) /* XLA's parser has atan2 only (checked on jaxlib 0.11) */
+    return shape_fail(x, in, "'atan' is an hloc extension; XLA writes atan2(x, 1) (rejected by --strict)");
   const char *need;
   ir_etype out = unary_result_et(unary_class_of(in->op), s->et, x->opts->strict, &need);
   if (out == IR_ETYPE_COUNT)
