@@ -1,7 +1,12 @@
 /* batchnorm.c — lowering of batch-norm-training (per-feature mean and biased variance over
- * every other dimension, then normalize) and batch-norm-inference (normalize with the given
- * mean and variance):  y = (x - mean) / sqrt(var + epsilon) * scale + offset.
- * Statistics accumulate in the element type's compute type, as the operation semantics define.
+ * every other dimension, then normalize), batch-norm-inference (normalize with the given
+ * mean and variance):  y = (x - mean) / sqrt(var + epsilon) * scale + offset, and
+ * batch-norm-grad (the operation semantics' formulas, N elements per feature):
+ *   grad_offset = sum(dy),  grad_scale = sum(dy * (x - mean)) / sqrt(var + epsilon),
+ *   grad_operand = scale / sqrt(var + epsilon) * (dy - sum(dy) / N
+ *                  - (x - mean) * sum(dy * (x - mean)) / (N * (var + epsilon))).
+ * Sums over a feature's elements accumulate in f64 (two passes for the variance, so that it is
+ * never negative); results are rounded to the element type.
  */
 #include "codegen/cg_internal.h"
 
@@ -12,6 +17,47 @@ static int64_t count(const ir_shape *s) {
 }
 
 static LLVMValueRef leaf(cg_function *f, const ir_instr *op) { return f->values[op->id].leaves[0]; }
+
+/* Statistics accumulate in f64 whatever the element type; to_acc widens a compute-type value
+ * (f32 or f64), to_compute narrows an accumulator back. */
+static LLVMValueRef to_acc(cg_function *f, LLVMValueRef v) {
+  return LLVMTypeOf(v) == f->cm->f64 ? v : LLVMBuildFPExt(f->cm->b, v, f->cm->f64, "");
+}
+
+static LLVMValueRef to_compute(cg_function *f, LLVMValueRef v, LLVMTypeRef ct) {
+  return ct == f->cm->f64 ? v : LLVMBuildFPTrunc(f->cm->b, v, ct, "");
+}
+
+/* The elements of one feature k: row-major x is [outer, nf, inner], so the loops over outer and
+ * inner visit exactly the elements with index k in the feature dimension (linear work in all). */
+typedef struct {
+  cg_loop outer, inner;
+  LLVMValueRef i; /* the linear index of the element */
+} feature_elems;
+
+static feature_elems feature_elems_begin(cg_function *f, const ir_shape *s, int64_t fi, LLVMValueRef k) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < s->rank; d++) {
+    if (d < fi)
+      outer *= s->dims[d];
+    else if (d > fi)
+      inner *= s->dims[d];
+  }
+  feature_elems e;
+  e.outer = cg_loop_begin(f, cg_i64(cm, outer), "bn.outer");
+  LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, e.outer.i, cg_i64(cm, s->dims[fi]), ""), k, "");
+  LLVMValueRef base = LLVMBuildMul(b, row, cg_i64(cm, inner), "");
+  e.inner = cg_loop_begin(f, cg_i64(cm, inner), "bn.inner");
+  e.i = LLVMBuildAdd(b, base, e.inner.i, "bn.i");
+  return e;
+}
+
+static void feature_elems_end(cg_function *f, feature_elems *e) {
+  cg_loop_end(f, &e->inner);
+  cg_loop_end(f, &e->outer);
+}
 
 /* y[i] = (x[i] - mean[f]) * rsqrt(var[f] + eps) * scale[f] + offset[f] over all elements. */
 static void normalize(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMValueRef mean, LLVMValueRef var) {
@@ -37,6 +83,72 @@ static void normalize(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMValueR
   cg_loop_end(f, &l);
 }
 
+static LLVMValueRef rsqrt_var(cg_function *f, const ir_instr *in, LLVMTypeRef ct, LLVMValueRef var) {
+  cg_module *cm = f->cm;
+  LLVMValueRef d = LLVMBuildFAdd(cm->b, var, LLVMConstReal(ct, in->attrs.u.batch_norm.epsilon), "");
+  LLVMValueRef sqrt_fn = cg_intrinsic(cm, "llvm.sqrt", ct, 1);
+  d = LLVMBuildCall2(cm->b, LLVMGlobalGetValueType(sqrt_fn), sqrt_fn, &d, 1, "");
+  return LLVMBuildFDiv(cm->b, LLVMConstReal(ct, 1.0), d, "rsqrt");
+}
+
+/* batch-norm-grad(x, scale, mean, var, dy) -> (grad_operand, grad_scale, grad_offset). */
+static void lower_grad(cg_function *f, ir_instr *in) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *s = in->operands[0]->shape;
+  ir_etype et = s->et;
+  LLVMTypeRef ct = cg_compute_type(cm, et);
+  LLVMValueRef x_buf = leaf(f, in->operands[0]), dy_buf = leaf(f, in->operands[4]);
+  LLVMValueRef mean_buf = leaf(f, in->operands[2]), var_buf = leaf(f, in->operands[3]);
+  cg_value v = cg_alloc_value(f, in->shape);
+  f->values[in->id] = v;
+  int64_t fi = in->attrs.u.batch_norm.feature_index, nf = s->dims[fi];
+  int64_t per_feature = nf ? count(s) / nf : 0;
+  LLVMValueRef n = LLVMConstReal(ct, (double)(per_feature ? per_feature : 1));
+  /* Per feature: the two sums, then grad_offset, grad_scale and the c and d of the semantics
+   * (kept in compute-type scratch, so a narrow element type rounds only the results). */
+  ir_etype st = et == IR_F64 ? IR_F64 : IR_F32; /* the compute type of every float type here */
+  ir_shape *scratch = ir_shape_array(in->parent->module, st, 1, &nf);
+  if (!scratch) {
+    cg_fail(cm, in, "out of memory");
+    return;
+  }
+  LLVMValueRef c_buf = cg_alloc_leaf(f, scratch), d_buf = cg_alloc_leaf(f, scratch);
+  LLVMTypeRef acc_t = cm->f64;
+  LLVMValueRef sum_dy = cg_entry_alloca(f, acc_t, "bn.sdy"), sum_dyxm = cg_entry_alloca(f, acc_t, "bn.sdyxm");
+  cg_loop lf = cg_loop_begin(f, cg_i64(cm, nf), "bn.feat");
+  LLVMBuildStore(b, LLVMConstNull(acc_t), sum_dy);
+  LLVMBuildStore(b, LLVMConstNull(acc_t), sum_dyxm);
+  LLVMValueRef mean = cg_load(f, et, mean_buf, lf.i), var = cg_load(f, et, var_buf, lf.i);
+  LLVMValueRef mean_acc = to_acc(f, mean);
+  feature_elems e = feature_elems_begin(f, s, fi, lf.i);
+  LLVMValueRef dy = to_acc(f, cg_load(f, et, dy_buf, e.i));
+  LLVMValueRef xm = LLVMBuildFSub(b, to_acc(f, cg_load(f, et, x_buf, e.i)), mean_acc, "");
+  LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, acc_t, sum_dy, ""), dy, ""), sum_dy);
+  LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, acc_t, sum_dyxm, ""), LLVMBuildFMul(b, dy, xm, ""), ""), sum_dyxm);
+  feature_elems_end(f, &e);
+  LLVMValueRef rs = rsqrt_var(f, in, ct, var);
+  LLVMValueRef sdy = to_compute(f, LLVMBuildLoad2(b, acc_t, sum_dy, ""), ct);
+  LLVMValueRef sdyxm = to_compute(f, LLVMBuildLoad2(b, acc_t, sum_dyxm, ""), ct);
+  cg_store(f, et, v.leaves[2], lf.i, sdy);
+  cg_store(f, et, v.leaves[1], lf.i, LLVMBuildFMul(b, sdyxm, rs, ""));
+  LLVMValueRef var_eps = LLVMBuildFAdd(b, var, LLVMConstReal(ct, in->attrs.u.batch_norm.epsilon), "");
+  cg_store(f, st, c_buf, lf.i, LLVMBuildFDiv(b, sdyxm, LLVMBuildFMul(b, n, var_eps, ""), ""));
+  cg_store(f, st, d_buf, lf.i, LLVMBuildFDiv(b, sdy, n, ""));
+  cg_loop_end(f, &lf);
+  /* grad_operand, element by element. */
+  cg_loop l = cg_loop_begin(f, cg_i64(cm, count(s)), "bn.grad");
+  LLVMValueRef idx[64];
+  cg_unflatten(f, l.i, s->dims, s->rank, idx);
+  LLVMValueRef k = idx[fi];
+  LLVMValueRef c = cg_load(f, st, c_buf, k), d = cg_load(f, st, d_buf, k);
+  LLVMValueRef x_mean = LLVMBuildFSub(b, cg_load(f, et, x_buf, l.i), cg_load(f, et, mean_buf, k), "");
+  LLVMValueRef t = LLVMBuildFSub(b, LLVMBuildFSub(b, cg_load(f, et, dy_buf, l.i), d, ""), LLVMBuildFMul(b, c, x_mean, ""), "");
+  LLVMValueRef g = LLVMBuildFMul(b, cg_load(f, et, leaf(f, in->operands[1]), k), rsqrt_var(f, in, ct, cg_load(f, et, var_buf, k)), "");
+  cg_store(f, et, v.leaves[0], l.i, LLVMBuildFMul(b, g, t, ""));
+  cg_loop_end(f, &l);
+}
+
 void cg_lower_batch_norm(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
@@ -51,34 +163,36 @@ void cg_lower_batch_norm(cg_function *f, ir_instr *in) {
     f->values[in->id] = v;
     return;
   }
-  if (in->op != IR_OP_BATCH_NORM_TRAINING) {
-    cg_fail(cm, in, "opcode 'batch-norm-grad' cannot be compiled yet (it belongs to a later milestone)");
+  if (in->op == IR_OP_BATCH_NORM_GRAD) {
+    lower_grad(f, in);
     return;
   }
   cg_value v = cg_alloc_value(f, in->shape); /* (normalized, mean, variance) */
   f->values[in->id] = v;
   int64_t fi = in->attrs.u.batch_norm.feature_index, nf = s->dims[fi];
   int64_t per_feature = nf ? count(s) / nf : 0;
-  LLVMValueRef sum = cg_entry_alloca(f, ct, "bn.sum"), sq = cg_entry_alloca(f, ct, "bn.sq");
-  /* Per feature: mean = E[x], variance = E[x^2] - mean^2 (two accumulations over x). */
+  /* Per feature, two passes accumulated in f64: mean = E[x], then variance = E[(x - mean)^2],
+   * which cannot come out negative (E[x^2] - mean^2 can, by cancellation, for a feature that is
+   * nearly constant, such as a saturated ReLU6) and is as close to the exact value as f64 sums
+   * of the inputs allow. */
+  LLVMTypeRef acc_t = cm->f64;
+  LLVMValueRef sum = cg_entry_alloca(f, acc_t, "bn.sum"), sq = cg_entry_alloca(f, acc_t, "bn.sq");
+  LLVMValueRef n = LLVMConstReal(acc_t, (double)(per_feature ? per_feature : 1));
   cg_loop lf = cg_loop_begin(f, cg_i64(cm, nf), "bn.feat");
-  LLVMBuildStore(b, LLVMConstNull(ct), sum);
-  LLVMBuildStore(b, LLVMConstNull(ct), sq);
-  cg_loop le = cg_loop_begin(f, cg_i64(cm, count(s)), "bn.elem");
-  LLVMValueRef idx[64];
-  cg_unflatten(f, le.i, s->dims, s->rank, idx);
-  LLVMValueRef mine = LLVMBuildICmp(b, LLVMIntEQ, idx[fi], lf.i, "");
-  LLVMValueRef x = cg_load(f, et, leaf(f, in->operands[0]), le.i);
-  LLVMValueRef x0 = LLVMBuildSelect(b, mine, x, LLVMConstNull(ct), "");
-  LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, ct, sum, ""), x0, ""), sum);
-  LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, ct, sq, ""), LLVMBuildFMul(b, x0, x0, ""), ""), sq);
-  cg_loop_end(f, &le);
-  LLVMValueRef n = LLVMConstReal(ct, (double)(per_feature ? per_feature : 1));
-  LLVMValueRef mean = LLVMBuildFDiv(b, LLVMBuildLoad2(b, ct, sum, ""), n, "mean");
-  LLVMValueRef var = LLVMBuildFSub(b, LLVMBuildFDiv(b, LLVMBuildLoad2(b, ct, sq, ""), n, ""),
-                                   LLVMBuildFMul(b, mean, mean, ""), "var");
-  cg_store(f, et, v.leaves[1], lf.i, mean);
-  cg_store(f, et, v.leaves[2], lf.i, var);
+  LLVMBuildStore(b, LLVMConstNull(acc_t), sum);
+  LLVMBuildStore(b, LLVMConstNull(acc_t), sq);
+  feature_elems e = feature_elems_begin(f, s, fi, lf.i);
+  LLVMValueRef x = to_acc(f, cg_load(f, et, leaf(f, in->operands[0]), e.i));
+  LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, acc_t, sum, ""), x, ""), sum);
+  feature_elems_end(f, &e);
+  LLVMValueRef mean = LLVMBuildFDiv(b, LLVMBuildLoad2(b, acc_t, sum, ""), n, "mean");
+  e = feature_elems_begin(f, s, fi, lf.i);
+  LLVMValueRef xm = LLVMBuildFSub(b, to_acc(f, cg_load(f, et, leaf(f, in->operands[0]), e.i)), mean, "");
+  LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, acc_t, sq, ""), LLVMBuildFMul(b, xm, xm, ""), ""), sq);
+  feature_elems_end(f, &e);
+  LLVMValueRef var = LLVMBuildFDiv(b, LLVMBuildLoad2(b, acc_t, sq, ""), n, "var");
+  cg_store(f, et, v.leaves[1], lf.i, to_compute(f, mean, ct));
+  cg_store(f, et, v.leaves[2], lf.i, to_compute(f, var, ct));
   cg_loop_end(f, &lf);
   normalize(f, in, v.leaves[0], v.leaves[1], v.leaves[2]);
 }

@@ -843,6 +843,45 @@ def batch_norm_cases():
                  ["%r = f32[2,3,4]{2,1,0} batch-norm-inference(%p0, %p1, %p2, %p3, %p4), epsilon=0.001, feature_index=1"],
                  "f32[2,3,4]{2,1,0}")
     case("batch_norm_inference_f32", hlo, [x, scale, offset, m, v], [inf.astype(np.float32)], {"rtol": 1e-5, "atol": 1e-5})
+    batch_norm_grad_cases()
+
+
+def batch_norm_grad_reference(x, scale, mean, var, dy, eps, feature_index):
+    """The semantics document's formulas, in float64: c and d per feature, then the three grads."""
+    axes = tuple(a for a in range(x.ndim) if a != feature_index)
+    bshape = [1] * x.ndim
+    bshape[feature_index] = -1
+    x, dy = x.astype(np.float64), dy.astype(np.float64)
+    mu = mean.astype(np.float64).reshape(bshape)
+    var_eps = var.astype(np.float64).reshape(bshape) + eps
+    gamma = scale.astype(np.float64).reshape(bshape)
+    n = x.size // x.shape[feature_index]
+    c = (dy * (x - mu) / var_eps).sum(axis=axes, keepdims=True) / n
+    d = dy.sum(axis=axes, keepdims=True) / n
+    grad_x = gamma / np.sqrt(var_eps) * (dy - d - c * (x - mu))
+    grad_scale = (dy * (x - mu) / np.sqrt(var_eps)).sum(axis=axes)
+    grad_offset = dy.sum(axis=axes)
+    return grad_x, grad_scale, grad_offset
+
+
+def batch_norm_grad_cases():
+    for dt, fi, shape in ((np.float32, 1, (2, 3, 4)), (np.float64, 2, (3, 2, 5))):
+        tn = hlo_type(dt)
+        nf = shape[fi]
+        x = (np.arange(np.prod(shape)).reshape(shape) * 0.31 - 1.5).astype(dt)
+        dy = (np.cos(np.arange(np.prod(shape))).reshape(shape) * 0.8).astype(dt)
+        scale = np.linspace(0.5, 2.0, nf).astype(dt)
+        mean = np.linspace(-0.25, 0.75, nf).astype(dt)  # not the batch's statistics: the formula
+        var = np.linspace(0.5, 3.0, nf).astype(dt)       # takes them as given
+        gx, gs, go = batch_norm_grad_reference(x, scale, mean, var, dy, 0.01, fi)
+        xs, fs = shape_str(dt, shape), shape_str(dt, (nf,))
+        name = "batch_norm_grad_%s" % tn
+        result = "(%s, %s, %s)" % (xs, fs, fs)
+        hlo = module(name, [(dt, shape), (dt, (nf,)), (dt, (nf,)), (dt, (nf,)), (dt, shape)],
+                     ["%%r = %s batch-norm-grad(%%p0, %%p1, %%p2, %%p3, %%p4), epsilon=0.01, feature_index=%d"
+                      % (result, fi)], result)
+        tol = {"rtol": 1e-5, "atol": 1e-5} if dt == np.float32 else {"rtol": 1e-12, "atol": 1e-12}
+        case(name, hlo, [x, scale, mean, var, dy], [gx.astype(dt), gs.astype(dt), go.astype(dt)], tol)
 
 
 def main():
