@@ -35,17 +35,25 @@ typedef struct cg_value {
   int n;
 } cg_value;
 
+/* A heap buffer of a function: the entry-block slot holding its pointer (null once freed), the
+ * pointer as the allocating code sees it, and the last instruction position that may read it
+ * (-1 while unknown: such a buffer lives until the function returns). */
+typedef struct cg_heap_buffer {
+  LLVMValueRef slot, ptr;
+  int until;
+} cg_heap_buffer;
+
 typedef struct cg_function {
   cg_module *cm;
   ir_computation *comp;
   LLVMValueRef fn, ctx_arg;
   cg_value *values;            /* by instruction id */
-  LLVMValueRef *heap;          /* buffers to free on exit */
+  cg_heap_buffer *heap;        /* buffers to free on exit (or after their last use) */
   int n_heap, cap_heap;
   LLVMBasicBlockRef entry_bb;  /* allocas go here */
   LLVMBasicBlockRef fail_bb;   /* frees, returns the status in fail_slot */
   LLVMValueRef fail_slot;
-  LLVMValueRef kernel_args;    /* one argument array shared by every kernel call (cg_outline) */
+  LLVMValueRef kernel_args;    /* one argument array shared by every kernel call (kernel_begin) */
   int kernel_args_len;
 } cg_function;
 
@@ -101,6 +109,10 @@ LLVMValueRef cg_intrinsic(cg_module *cm, const char *name, LLVMTypeRef type, int
  * function grows with the size of the module; body(kf, in, out) lowers it inside. */
 typedef void (*cg_kernel_fn)(cg_function *kf, ir_instr *in, LLVMValueRef out);
 void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail);
+/* The same for a lowering that produces a whole value (several leaves: reduce, batch norm):
+ * lower(kf, in) sets kf->values[in->id] inside the kernel, which copies it to buffers of f. */
+typedef void (*cg_value_lower_fn)(cg_function *kf, ir_instr *in);
+void cg_outline_value(cg_function *f, ir_instr *in, cg_value_lower_fn lower, bool may_fail);
 /* Elementwise: the value of `in` at linear index i (operands share the result's dims). */
 LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i);
 bool cg_is_elementwise(const ir_instr *in);

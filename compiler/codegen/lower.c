@@ -734,6 +734,31 @@ static void lower_single(cg_function *f, ir_instr *in, cg_kernel_fn body) {
   set_single(f, in, out);
 }
 
+/* Lowers an instruction whose lowerer sets a whole value (several results, or a scalar result of
+ * array operands): outlined when it touches an array of more than one element. */
+static bool touches_array(const ir_instr *in) {
+  if (outline(in))
+    return true;
+  for (int i = 0; i < in->n_operands; i++)
+    if (outline(in->operands[i]))
+      return true;
+  if (in->shape->et == IR_TUPLE)
+    for (int i = 0; i < in->shape->n_elems; i++) {
+      int64_t n;
+      const ir_shape *e = in->shape->elems[i];
+      if (e->et != IR_TUPLE && e->et != IR_TOKEN && ir_shape_num_elements(e, &n) && n > 1)
+        return true;
+    }
+  return false;
+}
+
+static void lower_value(cg_function *f, ir_instr *in, cg_value_lower_fn lower) {
+  if (touches_array(in))
+    cg_outline_value(f, in, lower, in->n_called > 0);
+  else
+    lower(f, in);
+}
+
 void cg_lower_instr(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   if (!types_supported(cm, in))
@@ -792,13 +817,13 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   case IR_FAM_MAP:
     lower_single(f, in, cg_lower_map);
     return;
-  case IR_FAM_REDUCE: cg_lower_reduce(f, in); return;
-  case IR_FAM_REDUCE_WINDOW: cg_lower_reduce_window(f, in); return;
-  case IR_FAM_SCATTER: cg_lower_scatter(f, in); return;
+  case IR_FAM_REDUCE: lower_value(f, in, cg_lower_reduce); return;
+  case IR_FAM_REDUCE_WINDOW: lower_value(f, in, cg_lower_reduce_window); return;
+  case IR_FAM_SCATTER: lower_value(f, in, cg_lower_scatter); return;
   case IR_FAM_BATCH_NORM:
     if (!ir_etype_is_float(in->operands[0]->shape->et))
       break;
-    cg_lower_batch_norm(f, in);
+    lower_value(f, in, cg_lower_batch_norm);
     return;
   case IR_FAM_CONVOLUTION:
     if (ir_etype_is_complex(in->shape->et) || in->shape->et == IR_PRED)

@@ -4,6 +4,7 @@
  * files.  Tests: testdata/golden through hlorun, the conformance suite.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,16 +45,18 @@ LLVMValueRef cg_i64(cg_module *cm, int64_t v) { return LLVMConstInt(cm->i64, (un
 
 /* ---- buffers ------------------------------------------------------------------------- */
 
-static void remember_heap(cg_function *f, LLVMValueRef slot) {
+static void remember_heap(cg_function *f, LLVMValueRef slot, LLVMValueRef ptr) {
   if (f->n_heap == f->cap_heap) {
     int cap = f->cap_heap ? f->cap_heap * 2 : 16;
-    LLVMValueRef *p = realloc(f->heap, (size_t)cap * sizeof *p);
-    if (!p)
+    cg_heap_buffer *p = realloc(f->heap, (size_t)cap * sizeof *p);
+    if (!p) {
+      cg_fail(f->cm, NULL, "out of memory");
       return;
+    }
     f->heap = p;
     f->cap_heap = cap;
   }
-  f->heap[f->n_heap++] = slot;
+  f->heap[f->n_heap++] = (cg_heap_buffer){slot, ptr, -1};
 }
 
 LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name) {
@@ -107,7 +110,7 @@ LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s) {
   LLVMBuildStore(b, st, f->fail_slot);
   LLVMBuildBr(b, f->fail_bb);
   LLVMPositionBuilderAtEnd(b, ok);
-  remember_heap(f, slot);
+  remember_heap(f, slot, p);
   return p;
 }
 
@@ -279,7 +282,7 @@ static void function_end(cg_function *f) {
   LLVMPositionBuilderAtEnd(b, exit_bb);
   LLVMTypeRef free_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->ptr}, 2, 0);
   for (int i = 0; i < f->n_heap; i++) {
-    LLVMValueRef p = LLVMBuildLoad2(b, cm->ptr, f->heap[i], "p");
+    LLVMValueRef p = LLVMBuildLoad2(b, cm->ptr, f->heap[i].slot, "p");
     LLVMBuildCall2(b, free_t, cg_runtime_fn(cm, "hlo_rt_free", free_t), (LLVMValueRef[]){f->ctx_arg, p}, 2, "");
   }
   LLVMBuildRet(b, LLVMBuildLoad2(b, cm->ptr, f->fail_slot, "status"));
@@ -307,60 +310,105 @@ static cg_value leaves_from_array(cg_function *f, LLVMValueRef arr, int *k, cons
   return v;
 }
 
-void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail) {
+/* A computation function whose body is this many LLVM instructions or more is left to LLVM
+ * unoptimized (optnone): its work is calls into outlined kernels, which are optimized on their
+ * own, while LLVM's function passes grow quadratically on one huge straight-line body (a 4000-op
+ * training step took over 15 minutes at -O2). */
+enum { CG_OPTNONE_INSTRUCTIONS = 4000 };
+
+static size_t count_instructions(LLVMValueRef fn) {
+  size_t n = 0;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
+      n++;
+  return n;
+}
+
+static void add_fn_attr(cg_module *cm, LLVMValueRef fn, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cm->ctx, kind, 0));
+}
+
+static void leave_large_function_unoptimized(cg_module *cm, LLVMValueRef fn) {
+  if (count_instructions(fn) < CG_OPTNONE_INSTRUCTIONS)
+    return;
+  add_fn_attr(cm, fn, "noinline");
+  add_fn_attr(cm, fn, "optnone");
+}
+
+/* One kernel call in the making: the kernel's function and state, and where the caller resumes. */
+typedef struct {
+  LLVMValueRef fn, args;
+  LLVMBasicBlockRef resume;
+  cg_function kf;
+  LLVMValueRef *kouts; /* the result leaves, as seen inside the kernel */
+} kernel_call;
+
+/* Slots the argument array needs for `in`: its operand leaves, then its result leaves. */
+static int kernel_arg_count(const ir_instr *in) {
+  int n = ir_shape_count_leaves(in->shape);
+  for (int j = 0; j < in->n_operands; j++)
+    n += ir_shape_count_leaves(in->operands[j]->shape);
+  return n;
+}
+
+/* In the caller: stores the operand leaves and `outs` into the shared argument array (sized for
+ * the widest instruction of the computation); then creates the kernel and positions the builder
+ * inside it, with the operands and kc->kouts loaded from its argument array. */
+static void kernel_begin(cg_function *f, ir_instr *in, const LLVMValueRef *outs, int n_outs, kernel_call *kc) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
-  /* In the caller: the result buffer and the argument array (operand leaves, then result). */
-  LLVMValueRef out = cg_alloc_leaf(f, in->shape);
-  LLVMValueRef args[1025];
+  if (!f->kernel_args) {
+    int widest = 1;
+    for (int i = 0; i < f->comp->n_instrs; i++) {
+      int w = kernel_arg_count(f->comp->instrs[i]);
+      widest = w > widest ? w : widest;
+    }
+    f->kernel_args_len = widest;
+    f->kernel_args = cg_entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)widest), "kargs");
+  }
+  kc->args = f->kernel_args;
   int na = 0;
   for (int i = 0; i < in->n_operands; i++) {
     cg_value o = f->values[in->operands[i]->id];
-    for (int j = 0; j < o.n && na < 1024; j++)
-      args[na++] = o.leaves[j];
+    for (int j = 0; j < o.n; j++, na++)
+      LLVMBuildStore(b, o.leaves[j], LLVMBuildGEP2(b, cm->ptr, kc->args, (LLVMValueRef[]){cg_i64(cm, na)}, 1, ""));
   }
-  args[na++] = out;
-  if (!f->kernel_args) { /* sized for the widest instruction of the computation */
-    int widest = 1;
-    for (int i = 0; i < f->comp->n_instrs; i++) {
-      int w = 1;
-      for (int j = 0; j < f->comp->instrs[i]->n_operands; j++)
-        w += ir_shape_count_leaves(f->comp->instrs[i]->operands[j]->shape);
-      widest = w > widest ? w : widest;
-    }
-    f->kernel_args_len = widest < 1025 ? widest : 1025;
-    f->kernel_args = cg_entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)f->kernel_args_len), "kargs");
-  }
-  LLVMValueRef arr = f->kernel_args;
-  for (int i = 0; i < na; i++)
-    LLVMBuildStore(b, args[i], LLVMBuildGEP2(b, cm->ptr, arr, (LLVMValueRef[]){cg_i64(cm, i)}, 1, ""));
+  for (int j = 0; j < n_outs; j++, na++)
+    LLVMBuildStore(b, outs[j], LLVMBuildGEP2(b, cm->ptr, kc->args, (LLVMValueRef[]){cg_i64(cm, na)}, 1, ""));
   char name[600];
   snprintf(name, sizeof name, "hlo.kernel.%s.%s", f->comp->name.p, in->name.p);
-  LLVMValueRef kfn = LLVMAddFunction(cm->mod, name, cm->comp_fn_type);
-  LLVMSetLinkage(kfn, LLVMInternalLinkage);
-  unsigned kind = LLVMGetEnumAttributeKindForName("noinline", 8);
-  LLVMAddAttributeAtIndex(kfn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cm->ctx, kind, 0));
-  LLVMBasicBlockRef resume = LLVMGetInsertBlock(b);
-  /* The kernel: operand values and the result pointer come from its argument array. */
-  cg_function kf;
-  function_begin(&kf, cm, f->comp, kfn);
-  LLVMValueRef karr = LLVMGetParam(kfn, 1);
+  kc->fn = LLVMAddFunction(cm->mod, name, cm->comp_fn_type);
+  LLVMSetLinkage(kc->fn, LLVMInternalLinkage);
+  add_fn_attr(cm, kc->fn, "noinline");
+  kc->resume = LLVMGetInsertBlock(b);
+  function_begin(&kc->kf, cm, f->comp, kc->fn);
+  LLVMValueRef karr = LLVMGetParam(kc->fn, 1);
   int k = 0;
   for (int i = 0; i < in->n_operands; i++) {
     ir_instr *op = in->operands[i];
-    if (!kf.values[op->id].leaves)
-      kf.values[op->id] = leaves_from_array(&kf, karr, &k, op->shape, op->name.p);
+    if (!kc->kf.values[op->id].leaves)
+      kc->kf.values[op->id] = leaves_from_array(&kc->kf, karr, &k, op->shape, op->name.p);
     else
       k += ir_shape_count_leaves(op->shape);
   }
-  LLVMValueRef kout = LLVMBuildLoad2(b, cm->ptr, LLVMBuildGEP2(b, cm->ptr, karr, (LLVMValueRef[]){cg_i64(cm, k)}, 1, ""), "out");
-  body(&kf, in, kout);
-  function_end(&kf);
-  /* Back in the caller: call the kernel, propagate its status. */
-  LLVMPositionBuilderAtEnd(b, resume);
-  LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, kfn, (LLVMValueRef[]){f->ctx_arg, arr, LLVMConstNull(cm->ptr)}, 3, "st");
+  kc->kouts = calloc((size_t)n_outs + 1, sizeof *kc->kouts);
+  for (int j = 0; j < n_outs; j++, k++)
+    kc->kouts[j] = LLVMBuildLoad2(b, cm->ptr, LLVMBuildGEP2(b, cm->ptr, karr, (LLVMValueRef[]){cg_i64(cm, k)}, 1, ""),
+                                  "out");
+}
+
+/* Closes the kernel; back in the caller, calls it and propagates a failing status. */
+static void kernel_end(cg_function *f, kernel_call *kc, bool may_fail) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  function_end(&kc->kf);
+  free(kc->kouts);
+  LLVMPositionBuilderAtEnd(b, kc->resume);
+  LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, kc->fn,
+                                   (LLVMValueRef[]){f->ctx_arg, kc->args, LLVMConstNull(cm->ptr)}, 3, "st");
   if (!may_fail)
-    goto done;
+    return;
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "kernel.ok");
   LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "kernel.fail");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), ""), bad, ok);
@@ -368,11 +416,84 @@ void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail) 
   LLVMBuildStore(b, st, f->fail_slot);
   LLVMBuildBr(b, f->fail_bb);
   LLVMPositionBuilderAtEnd(b, ok);
-done:;
+}
+
+void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail) {
+  LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+  kernel_call kc;
+  kernel_begin(f, in, &out, 1, &kc);
+  body(&kc.kf, in, kc.kouts[0]);
+  kernel_end(f, &kc, may_fail);
   cg_value v = {calloc(2, sizeof(LLVMValueRef)), calloc(2, sizeof(ir_shape *)), 1};
   v.leaves[0] = out;
   v.shapes[0] = in->shape;
   f->values[in->id] = v;
+}
+
+void cg_outline_value(cg_function *f, ir_instr *in, cg_value_lower_fn lower, bool may_fail) {
+  cg_value v = cg_alloc_value(f, in->shape);
+  kernel_call kc;
+  kernel_begin(f, in, v.leaves, v.n, &kc);
+  lower(&kc.kf, in);
+  if (!f->cm->error) {
+    cg_value r = kc.kf.values[in->id];
+    for (int i = 0; i < r.n; i++)
+      if (r.leaves[i])
+        cg_copy_leaf(&kc.kf, kc.kouts[i], r.leaves[i], r.shapes[i]);
+  }
+  kernel_end(f, &kc, may_fail);
+  f->values[in->id] = v;
+}
+
+/* Buffer lifetimes in a computation function. last_reader[id] is the position of the last
+ * instruction that reads instruction id (the root lives to the end). A heap buffer may be held
+ * by several values (tuple, get-tuple-element and forwarding ops share leaves); it lives until
+ * the last reader of any of them. Every holder of a buffer is lowered before the buffer's first
+ * holder is last read (a new holder reads an old one), so once position i is lowered, a buffer
+ * whose lifetime ends at i is dead and is freed there, not at return: a training step's peak
+ * memory is then its live activations, not all of them. */
+static int *last_readers(const ir_computation *c) {
+  int *last = malloc(((size_t)c->n_instrs + 1) * sizeof *last);
+  if (!last)
+    return NULL;
+  for (int i = 0; i < c->n_instrs; i++) {
+    if (c->instrs[i]->id != i) {
+      free(last);
+      return NULL; /* not numbered by position: keep every buffer to the end */
+    }
+    last[i] = i;
+  }
+  for (int i = 0; i < c->n_instrs; i++)
+    for (int j = 0; j < c->instrs[i]->n_operands; j++) {
+      int o = c->instrs[i]->operands[j]->id;
+      if (o >= 0 && o < c->n_instrs && last[o] < i)
+        last[o] = i;
+    }
+  if (c->root)
+    last[c->root->id] = c->n_instrs;
+  return last;
+}
+
+/* After lowering position i: extends the lifetime of the buffers i holds, frees those ending. */
+static void free_dead_buffers(cg_function *f, int i, const int *last) {
+  cg_module *cm = f->cm;
+  cg_value v = f->values[i];
+  for (int k = 0; k < v.n; k++)
+    for (int h = f->n_heap - 1; h >= 0; h--)
+      if (v.leaves[k] && f->heap[h].ptr == v.leaves[k]) {
+        if (f->heap[h].until < last[i])
+          f->heap[h].until = last[i];
+        break;
+      }
+  LLVMTypeRef free_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->ptr}, 2, 0);
+  for (int h = 0; h < f->n_heap; h++) {
+    if (f->heap[h].until < 0 || f->heap[h].until > i)
+      continue;
+    LLVMValueRef p = LLVMBuildLoad2(cm->b, cm->ptr, f->heap[h].slot, "dead");
+    LLVMBuildCall2(cm->b, free_t, cg_runtime_fn(cm, "hlo_rt_free", free_t), (LLVMValueRef[]){f->ctx_arg, p}, 2, "");
+    LLVMBuildStore(cm->b, LLVMConstNull(cm->ptr), f->heap[h].slot);
+    f->heap[h].until = INT_MAX; /* freed: the exit path frees the null it now holds */
+  }
 }
 
 static void emit_computation(cg_module *cm, ir_computation *c) {
@@ -383,9 +504,14 @@ static void emit_computation(cg_module *cm, ir_computation *c) {
   int leaf = 0;
   for (int p = 0; p < c->n_params; p++)
     f.values[c->params[p]->id] = leaves_from_array(&f, params, &leaf, c->params[p]->shape, c->params[p]->name.p);
-  for (int i = 0; i < c->n_instrs && !cm->error; i++)
+  int *last = last_readers(c);
+  for (int i = 0; i < c->n_instrs && !cm->error; i++) {
     if (c->instrs[i]->op != IR_OP_PARAMETER)
       cg_lower_instr(&f, c->instrs[i]);
+    if (last && !cm->error)
+      free_dead_buffers(&f, i, last);
+  }
+  free(last);
   if (!cm->error) {
     cg_value r = f.values[c->root->id];
     for (int i = 0; i < r.n; i++) {
@@ -395,6 +521,7 @@ static void emit_computation(cg_module *cm, ir_computation *c) {
     }
   }
   function_end(&f);
+  leave_large_function_unoptimized(cm, f.fn);
 }
 
 /* ---- ABI: entry points and the descriptor ------------------------------------------------ */
