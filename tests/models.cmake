@@ -1,19 +1,22 @@
 # Every real model in ../shared/models compiles and runs to finite outputs with random inputs,
 # or stops with a clear error naming an op that a later milestone adds (tests/models_run.py).
-# gemma3_1b_flax_call (1 billion parameters, 10 000 instructions) is compiled at -O0 only: with
-# today's unfused single-threaded loops a run and an -O2 compile take longer than CI allows;
-# the performance milestone owns both (docs/conformance.md).
+# mobilenet_v2 is a training step of 52 batch-normalized layers: with random weights in [-1, 1)
+# its gradients grow about 30-fold per layer and overflow f32 in the early layers (1e23 at out190,
+# 1e32 at out204, inf from out205 on), which --overflow-ok accepts and nothing else does.
 if(HLOC_HAVE_CODEGEN)
   file(GLOB MODELS CONFIGURE_DEPENDS ${HLOC_SHARED_DIR}/models/*.hlo)
   foreach(m ${MODELS})
     get_filename_component(name ${m} NAME_WLE)
-    if(name STREQUAL "gemma3_1b_flax_call")
-      add_test(NAME models.compile.${name} COMMAND $<TARGET_FILE:hloc> ${m} -O0 -o ${CMAKE_BINARY_DIR}/${name}.so)
-      continue()
+    set(extra)
+    if(name STREQUAL "mobilenet_v2")
+      set(extra --overflow-ok)
     endif()
     add_test(NAME models.run.${name} COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/models_run.py
-      --hlorun $<TARGET_FILE:hlorun> --timeout 900 ${m})
+      --hlorun $<TARGET_FILE:hlorun> --timeout 900 ${extra} ${m})
     set_tests_properties(models.run.${name} PROPERTIES ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache"
       TIMEOUT 1000)
+    if(name MATCHES "^(mobilenet_v2|gemma3_1b_flax_call)$")
+      set_tests_properties(models.run.${name} PROPERTIES COST 1000)  # start the long ones first
+    endif()
   endforeach()
 endif()
