@@ -1,9 +1,20 @@
 /* conv.c — lowering of convolution: any dim_labels, window strides, padding, base (lhs) and
  * window (rhs) dilation, window reversal, feature_group_count and batch_group_count; the
  * result type may differ from the operands' (accumulated in the result's compute type).
- * One loop over output elements, an inner loop over input features x window positions.
+ * f32/f64 convolutions with enough work per feature group (batch_group_count 1) go through
+ * the runtime's GEMM: per group, rows of output positions at a time, the input patches are
+ * gathered into a [rows x K] matrix (im2col, K = input features x window), multiplied by the
+ * group's kernel packed as [K x N], and the product scattered into the output. Everything
+ * else (depthwise convolutions among them) is one loop over output elements with an inner
+ * loop over input features x window positions.
  */
 #include "codegen/cg_internal.h"
+
+/* At least this many multiply-adds per feature group, and at least this many output features
+ * per group, for the GEMM path (below them the packing costs more than it saves). */
+enum { CONV_GEMM_MIN_WORK = 32768, CONV_GEMM_MIN_FEATURES = 4 };
+/* Elements of one patch matrix: bounds the scratch memory of a convolution (8 MB in f64). */
+enum { CONV_GEMM_PATCH_ELEMS = 1 << 20 };
 
 static int64_t product(const int64_t *d, int n) {
   int64_t p = 1;
@@ -12,7 +23,191 @@ static int64_t product(const int64_t *d, int n) {
   return p;
 }
 
+/* The window of spatial dimension i (defaults when the instruction has no window). */
+static ir_window_dim window_dim(const ir_instr *in, int i) {
+  const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
+  int64_t ks = in->operands[1]->shape->dims[c->dnums.kernel_spatial.v[i]];
+  return c->window.n ? c->window.dims[i] : (ir_window_dim){ks, 1, 0, 0, 1, 1, false};
+}
+
+/* The input position read by output position opos at window position kpos: sets *index (0 when
+ * outside) and returns whether it lies inside the (padded, dilated) input. */
+static LLVMValueRef input_position(cg_function *f, const ir_window_dim *w, LLVMValueRef opos, LLVMValueRef kpos,
+                                   int64_t in_dim, LLVMValueRef *index) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMValueRef pos = LLVMBuildAdd(b, LLVMBuildMul(b, opos, cg_i64(cm, w->stride), ""),
+                                  LLVMBuildMul(b, kpos, cg_i64(cm, w->rhs_dilate), ""), "");
+  pos = LLVMBuildSub(b, pos, cg_i64(cm, w->pad_lo), "");
+  LLVMValueRef in_range = LLVMBuildICmp(b, LLVMIntSGE, pos, cg_i64(cm, 0), "");
+  LLVMValueRef safe = LLVMBuildSelect(b, in_range, pos, cg_i64(cm, 0), "");
+  if (w->lhs_dilate > 1) {
+    in_range = LLVMBuildAnd(
+        b, in_range,
+        LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildURem(b, safe, cg_i64(cm, w->lhs_dilate), ""), cg_i64(cm, 0), ""), "");
+    safe = LLVMBuildUDiv(b, safe, cg_i64(cm, w->lhs_dilate), "");
+  }
+  in_range = LLVMBuildAnd(b, in_range, LLVMBuildICmp(b, LLVMIntSLT, safe, cg_i64(cm, in_dim), ""), "");
+  *index = LLVMBuildSelect(b, in_range, safe, cg_i64(cm, 0), "");
+  return in_range;
+}
+
+/* The GEMM path's sizes: groups, output positions, K and N per group, rows per patch matrix. */
+typedef struct {
+  int64_t groups, positions, k, n, rows;
+  int64_t pos_dims[65]; /* output batch, then output spatial sizes */
+  int64_t k_dims[65];   /* input features per group, then window sizes */
+} conv_gemm_plan;
+
+static bool conv_gemm_plan_make(const ir_instr *in, conv_gemm_plan *p) {
+  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;
+  const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
+  const ir_conv_dnums *d = &c->dnums;
+  int ns = d->input_spatial.n;
+  if ((o->et != IR_F32 && o->et != IR_F64) || l->et != o->et || r->et != o->et || c->batch_group_count != 1 ||
+      c->feature_group_count < 1 || ns > 64)
+    return false;
+  p->groups = c->feature_group_count;
+  p->n = r->dims[d->kernel_output_feature] / p->groups;
+  p->pos_dims[0] = o->dims[d->output_batch];
+  p->k_dims[0] = r->dims[d->kernel_input_feature];
+  for (int i = 0; i < ns; i++) {
+    p->pos_dims[1 + i] = o->dims[d->output_spatial.v[i]];
+    p->k_dims[1 + i] = r->dims[d->kernel_spatial.v[i]];
+  }
+  p->positions = product(p->pos_dims, ns + 1);
+  p->k = product(p->k_dims, ns + 1);
+  if (p->n < CONV_GEMM_MIN_FEATURES || p->k < 1 || p->positions < 1 ||
+      (double)p->positions * (double)p->n * (double)p->k < CONV_GEMM_MIN_WORK)
+    return false;
+  p->rows = CONV_GEMM_PATCH_ELEMS / p->k;
+  p->rows = p->rows < 1 ? 1 : p->rows > p->positions ? p->positions : p->rows;
+  return true;
+}
+
+static LLVMValueRef scratch(cg_function *f, ir_instr *in, int64_t elems) {
+  ir_shape *s = ir_shape_array(in->parent->module, in->shape->et, 1, &elems);
+  if (!s) {
+    cg_fail(f->cm, in, "out of memory");
+    return NULL;
+  }
+  return cg_alloc_leaf(f, s);
+}
+
+/* B[kk, j] = kernel[input feature, window position of kk; output feature g*N + j]. */
+static void pack_kernel(cg_function *f, ir_instr *in, const conv_gemm_plan *p, LLVMValueRef g, LLVMValueRef bm) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *r = in->operands[1]->shape;
+  const ir_conv_dnums *d = &in->attrs.u.conv.dnums;
+  int ns = d->input_spatial.n;
+  LLVMValueRef kbuf = f->values[in->operands[1]->id].leaves[0];
+  cg_loop lk = cg_loop_begin(f, cg_i64(cm, p->k), "conv.bk");
+  LLVMValueRef ki[65], ri[65];
+  cg_unflatten(f, lk.i, p->k_dims, ns + 1, ki);
+  cg_loop lj = cg_loop_begin(f, cg_i64(cm, p->n), "conv.bj");
+  ri[d->kernel_input_feature] = ki[0];
+  ri[d->kernel_output_feature] = LLVMBuildAdd(b, LLVMBuildMul(b, g, cg_i64(cm, p->n), ""), lj.i, "");
+  for (int i = 0; i < ns; i++) {
+    ir_window_dim w = window_dim(in, i);
+    ri[d->kernel_spatial.v[i]] = w.rhs_reversal ? LLVMBuildSub(b, cg_i64(cm, w.size - 1), ki[1 + i], "") : ki[1 + i];
+  }
+  LLVMValueRef v = cg_load(f, r->et, kbuf, cg_flatten(f, ri, r->dims, r->rank));
+  LLVMValueRef at = LLVMBuildAdd(b, LLVMBuildMul(b, lk.i, cg_i64(cm, p->n), ""), lj.i, "");
+  cg_store(f, r->et, bm, at, v);
+  cg_loop_end(f, &lj);
+  cg_loop_end(f, &lk);
+}
+
+/* A[row, kk] = input at output position first + row, patch element kk (0 in the padding). */
+static void gather_patches(cg_function *f, ir_instr *in, const conv_gemm_plan *p, LLVMValueRef g,
+                           LLVMValueRef first, LLVMValueRef rows, LLVMValueRef am) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *l = in->operands[0]->shape;
+  ir_etype et = l->et;
+  const ir_conv_dnums *d = &in->attrs.u.conv.dnums;
+  int ns = d->input_spatial.n;
+  LLVMValueRef xbuf = f->values[in->operands[0]->id].leaves[0];
+  cg_loop lr = cg_loop_begin(f, rows, "conv.ar");
+  LLVMValueRef pi[65], ki[65], li[64];
+  cg_unflatten(f, LLVMBuildAdd(b, first, lr.i, ""), p->pos_dims, ns + 1, pi);
+  LLVMValueRef row_base = LLVMBuildMul(b, lr.i, cg_i64(cm, p->k), "");
+  cg_loop lk = cg_loop_begin(f, cg_i64(cm, p->k), "conv.ak");
+  cg_unflatten(f, lk.i, p->k_dims, ns + 1, ki);
+  li[d->input_batch] = pi[0];
+  li[d->input_feature] = LLVMBuildAdd(b, LLVMBuildMul(b, g, cg_i64(cm, p->k_dims[0]), ""), ki[0], "");
+  LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
+  for (int i = 0; i < ns; i++) {
+    ir_window_dim w = window_dim(in, i);
+    ok = LLVMBuildAnd(b, ok, input_position(f, &w, pi[1 + i], ki[1 + i], l->dims[d->input_spatial.v[i]],
+                                            &li[d->input_spatial.v[i]]), "");
+  }
+  LLVMValueRef x = cg_load(f, et, xbuf, cg_flatten(f, li, l->dims, l->rank));
+  x = LLVMBuildSelect(b, ok, x, LLVMConstNull(LLVMTypeOf(x)), "");
+  cg_store(f, et, am, LLVMBuildAdd(b, row_base, lk.i, ""), x);
+  cg_loop_end(f, &lk);
+  cg_loop_end(f, &lr);
+}
+
+/* out[position first + row, feature g*N + j] = C[row, j]. */
+static void scatter_product(cg_function *f, ir_instr *in, const conv_gemm_plan *p, LLVMValueRef g,
+                            LLVMValueRef first, LLVMValueRef rows, LLVMValueRef cmat, LLVMValueRef out) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *o = in->shape;
+  const ir_conv_dnums *d = &in->attrs.u.conv.dnums;
+  int ns = d->output_spatial.n;
+  cg_loop lr = cg_loop_begin(f, rows, "conv.cr");
+  LLVMValueRef pi[65], oi[64];
+  cg_unflatten(f, LLVMBuildAdd(b, first, lr.i, ""), p->pos_dims, ns + 1, pi);
+  oi[d->output_batch] = pi[0];
+  for (int i = 0; i < ns; i++)
+    oi[d->output_spatial.v[i]] = pi[1 + i];
+  cg_loop lj = cg_loop_begin(f, cg_i64(cm, p->n), "conv.cj");
+  oi[d->output_feature] = LLVMBuildAdd(b, LLVMBuildMul(b, g, cg_i64(cm, p->n), ""), lj.i, "");
+  LLVMValueRef v = cg_load(f, o->et, cmat, LLVMBuildAdd(b, LLVMBuildMul(b, lr.i, cg_i64(cm, p->n), ""), lj.i, ""));
+  cg_store(f, o->et, out, cg_flatten(f, oi, o->dims, o->rank), v);
+  cg_loop_end(f, &lj);
+  cg_loop_end(f, &lr);
+}
+
+static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  conv_gemm_plan p;
+  if (!conv_gemm_plan_make(in, &p))
+    return false;
+  LLVMValueRef am = scratch(f, in, p.rows * p.k), bm = scratch(f, in, p.k * p.n), cmat = scratch(f, in, p.rows * p.n);
+  if (!am || !bm || !cmat)
+    return true; /* the error is recorded */
+  const char *fn_name = in->shape->et == IR_F32 ? "hlo_rt_gemm_f32" : "hlo_rt_gemm_f64";
+  LLVMTypeRef i64 = cm->i64, ptr = cm->ptr;
+  LLVMTypeRef gemm_t =
+      LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){ptr, i64, i64, i64, ptr, i64, ptr, i64, ptr, i64}, 10, 0);
+  LLVMValueRef gemm = cg_runtime_fn(cm, fn_name, gemm_t);
+  int64_t chunks = (p.positions + p.rows - 1) / p.rows;
+  cg_loop lg = cg_loop_begin(f, cg_i64(cm, p.groups), "conv.g");
+  pack_kernel(f, in, &p, lg.i, bm);
+  cg_loop lc = cg_loop_begin(f, cg_i64(cm, chunks), "conv.chunk");
+  LLVMValueRef first = LLVMBuildMul(b, lc.i, cg_i64(cm, p.rows), "first");
+  LLVMValueRef left = LLVMBuildSub(b, cg_i64(cm, p.positions), first, "");
+  LLVMValueRef rows = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, cg_i64(cm, p.rows), ""), left,
+                                      cg_i64(cm, p.rows), "rows");
+  gather_patches(f, in, &p, lg.i, first, rows, am);
+  LLVMBuildCall2(b, gemm_t, gemm,
+                 (LLVMValueRef[]){f->ctx_arg, rows, cg_i64(cm, p.n), cg_i64(cm, p.k), am, cg_i64(cm, p.k), bm,
+                                  cg_i64(cm, p.n), cmat, cg_i64(cm, p.n)},
+                 10, "");
+  scatter_product(f, in, &p, lg.i, first, rows, cmat, out);
+  cg_loop_end(f, &lc);
+  cg_loop_end(f, &lg);
+  return true;
+}
+
 void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  if (conv_gemm(f, in, out))
+    return;
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_instr *lop = in->operands[0], *rop = in->operands[1];
@@ -29,9 +224,8 @@ void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out) {
   int64_t inner[65];
   inner[0] = k_in;
   for (int i = 0; i < ns; i++) {
-    int64_t ks = r->dims[d->kernel_spatial.v[i]];
-    win[i] = c->window.n ? c->window.dims[i] : (ir_window_dim){ks, 1, 0, 0, 1, 1, false};
-    inner[1 + i] = ks;
+    win[i] = window_dim(in, i);
+    inner[1 + i] = r->dims[d->kernel_spatial.v[i]];
   }
   LLVMValueRef acc = cg_entry_alloca(f, ct, "acc");
   cg_loop outer = cg_loop_begin(f, cg_i64(cm, product(o->dims, o->rank)), "conv.out");
@@ -51,21 +245,8 @@ void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out) {
   for (int i = 0; i < ns; i++) {
     const ir_window_dim *w = &win[i];
     LLVMValueRef kpos = ki[1 + i];
-    LLVMValueRef pos = LLVMBuildAdd(b, LLVMBuildMul(b, oi[d->output_spatial.v[i]], cg_i64(cm, w->stride), ""),
-                                    LLVMBuildMul(b, kpos, cg_i64(cm, w->rhs_dilate), ""), "");
-    pos = LLVMBuildSub(b, pos, cg_i64(cm, w->pad_lo), "");
-    LLVMValueRef in_range = LLVMBuildICmp(b, LLVMIntSGE, pos, cg_i64(cm, 0), "");
-    LLVMValueRef safe = LLVMBuildSelect(b, in_range, pos, cg_i64(cm, 0), "");
-    if (w->lhs_dilate > 1) {
-      in_range = LLVMBuildAnd(b, in_range,
-                              LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildURem(b, safe, cg_i64(cm, w->lhs_dilate), ""),
-                                            cg_i64(cm, 0), ""), "");
-      safe = LLVMBuildUDiv(b, safe, cg_i64(cm, w->lhs_dilate), "");
-    }
-    int64_t in_dim = l->dims[d->input_spatial.v[i]];
-    in_range = LLVMBuildAnd(b, in_range, LLVMBuildICmp(b, LLVMIntSLT, safe, cg_i64(cm, in_dim), ""), "");
-    ok = LLVMBuildAnd(b, ok, in_range, "");
-    li[d->input_spatial.v[i]] = safe;
+    ok = LLVMBuildAnd(b, ok, input_position(f, w, oi[d->output_spatial.v[i]], kpos, l->dims[d->input_spatial.v[i]],
+                                            &li[d->input_spatial.v[i]]), "");
     ri[d->kernel_spatial.v[i]] = w->rhs_reversal ? LLVMBuildSub(b, cg_i64(cm, w->size - 1), kpos, "") : kpos;
   }
   LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "conv.in");

@@ -884,6 +884,66 @@ def batch_norm_grad_cases():
         case(name, hlo, [x, scale, mean, var, dy], [gx.astype(dt), gs.astype(dt), go.astype(dt)], tol)
 
 
+def conv_reference(x, w, stride, pad, lhs_dilate=(1, 1), rhs_dilate=(1, 1), reversal=(0, 0), groups=1):
+    """XLA convolution of NCHW x and OIHW w, straight from the semantics: the input dilated
+    (zeros between elements) and padded, the kernel dilated and reversed where asked, each
+    output the sum over its group's input features and the window."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    b, c, h, wd = x.shape
+    xd = np.zeros((b, c, (h - 1) * lhs_dilate[0] + 1, (wd - 1) * lhs_dilate[1] + 1))
+    xd[:, :, ::lhs_dilate[0], ::lhs_dilate[1]] = x
+    xp = np.pad(xd, ((0, 0), (0, 0), pad[0], pad[1]))
+    if reversal[0]:
+        w = w[:, :, ::-1, :]
+    if reversal[1]:
+        w = w[:, :, :, ::-1]
+    o, cg, kh, kw = w.shape
+    eh, ew = (kh - 1) * rhs_dilate[0] + 1, (kw - 1) * rhs_dilate[1] + 1
+    oh = (xp.shape[2] - eh) // stride[0] + 1
+    ow = (xp.shape[3] - ew) // stride[1] + 1
+    out = np.zeros((b, o, oh, ow))
+    og = o // groups
+    for g in range(groups):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        for i in range(kh):
+            for j in range(kw):
+                win = xs[:, :, i * rhs_dilate[0]:i * rhs_dilate[0] + (oh - 1) * stride[0] + 1:stride[0],
+                         j * rhs_dilate[1]:j * rhs_dilate[1] + (ow - 1) * stride[1] + 1:stride[1]]
+                out[:, g * og:(g + 1) * og] += np.einsum("bchw,oc->bohw", win, w[g * og:(g + 1) * og, :, i, j])
+    return out
+
+
+def convolution_cases():
+    """Convolutions large enough for hloc's GEMM path (im2col + the runtime's matrix product)."""
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, (2, 8, 9, 9)).astype(np.float32)
+    w = rng.uniform(-1, 1, (16, 8, 3, 3)).astype(np.float32)
+    ref = conv_reference(x, w, (2, 2), ((1, 1), (1, 1)))
+    hlo = module("conv_gemm_nchw_f32", [(np.float32, x.shape), (np.float32, w.shape)],
+                 ["%%r = %s convolution(%%p0, %%p1), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
+                  "dim_labels=bf01_oi01->bf01" % shape_str(np.float32, ref.shape)], shape_str(np.float32, ref.shape))
+    case("conv_gemm_nchw_f32", hlo, [x, w], [ref.astype(np.float32)], {"rtol": 1e-5, "atol": 1e-5})
+    # NHWC input, HWIO kernel, two feature groups, dilated kernel rows
+    x = rng.uniform(-1, 1, (2, 12, 12, 8)).astype(np.float32)
+    w = rng.uniform(-1, 1, (3, 3, 4, 12)).astype(np.float32)
+    ref = conv_reference(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), (1, 1), ((1, 1), (1, 1)),
+                         rhs_dilate=(2, 1), groups=2).transpose(0, 2, 3, 1)
+    hlo = module("conv_gemm_groups_nhwc_f32", [(np.float32, x.shape), (np.float32, w.shape)],
+                 ["%%r = %s convolution(%%p0, %%p1), window={size=3x3 pad=1_1x1_1 rhs_dilate=2x1}, "
+                  "dim_labels=b01f_01io->b01f, feature_group_count=2" % shape_str(np.float32, ref.shape)],
+                 shape_str(np.float32, ref.shape))
+    case("conv_gemm_groups_nhwc_f32", hlo, [x, w], [ref.astype(np.float32)], {"rtol": 1e-5, "atol": 1e-5})
+    # a transposed convolution (dilated input), the kernel reversed in its first spatial dimension
+    x = rng.uniform(-1, 1, (1, 6, 5, 5))
+    w = rng.uniform(-1, 1, (8, 6, 3, 3))
+    ref = conv_reference(x, w, (1, 1), ((2, 2), (2, 2)), lhs_dilate=(2, 2), reversal=(1, 0))
+    hlo = module("conv_gemm_lhs_dilated_f64", [(np.float64, x.shape), (np.float64, w.shape)],
+                 ["%%r = %s convolution(%%p0, %%p1), window={size=3x3 pad=2_2x2_2 lhs_dilate=2x2 "
+                  "rhs_reversal=1x0}, dim_labels=bf01_oi01->bf01" % shape_str(np.float64, ref.shape)],
+                 shape_str(np.float64, ref.shape))
+    case("conv_gemm_lhs_dilated_f64", hlo, [x, w], [ref], {"rtol": 1e-12, "atol": 1e-12})
+
+
 def main():
     unary_float_cases()
     unary_int_cases()
@@ -900,6 +960,7 @@ def main():
     dot_cases()
     control_cases()
     batch_norm_cases()
+    convolution_cases()
     write_all()
 
 
