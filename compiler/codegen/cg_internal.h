@@ -87,6 +87,11 @@ typedef struct cg_loop {
 } cg_loop;
 cg_loop cg_loop_begin(cg_function *f, LLVMValueRef n, const char *name);
 void cg_loop_end(cg_function *f, cg_loop *l);
+/* The input index that window position w of output position o reads in one dimension of
+ * size in_dim (stride, padding, base and window dilation of wd): returns whether it is a real
+ * element (not padding, not a dilation hole); *out_idx is its index, 0 when it is not. */
+LLVMValueRef cg_window_input(cg_function *f, const ir_window_dim *wd, int64_t in_dim, LLVMValueRef o, LLVMValueRef w,
+                             LLVMValueRef *out_idx);
 /* The multi-index (rank values) of linear index i in dims (row-major). */
 void cg_unflatten(cg_function *f, LLVMValueRef i, const int64_t *dims, int rank, LLVMValueRef *out);
 /* Row-major linear index of a multi-index. */

@@ -30,28 +30,6 @@ static ir_window_dim window_dim(const ir_instr *in, int i) {
   return c->window.n ? c->window.dims[i] : (ir_window_dim){ks, 1, 0, 0, 1, 1, false};
 }
 
-/* The input position read by output position opos at window position kpos: sets *index (0 when
- * outside) and returns whether it lies inside the (padded, dilated) input. */
-static LLVMValueRef input_position(cg_function *f, const ir_window_dim *w, LLVMValueRef opos, LLVMValueRef kpos,
-                                   int64_t in_dim, LLVMValueRef *index) {
-  cg_module *cm = f->cm;
-  LLVMBuilderRef b = cm->b;
-  LLVMValueRef pos = LLVMBuildAdd(b, LLVMBuildMul(b, opos, cg_i64(cm, w->stride), ""),
-                                  LLVMBuildMul(b, kpos, cg_i64(cm, w->rhs_dilate), ""), "");
-  pos = LLVMBuildSub(b, pos, cg_i64(cm, w->pad_lo), "");
-  LLVMValueRef in_range = LLVMBuildICmp(b, LLVMIntSGE, pos, cg_i64(cm, 0), "");
-  LLVMValueRef safe = LLVMBuildSelect(b, in_range, pos, cg_i64(cm, 0), "");
-  if (w->lhs_dilate > 1) {
-    in_range = LLVMBuildAnd(
-        b, in_range,
-        LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildURem(b, safe, cg_i64(cm, w->lhs_dilate), ""), cg_i64(cm, 0), ""), "");
-    safe = LLVMBuildUDiv(b, safe, cg_i64(cm, w->lhs_dilate), "");
-  }
-  in_range = LLVMBuildAnd(b, in_range, LLVMBuildICmp(b, LLVMIntSLT, safe, cg_i64(cm, in_dim), ""), "");
-  *index = LLVMBuildSelect(b, in_range, safe, cg_i64(cm, 0), "");
-  return in_range;
-}
-
 /* The GEMM path's sizes: groups, output positions, K and N per group, rows per patch matrix. */
 typedef struct {
   int64_t groups, positions, k, n, rows;
@@ -140,8 +118,8 @@ static void gather_patches(cg_function *f, ir_instr *in, const conv_gemm_plan *p
   LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
   for (int i = 0; i < ns; i++) {
     ir_window_dim w = window_dim(in, i);
-    ok = LLVMBuildAnd(b, ok, input_position(f, &w, pi[1 + i], ki[1 + i], l->dims[d->input_spatial.v[i]],
-                                            &li[d->input_spatial.v[i]]), "");
+    ok = LLVMBuildAnd(b, ok, cg_window_input(f, &w, l->dims[d->input_spatial.v[i]], pi[1 + i], ki[1 + i],
+                                             &li[d->input_spatial.v[i]]), "");
   }
   LLVMValueRef x = cg_load(f, et, xbuf, cg_flatten(f, li, l->dims, l->rank));
   x = LLVMBuildSelect(b, ok, x, LLVMConstNull(LLVMTypeOf(x)), "");
@@ -245,8 +223,8 @@ void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out) {
   for (int i = 0; i < ns; i++) {
     const ir_window_dim *w = &win[i];
     LLVMValueRef kpos = ki[1 + i];
-    ok = LLVMBuildAnd(b, ok, input_position(f, w, oi[d->output_spatial.v[i]], kpos, l->dims[d->input_spatial.v[i]],
-                                            &li[d->input_spatial.v[i]]), "");
+    ok = LLVMBuildAnd(b, ok, cg_window_input(f, w, l->dims[d->input_spatial.v[i]], oi[d->output_spatial.v[i]], kpos,
+                                             &li[d->input_spatial.v[i]]), "");
     ri[d->kernel_spatial.v[i]] = w->rhs_reversal ? LLVMBuildSub(b, cg_i64(cm, w->size - 1), kpos, "") : kpos;
   }
   LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "conv.in");

@@ -2,6 +2,7 @@
  * and window dilation), gather and scatter (batching dimensions, XLA's start-index clamping;
  * scatter applies updates in order and skips windows that fall outside the operand), and
  * select-and-scatter.  Loops over elements with explicit index arithmetic, as in data.c.
+ * cg_window_input, the input index under a window, is shared with convolution (conv.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +33,8 @@ static void end_if(cg_function *f, LLVMBasicBlockRef after) {
   LLVMPositionBuilderAtEnd(f->cm->b, after);
 }
 
-/* Input coordinate of window position (o, w) in dimension d: valid when it falls on a real
- * (not dilated, not padded) element; *out_idx is then the element's index. */
-static LLVMValueRef window_input(cg_function *f, const ir_window_dim *wd, int64_t in_dim, LLVMValueRef o,
-                                 LLVMValueRef w, LLVMValueRef *out_idx) {
+LLVMValueRef cg_window_input(cg_function *f, const ir_window_dim *wd, int64_t in_dim, LLVMValueRef o, LLVMValueRef w,
+                             LLVMValueRef *out_idx) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   LLVMValueRef pos = LLVMBuildAdd(b, LLVMBuildMul(b, o, cg_i64(cm, wd->stride), ""),
@@ -49,7 +48,7 @@ static LLVMValueRef window_input(cg_function *f, const ir_window_dim *wd, int64_
     safe = LLVMBuildUDiv(b, safe, cg_i64(cm, wd->lhs_dilate), "");
   }
   ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSLT, safe, cg_i64(cm, in_dim), ""), "");
-  *out_idx = safe;
+  *out_idx = LLVMBuildSelect(b, ok, safe, cg_i64(cm, 0), "");
   return ok;
 }
 
@@ -81,7 +80,7 @@ void cg_lower_reduce_window(cg_function *f, ir_instr *in) {
   cg_unflatten(f, inner.i, wsizes, rank, wi);
   LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
   for (int d = 0; d < rank; d++)
-    ok = LLVMBuildAnd(b, ok, window_input(f, &w->dims[d], s->dims[d], oi[d], wi[d], &ii[d]), "");
+    ok = LLVMBuildAnd(b, ok, cg_window_input(f, &w->dims[d], s->dims[d], oi[d], wi[d], &ii[d]), "");
   LLVMBasicBlockRef after = begin_if(f, ok, "rw.in");
   LLVMValueRef lin = cg_flatten(f, ii, s->dims, rank), vals[64], res[32];
   for (int i = 0; i < n; i++) {
@@ -260,7 +259,7 @@ void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out)
   cg_unflatten(f, inner.i, wsizes, rank, wi);
   LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
   for (int d = 0; d < rank; d++)
-    ok = LLVMBuildAnd(b, ok, window_input(f, &w->dims[d], s->dims[d], oi[d], wi[d], &ii[d]), "");
+    ok = LLVMBuildAnd(b, ok, cg_window_input(f, &w->dims[d], s->dims[d], oi[d], wi[d], &ii[d]), "");
   LLVMBasicBlockRef after = begin_if(f, ok, "sas.in");
   LLVMValueRef lin = cg_flatten(f, ii, s->dims, rank);
   LLVMValueRef cand = cg_load(f, et, leaf(f, op, 0), lin);
