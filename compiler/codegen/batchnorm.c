@@ -59,6 +59,15 @@ static void feature_elems_end(cg_function *f, feature_elems *e) {
   cg_loop_end(f, &e->outer);
 }
 
+static LLVMValueRef var_plus_epsilon(cg_function *f, const ir_instr *in, LLVMTypeRef ct, LLVMValueRef var) {
+  return LLVMBuildFAdd(f->cm->b, var, LLVMConstReal(ct, in->attrs.u.batch_norm.epsilon), "var.eps");
+}
+
+static LLVMValueRef sqrt_of(cg_function *f, LLVMTypeRef ct, LLVMValueRef x) {
+  LLVMValueRef sqrt_fn = cg_intrinsic(f->cm, "llvm.sqrt", ct, 1);
+  return LLVMBuildCall2(f->cm->b, LLVMGlobalGetValueType(sqrt_fn), sqrt_fn, &x, 1, "");
+}
+
 /* y[i] = (x[i] - mean[f]) * rsqrt(var[f] + eps) * scale[f] + offset[f] over all elements. */
 static void normalize(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMValueRef mean, LLVMValueRef var) {
   cg_module *cm = f->cm;
@@ -74,46 +83,30 @@ static void normalize(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMValueR
   LLVMValueRef x = cg_load(f, et, leaf(f, in->operands[0]), l.i);
   LLVMValueRef m = cg_load(f, et, mean, k), v = cg_load(f, et, var, k);
   LLVMValueRef sc = cg_load(f, et, leaf(f, in->operands[1]), k), off = cg_load(f, et, leaf(f, in->operands[2]), k);
-  LLVMValueRef denom = LLVMBuildFAdd(b, v, LLVMConstReal(ct, in->attrs.u.batch_norm.epsilon), "");
-  LLVMValueRef sqrt_fn = cg_intrinsic(cm, "llvm.sqrt", ct, 1);
-  denom = LLVMBuildCall2(b, LLVMGlobalGetValueType(sqrt_fn), sqrt_fn, &denom, 1, "");
+  LLVMValueRef denom = sqrt_of(f, ct, var_plus_epsilon(f, in, ct, v));
   LLVMValueRef y = LLVMBuildFDiv(b, LLVMBuildFSub(b, x, m, ""), denom, "");
   y = LLVMBuildFAdd(b, LLVMBuildFMul(b, y, sc, ""), off, "");
   cg_store(f, et, out, l.i, y);
   cg_loop_end(f, &l);
 }
 
-static LLVMValueRef rsqrt_var(cg_function *f, const ir_instr *in, LLVMTypeRef ct, LLVMValueRef var) {
-  cg_module *cm = f->cm;
-  LLVMValueRef d = LLVMBuildFAdd(cm->b, var, LLVMConstReal(ct, in->attrs.u.batch_norm.epsilon), "");
-  LLVMValueRef sqrt_fn = cg_intrinsic(cm, "llvm.sqrt", ct, 1);
-  d = LLVMBuildCall2(cm->b, LLVMGlobalGetValueType(sqrt_fn), sqrt_fn, &d, 1, "");
-  return LLVMBuildFDiv(cm->b, LLVMConstReal(ct, 1.0), d, "rsqrt");
-}
-
-/* batch-norm-grad(x, scale, mean, var, dy) -> (grad_operand, grad_scale, grad_offset). */
+/* batch-norm-grad(x, scale, mean, var, dy) -> (grad_operand, grad_scale, grad_offset), one
+ * feature at a time: the two sums over its elements, then its c, d and scale / sqrt(var + eps)
+ * as scalars, then its elements of grad_operand. */
 static void lower_grad(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *s = in->operands[0]->shape;
   ir_etype et = s->et;
   LLVMTypeRef ct = cg_compute_type(cm, et);
-  LLVMValueRef x_buf = leaf(f, in->operands[0]), dy_buf = leaf(f, in->operands[4]);
+  LLVMValueRef x_buf = leaf(f, in->operands[0]), scale_buf = leaf(f, in->operands[1]);
   LLVMValueRef mean_buf = leaf(f, in->operands[2]), var_buf = leaf(f, in->operands[3]);
-  cg_value v = cg_alloc_value(f, in->shape);
+  LLVMValueRef dy_buf = leaf(f, in->operands[4]);
+  cg_value v = cg_result_value(f, in);
   f->values[in->id] = v;
   int64_t fi = in->attrs.u.batch_norm.feature_index, nf = s->dims[fi];
   int64_t per_feature = nf ? count(s) / nf : 0;
   LLVMValueRef n = LLVMConstReal(ct, (double)(per_feature ? per_feature : 1));
-  /* Per feature: the two sums, then grad_offset, grad_scale and the c and d of the semantics
-   * (kept in compute-type scratch, so a narrow element type rounds only the results). */
-  ir_etype st = et == IR_F64 ? IR_F64 : IR_F32; /* the compute type of every float type here */
-  ir_shape *scratch = ir_shape_array(in->parent->module, st, 1, &nf);
-  if (!scratch) {
-    cg_fail(cm, in, "out of memory");
-    return;
-  }
-  LLVMValueRef c_buf = cg_alloc_leaf(f, scratch), d_buf = cg_alloc_leaf(f, scratch);
   LLVMTypeRef acc_t = cm->f64;
   LLVMValueRef sum_dy = cg_entry_alloca(f, acc_t, "bn.sdy"), sum_dyxm = cg_entry_alloca(f, acc_t, "bn.sdyxm");
   cg_loop lf = cg_loop_begin(f, cg_i64(cm, nf), "bn.feat");
@@ -127,26 +120,21 @@ static void lower_grad(cg_function *f, ir_instr *in) {
   LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, acc_t, sum_dy, ""), dy, ""), sum_dy);
   LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, acc_t, sum_dyxm, ""), LLVMBuildFMul(b, dy, xm, ""), ""), sum_dyxm);
   feature_elems_end(f, &e);
-  LLVMValueRef rs = rsqrt_var(f, in, ct, var);
   LLVMValueRef sdy = to_compute(f, LLVMBuildLoad2(b, acc_t, sum_dy, ""), ct);
   LLVMValueRef sdyxm = to_compute(f, LLVMBuildLoad2(b, acc_t, sum_dyxm, ""), ct);
+  LLVMValueRef var_eps = var_plus_epsilon(f, in, ct, var);
+  LLVMValueRef rs = LLVMBuildFDiv(b, LLVMConstReal(ct, 1.0), sqrt_of(f, ct, var_eps), "rsqrt");
   cg_store(f, et, v.leaves[2], lf.i, sdy);
   cg_store(f, et, v.leaves[1], lf.i, LLVMBuildFMul(b, sdyxm, rs, ""));
-  LLVMValueRef var_eps = LLVMBuildFAdd(b, var, LLVMConstReal(ct, in->attrs.u.batch_norm.epsilon), "");
-  cg_store(f, st, c_buf, lf.i, LLVMBuildFDiv(b, sdyxm, LLVMBuildFMul(b, n, var_eps, ""), ""));
-  cg_store(f, st, d_buf, lf.i, LLVMBuildFDiv(b, sdy, n, ""));
+  LLVMValueRef c = LLVMBuildFDiv(b, sdyxm, LLVMBuildFMul(b, n, var_eps, ""), "c");
+  LLVMValueRef d = LLVMBuildFDiv(b, sdy, n, "d");
+  LLVMValueRef g = LLVMBuildFMul(b, cg_load(f, et, scale_buf, lf.i), rs, "g");
+  e = feature_elems_begin(f, s, fi, lf.i);
+  LLVMValueRef x_mean = LLVMBuildFSub(b, cg_load(f, et, x_buf, e.i), mean, "");
+  LLVMValueRef t = LLVMBuildFSub(b, LLVMBuildFSub(b, cg_load(f, et, dy_buf, e.i), d, ""), LLVMBuildFMul(b, c, x_mean, ""), "");
+  cg_store(f, et, v.leaves[0], e.i, LLVMBuildFMul(b, g, t, ""));
+  feature_elems_end(f, &e);
   cg_loop_end(f, &lf);
-  /* grad_operand, element by element. */
-  cg_loop l = cg_loop_begin(f, cg_i64(cm, count(s)), "bn.grad");
-  LLVMValueRef idx[64];
-  cg_unflatten(f, l.i, s->dims, s->rank, idx);
-  LLVMValueRef k = idx[fi];
-  LLVMValueRef c = cg_load(f, st, c_buf, k), d = cg_load(f, st, d_buf, k);
-  LLVMValueRef x_mean = LLVMBuildFSub(b, cg_load(f, et, x_buf, l.i), cg_load(f, et, mean_buf, k), "");
-  LLVMValueRef t = LLVMBuildFSub(b, LLVMBuildFSub(b, cg_load(f, et, dy_buf, l.i), d, ""), LLVMBuildFMul(b, c, x_mean, ""), "");
-  LLVMValueRef g = LLVMBuildFMul(b, cg_load(f, et, leaf(f, in->operands[1]), k), rsqrt_var(f, in, ct, cg_load(f, et, var_buf, k)), "");
-  cg_store(f, et, v.leaves[0], l.i, LLVMBuildFMul(b, g, t, ""));
-  cg_loop_end(f, &l);
 }
 
 void cg_lower_batch_norm(cg_function *f, ir_instr *in) {
@@ -156,18 +144,16 @@ void cg_lower_batch_norm(cg_function *f, ir_instr *in) {
   ir_etype et = s->et;
   LLVMTypeRef ct = cg_compute_type(cm, et);
   if (in->op == IR_OP_BATCH_NORM_INFERENCE) {
-    LLVMValueRef out = cg_alloc_leaf(f, in->shape);
-    normalize(f, in, out, leaf(f, in->operands[3]), leaf(f, in->operands[4]));
-    cg_value v = cg_alloc_value(f, in->shape);
-    cg_copy_leaf(f, v.leaves[0], out, in->shape);
+    cg_value v = cg_result_value(f, in);
     f->values[in->id] = v;
+    normalize(f, in, v.leaves[0], leaf(f, in->operands[3]), leaf(f, in->operands[4]));
     return;
   }
   if (in->op == IR_OP_BATCH_NORM_GRAD) {
     lower_grad(f, in);
     return;
   }
-  cg_value v = cg_alloc_value(f, in->shape); /* (normalized, mean, variance) */
+  cg_value v = cg_result_value(f, in); /* (normalized, mean, variance) */
   f->values[in->id] = v;
   int64_t fi = in->attrs.u.batch_norm.feature_index, nf = s->dims[fi];
   int64_t per_feature = nf ? count(s) / nf : 0;

@@ -55,6 +55,10 @@ typedef struct cg_function {
   LLVMValueRef fail_slot;
   LLVMValueRef kernel_args;    /* one argument array shared by every kernel call (kernel_begin) */
   int kernel_args_len;
+  /* In a kernel of cg_outline_value: the instruction it lowers and the caller's buffers for
+   * its result leaves, which cg_result_value hands out so that nothing is copied back. */
+  const ir_instr *result_of;
+  LLVMValueRef *result_leaves;
 } cg_function;
 
 /* ---- errors ---- */
@@ -76,6 +80,9 @@ LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name);
 LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s);
 /* Buffers for every leaf of a shape. */
 cg_value cg_alloc_value(cg_function *f, const ir_shape *s);
+/* The buffers for the result of `in` that its lowerer fills: the caller's when f is the kernel
+ * cg_outline_value made for `in`, otherwise new ones (cg_alloc_value). */
+cg_value cg_result_value(cg_function *f, const ir_instr *in);
 void cg_copy_leaf(cg_function *f, LLVMValueRef dst, LLVMValueRef src, const ir_shape *s);
 
 /* ---- loops ---- */
@@ -115,7 +122,8 @@ LLVMValueRef cg_intrinsic(cg_module *cm, const char *name, LLVMTypeRef type, int
 typedef void (*cg_kernel_fn)(cg_function *kf, ir_instr *in, LLVMValueRef out);
 void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail);
 /* The same for a lowering that produces a whole value (several leaves: reduce, batch norm):
- * lower(kf, in) sets kf->values[in->id] inside the kernel, which copies it to buffers of f. */
+ * lower(kf, in) sets kf->values[in->id] inside the kernel, writing f's buffers directly when
+ * it takes them from cg_result_value (otherwise the kernel copies its result over). */
 typedef void (*cg_value_lower_fn)(cg_function *kf, ir_instr *in);
 void cg_outline_value(cg_function *f, ir_instr *in, cg_value_lower_fn lower, bool may_fail);
 /* Elementwise: the value of `in` at linear index i (operands share the result's dims). */

@@ -26,7 +26,7 @@ void cg_lower_reduce(cg_function *f, ir_instr *in) {
     return;
   }
   const ir_shape *s = in->operands[0]->shape;
-  cg_value outv = cg_alloc_value(f, in->shape);
+  cg_value outv = cg_result_value(f, in);
   f->values[in->id] = outv;
   /* Kept and reduced dimensions. */
   uint64_t reduced = 0;

@@ -135,6 +135,20 @@ cg_value cg_alloc_value(cg_function *f, const ir_shape *s) {
   return v;
 }
 
+cg_value cg_result_value(cg_function *f, const ir_instr *in) {
+  if (f->result_of != in)
+    return cg_alloc_value(f, in->shape);
+  cg_value v;
+  v.n = ir_shape_count_leaves(in->shape);
+  v.leaves = calloc((size_t)v.n + 1, sizeof *v.leaves);
+  v.shapes = calloc((size_t)v.n + 1, sizeof *v.shapes);
+  int k = 0;
+  collect_leaves(in->shape, v.shapes, &k);
+  for (int i = 0; i < v.n; i++)
+    v.leaves[i] = f->result_leaves[i];
+  return v;
+}
+
 void cg_copy_leaf(cg_function *f, LLVMValueRef dst, LLVMValueRef src, const ir_shape *s) {
   int64_t bytes;
   if (!ir_etype_is_array(s->et) || !ir_shape_byte_size(s, &bytes) || bytes == 0)
@@ -434,11 +448,13 @@ void cg_outline_value(cg_function *f, ir_instr *in, cg_value_lower_fn lower, boo
   cg_value v = cg_alloc_value(f, in->shape);
   kernel_call kc;
   kernel_begin(f, in, v.leaves, v.n, &kc);
+  kc.kf.result_of = in;
+  kc.kf.result_leaves = kc.kouts;
   lower(&kc.kf, in);
-  if (!f->cm->error) {
+  if (!f->cm->error) { /* a lowerer that did not use cg_result_value: copy its result over */
     cg_value r = kc.kf.values[in->id];
     for (int i = 0; i < r.n; i++)
-      if (r.leaves[i])
+      if (r.leaves[i] && r.leaves[i] != kc.kouts[i])
         cg_copy_leaf(&kc.kf, kc.kouts[i], r.leaves[i], r.shapes[i]);
   }
   kernel_end(f, &kc, may_fail);

@@ -58,7 +58,7 @@ void cg_lower_reduce_window(cg_function *f, ir_instr *in) {
   int n = in->n_operands / 2;
   const ir_shape *s = in->operands[0]->shape;
   const ir_window *w = &in->attrs.u.reduce_window.window;
-  cg_value out = cg_alloc_value(f, in->shape);
+  cg_value out = cg_result_value(f, in);
   f->values[in->id] = out;
   const ir_shape *os = out.shapes[0];
   int rank = s->rank;
@@ -178,7 +178,7 @@ void cg_lower_scatter(cg_function *f, ir_instr *in) {
   const ir_shape *s = in->operands[0]->shape, *u = in->operands[n + 1]->shape;
   typeof(in->attrs.u.scatter) *sc = &in->attrs.u.scatter;
   int64_t ivd = sc->index_vector_dim;
-  cg_value out = cg_alloc_value(f, in->shape);
+  cg_value out = cg_result_value(f, in);
   f->values[in->id] = out;
   ir_etype ets[64];
   for (int i = 0; i < n; i++) {
