@@ -59,6 +59,9 @@ typedef struct cg_function {
    * its result leaves, which cg_result_value hands out so that nothing is copied back. */
   const ir_instr *result_of;
   LLVMValueRef *result_leaves;
+  /* By instruction id: the caller's result buffer that instruction writes directly (the
+   * computation's root, or a leaf of its root tuple), or null: cg_alloc_leaf for it. */
+  LLVMValueRef *result_buffer;
 } cg_function;
 
 /* ---- errors ---- */
@@ -128,6 +131,8 @@ typedef void (*cg_value_lower_fn)(cg_function *kf, ir_instr *in);
 void cg_outline_value(cg_function *f, ir_instr *in, cg_value_lower_fn lower, bool may_fail);
 /* Elementwise: the value of `in` at linear index i (operands share the result's dims). */
 LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i);
+/* Elementwise: the value of `in` given its operands' values v (in operand order). */
+LLVMValueRef cg_elementwise_apply(cg_function *f, ir_instr *in, LLVMValueRef *v);
 bool cg_is_elementwise(const ir_instr *in);
 /* Lowers one instruction into f->values[in->id]. */
 void cg_lower_instr(cg_function *f, ir_instr *in);
@@ -150,6 +155,15 @@ void cg_lower_reduce_window(cg_function *f, ir_instr *in);
 void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out);
 void cg_lower_scatter(cg_function *f, ir_instr *in);
 void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out);
+
+/* fused.c: fused loop kernels.  cg_lower_fusion lowers a fusion instruction whose fused
+ * computation the emitter handles (false: the caller lowers it as a call);
+ * cg_lower_fused_single lowers one elementwise, data-movement or single-input reduce
+ * instruction as a loop kernel of its own (false when it is none of those). */
+bool cg_fused_member_ok(const ir_instr *x);
+bool cg_fusion_supported(const ir_instr *in);
+bool cg_lower_fusion(cg_function *f, ir_instr *in);
+bool cg_lower_fused_single(cg_function *f, ir_instr *in);
 
 /* Element conversion between compute types (convert's semantics: saturating float->int,
  * NaN -> 0, round to nearest even). */

@@ -587,18 +587,18 @@ static LLVMValueRef operand_at(cg_function *f, ir_instr *in, int k, LLVMValueRef
   return cg_load(f, op->shape->et, f->values[op->id].leaves[0], idx);
 }
 
-LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i) {
+LLVMValueRef cg_elementwise_apply(cg_function *f, ir_instr *in, LLVMValueRef *v) {
   cg_module *cm = f->cm;
   ir_etype et = in->operands[0]->shape->et;
   switch (ir_opcode_table[in->op].family) {
   case IR_FAM_UNARY: {
-    LLVMValueRef x = operand_at(f, in, 0, i);
+    LLVMValueRef x = v[0];
     if (ir_etype_is_complex(et))
       return complex_unary(f, in, x);
     return is_float_et(et) ? float_unary(f, in, et, x) : int_unary(f, in, et, x);
   }
   case IR_FAM_BINARY: {
-    LLVMValueRef a = operand_at(f, in, 0, i), c = operand_at(f, in, 1, i);
+    LLVMValueRef a = v[0], c = v[1];
     if (in->op == IR_OP_COMPLEX)
       return cmake(cm, cg_compute_type(cm, in->shape->et), a, c);
     if (ir_etype_is_complex(et))
@@ -606,12 +606,12 @@ LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i) 
     return is_float_et(et) ? float_binary(f, in, a, c) : int_binary(f, in, et, a, c);
   }
   case IR_FAM_COMPARE:
-    return compare_values(f, in, et, operand_at(f, in, 0, i), operand_at(f, in, 1, i));
+    return compare_values(f, in, et, v[0], v[1]);
   case IR_FAM_SELECT:
-    return LLVMBuildSelect(cm->b, operand_at(f, in, 0, i), operand_at(f, in, 1, i), operand_at(f, in, 2, i), "");
+    return LLVMBuildSelect(cm->b, v[0], v[1], v[2], "");
   case IR_FAM_CLAMP: {
     ir_etype vt = in->operands[1]->shape->et;
-    LLVMValueRef lo = operand_at(f, in, 0, i), x = operand_at(f, in, 1, i), hi = operand_at(f, in, 2, i);
+    LLVMValueRef lo = v[0], x = v[1], hi = v[2];
     if (is_float_et(vt)) {
       LLVMValueRef m = call_math(f, "llvm.maximum", NULL, NULL, (LLVMValueRef[]){lo, x}, 2);
       return call_math(f, "llvm.minimum", NULL, NULL, (LLVMValueRef[]){hi, m}, 2);
@@ -621,11 +621,18 @@ LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i) 
     return LLVMBuildSelect(cm->b, LLVMBuildICmp(cm->b, s ? LLVMIntSLE : LLVMIntULE, hi, m, ""), hi, m, "");
   }
   case IR_FAM_CONVERT:
-    return cg_convert(f, operand_at(f, in, 0, i), et, in->shape->et);
+    return cg_convert(f, v[0], et, in->shape->et);
   default:
     cg_fail(cm, in, "not an elementwise instruction");
     return NULL;
   }
+}
+
+LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i) {
+  LLVMValueRef v[3] = {NULL, NULL, NULL};
+  for (int k = 0; k < in->n_operands && k < 3; k++)
+    v[k] = operand_at(f, in, k, i);
+  return cg_elementwise_apply(f, in, v);
 }
 
 static bool types_supported(cg_module *cm, const ir_instr *in) {
@@ -764,6 +771,13 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   if (!types_supported(cm, in))
     return;
   ir_family fam = ir_opcode_table[in->op].family;
+  if (fam == IR_FAM_FUSION) {
+    if (!cg_lower_fusion(f, in))
+      cg_lower_call(f, in);
+    return;
+  }
+  if (cg_lower_fused_single(f, in))
+    return;
   if (cg_is_elementwise(in)) {
     lower_single(f, in, elementwise_loop);
     return;

@@ -432,8 +432,15 @@ static void kernel_end(cg_function *f, kernel_call *kc, bool may_fail) {
   LLVMPositionBuilderAtEnd(b, ok);
 }
 
+/* The buffer for `in`'s single array result: the caller's result buffer when `in` writes one. */
+static LLVMValueRef result_leaf(cg_function *f, ir_instr *in) {
+  if (f->result_buffer && f->result_buffer[in->id])
+    return f->result_buffer[in->id];
+  return cg_alloc_leaf(f, in->shape);
+}
+
 void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail) {
-  LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+  LLVMValueRef out = result_leaf(f, in);
   kernel_call kc;
   kernel_begin(f, in, &out, 1, &kc);
   body(&kc.kf, in, kc.kouts[0]);
@@ -512,14 +519,44 @@ static void free_dead_buffers(cg_function *f, int i, const int *last) {
   }
 }
 
+/* The result buffers of c (one per root leaf), and which instruction may write each directly:
+ * an array root, or each array operand of a root tuple (the first time it appears).  A
+ * parameter never does (its buffer is the caller's input). */
+static void assign_result_buffers(cg_function *f, ir_computation *c, LLVMValueRef results, LLVMValueRef *dst) {
+  cg_module *cm = f->cm;
+  int nr = ir_shape_count_leaves(c->root->shape);
+  for (int i = 0; i < nr; i++)
+    dst[i] = LLVMBuildLoad2(cm->b, cm->ptr, LLVMBuildGEP2(cm->b, cm->ptr, results, (LLVMValueRef[]){cg_i64(cm, i)}, 1, ""),
+                            "res");
+  f->result_buffer = calloc((size_t)c->n_instrs + 1, sizeof *f->result_buffer);
+  if (!f->result_buffer)
+    return;
+  ir_instr *root = c->root;
+  if (root->shape->et != IR_TUPLE) {
+    if (root->op != IR_OP_PARAMETER && ir_etype_is_array(root->shape->et))
+      f->result_buffer[root->id] = dst[0];
+    return;
+  }
+  if (root->op != IR_OP_TUPLE)
+    return;
+  for (int k = 0, leaf = 0; k < root->n_operands; k++) {
+    ir_instr *op = root->operands[k];
+    if (op->shape->et != IR_TUPLE && ir_etype_is_array(op->shape->et) && op->op != IR_OP_PARAMETER &&
+        !f->result_buffer[op->id])
+      f->result_buffer[op->id] = dst[leaf];
+    leaf += ir_shape_count_leaves(op->shape);
+  }
+}
+
 static void emit_computation(cg_module *cm, ir_computation *c) {
-  LLVMBuilderRef b = cm->b;
   cg_function f;
   function_begin(&f, cm, c, cm->comp_fns[c->id]);
   LLVMValueRef params = LLVMGetParam(f.fn, 1), results = LLVMGetParam(f.fn, 2);
   int leaf = 0;
   for (int p = 0; p < c->n_params; p++)
     f.values[c->params[p]->id] = leaves_from_array(&f, params, &leaf, c->params[p]->shape, c->params[p]->name.p);
+  LLVMValueRef *dst = calloc((size_t)ir_shape_count_leaves(c->root->shape) + 1, sizeof *dst);
+  assign_result_buffers(&f, c, results, dst);
   int *last = last_readers(c);
   for (int i = 0; i < c->n_instrs && !cm->error; i++) {
     if (c->instrs[i]->op != IR_OP_PARAMETER)
@@ -530,12 +567,12 @@ static void emit_computation(cg_module *cm, ir_computation *c) {
   free(last);
   if (!cm->error) {
     cg_value r = f.values[c->root->id];
-    for (int i = 0; i < r.n; i++) {
-      LLVMValueRef slot = LLVMBuildGEP2(b, cm->ptr, results, (LLVMValueRef[]){cg_i64(cm, i)}, 1, "res.slot");
-      LLVMValueRef dst = LLVMBuildLoad2(b, cm->ptr, slot, "res");
-      cg_copy_leaf(&f, dst, r.leaves[i], r.shapes[i]);
-    }
+    for (int i = 0; i < r.n; i++)
+      if (r.leaves[i] != dst[i])
+        cg_copy_leaf(&f, dst[i], r.leaves[i], r.shapes[i]);
   }
+  free(dst);
+  free(f.result_buffer);
   function_end(&f);
   leave_large_function_unoptimized(cm, f.fn);
 }

@@ -120,12 +120,14 @@ typedef struct pass_row {
 static hlo_status run_fill_elided(ir_module *m, int *n) { return pass_fill_elided_constants(m, n); }
 static hlo_status run_canonicalize(ir_module *m, int *n) { (void)n; return pass_canonicalize_broadcasts(m); }
 static hlo_status run_dce(ir_module *m, int *n) { (void)n; return pass_dce(m); }
+static hlo_status run_fusion(ir_module *m, int *n) { (void)n; return pass_fusion(m); }
 
 /* THE pass order. */
 static const pass_row passes[] = {
     {"fill-elided-constants", run_fill_elided},
     {"canonicalize-broadcasts", run_canonicalize},
     {"dce", run_dce},
+    {"fusion", run_fusion},
 };
 
 static hlo_status verify(ir_module *m, const drv_options *o, ir_diag_list *d) {

@@ -17,6 +17,11 @@ HLO_MUST_USE hlo_status pass_canonicalize_broadcasts(ir_module *m);
  * returns how many it filled in *out_count (callers say so on stderr). */
 HLO_MUST_USE hlo_status pass_fill_elided_constants(ir_module *m, int *out_count);
 
+/* Pre: verified, broadcasts canonical.  Groups elementwise and data-movement producers with
+ * their consumers (and reduces with their producers) into `fusion` instructions calling new
+ * fused computations (kinds kLoop and kInput); fusions already written are kept. */
+HLO_MUST_USE hlo_status pass_fusion(ir_module *m);
+
 /* Pre: verified.  Removes unused side-effect-free instructions. */
 HLO_MUST_USE hlo_status pass_dce(ir_module *m);
 

@@ -1,0 +1,876 @@
+/* fused.c — fused loop kernels: a `fusion` instruction (kLoop, kInput), or one elementwise or
+ * data-movement instruction alone, becomes one kernel whose loop computes each result element
+ * from the fused instructions' element expressions ("elemental" emission, as XLA's CPU
+ * backend does): nothing inside a fusion is stored in between.
+ *
+ * The loop body lives in a range function `void(ptr args, i64 begin, i64 end)` so that large
+ * loops split over the context's thread pool (hlo_rt_parallel_for); small ones call it once.
+ * Loops are nests over the result's dimensions (outer rows x innermost dimension, no division
+ * per element), 1-D when every member reads its operands at the result's linear index, and
+ * 32x32 tiles of the two minor dimensions when a transpose moves the minor dimension.
+ * Reductions keep a register accumulator when the minor dimension is reduced (add/mul with
+ * reassociation allowed, so LLVM vectorizes them with several accumulators), and accumulate
+ * into the result along the kept minor dimension otherwise (column sums: vector lanes are
+ * independent outputs).  Tests: the golden and conformance suites; testdata/passes/fusion_*.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg_internal.h"
+#include "hlo/rt.h"
+
+enum {
+  FZ_PARALLEL_MIN_ELEMENTS = 1 << 15, /* below this a loop runs on the calling thread */
+  FZ_FLAT_CHUNK = 1 << 12,            /* elements per unit of work of a 1-D loop */
+  FZ_TILE = 32,                       /* transpose tiles */
+  FZ_COLUMN_BLOCK = 1024,             /* kept minor elements per unit of a column reduction */
+};
+
+/* Where an element's index is known: linear (row-major), per dimension, or both. */
+typedef struct fz_index {
+  LLVMValueRef lin;
+  LLVMValueRef *multi;
+  const ir_shape *shape;
+  unsigned serial;  /* unique per index made: what the memo compares */
+} fz_index;
+
+/* The emitter's state: which instructions of `comp` are computed (members) and which are
+ * loaded from buffers, and a memo of values computed at the loop's own index. */
+typedef struct fz {
+  cg_function *f;
+  ir_computation *comp;
+  const ir_instr *root;
+  bool *member;           /* by id in comp */
+  LLVMValueRef *buffer;   /* by id in comp: leaf pointer of a non-member */
+  LLVMValueRef *memo;     /* by id: value at index serial memo_idx[id], generation memo_gen[id] */
+  unsigned *memo_idx;
+  unsigned *memo_gen, gen, serial;
+} fz;
+
+static int64_t count_of(const ir_shape *s) {
+  int64_t n = 0;
+  return ir_shape_num_elements(s, &n) ? n : 0;
+}
+
+static LLVMValueRef *new_multi(int rank) { return calloc((size_t)rank + 1, sizeof(LLVMValueRef)); }
+
+/* ---- indices -------------------------------------------------------------------------------- */
+
+static LLVMValueRef idx_lin(fz *z, fz_index *x) {
+  if (!x->lin)
+    x->lin = x->shape->rank ? cg_flatten(z->f, x->multi, x->shape->dims, x->shape->rank) : cg_i64(z->f->cm, 0);
+  return x->lin;
+}
+
+static LLVMValueRef *idx_multi(fz *z, fz_index *x) {
+  if (!x->multi) {
+    x->multi = new_multi(x->shape->rank);
+    cg_unflatten(z->f, x->lin, x->shape->dims, x->shape->rank, x->multi);
+  }
+  return x->multi;
+}
+
+/* An index of operand shape s built from a multi-index (taken over by the index). */
+static fz_index *idx_from_multi(fz *z, const ir_shape *s, LLVMValueRef *multi) {
+  fz_index *x = calloc(1, sizeof *x);
+  x->multi = multi;
+  x->shape = s;
+  x->serial = ++z->serial;
+  return x;
+}
+
+static fz_index *idx_from_lin(fz *z, const ir_shape *s, LLVMValueRef lin) {
+  fz_index *x = calloc(1, sizeof *x);
+  x->lin = lin;
+  x->shape = s;
+  x->serial = ++z->serial;
+  return x;
+}
+
+/* An index on the caller's stack. */
+static fz_index idx_local(fz *z, const ir_shape *s, LLVMValueRef lin, LLVMValueRef *multi) {
+  return (fz_index){.lin = lin, .multi = multi, .shape = s, .serial = ++z->serial};
+}
+
+static void idx_free(fz_index *x) {
+  if (x) {
+    free(x->multi);
+    free(x);
+  }
+}
+
+/* ---- element values ------------------------------------------------------------------------- */
+
+static LLVMValueRef value_at(fz *z, ir_instr *x, fz_index *idx);
+
+static LLVMValueRef load_buffer(fz *z, ir_instr *x, fz_index *idx) {
+  LLVMValueRef at = x->shape->rank == 0 ? cg_i64(z->f->cm, 0) : idx_lin(z, idx);
+  return cg_load(z->f, x->shape->et, z->buffer[x->id], at);
+}
+
+static LLVMValueRef constant_value(fz *z, ir_instr *x, fz_index *idx) {
+  cg_module *cm = z->f->cm;
+  const ir_literal *lit = x->attrs.u.literal;
+  LLVMValueRef init = LLVMConstStringInContext(cm->ctx, lit->data ? lit->data : "", (unsigned)lit->nbytes, 1);
+  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), x->name.p);
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetAlignment(g, 64);
+  LLVMValueRef at = x->shape->rank == 0 ? cg_i64(cm, 0) : idx_lin(z, idx);
+  return cg_load(z->f, x->shape->et, g, at);
+}
+
+static LLVMValueRef operand_value(fz *z, ir_instr *x, int k, fz_index *idx) {
+  ir_instr *op = x->operands[k];
+  if (op->shape->rank == 0) {
+    fz_index scalar = idx_local(z, op->shape, cg_i64(z->f->cm, 0), NULL);
+    return value_at(z, op, &scalar);
+  }
+  return value_at(z, op, idx);
+}
+
+static LLVMValueRef elementwise(fz *z, ir_instr *x, fz_index *idx) {
+  LLVMValueRef v[3] = {NULL, NULL, NULL};
+  for (int k = 0; k < x->n_operands && k < 3; k++)
+    v[k] = operand_value(z, x, k, idx);
+  return cg_elementwise_apply(z->f, x, v);
+}
+
+/* Reads operand 0 at the multi-index `m` (taken over). */
+static LLVMValueRef operand_at_multi(fz *z, ir_instr *x, LLVMValueRef *m) {
+  fz_index *oi = idx_from_multi(z, x->operands[0]->shape, m);
+  LLVMValueRef v = value_at(z, x->operands[0], oi);
+  idx_free(oi);
+  return v;
+}
+
+static LLVMValueRef broadcast_value(fz *z, ir_instr *x, fz_index *idx) {
+  const ir_shape *s = x->operands[0]->shape;
+  if (s->rank == 0)
+    return operand_value(z, x, 0, idx);
+  LLVMValueRef *m = idx_multi(z, idx), *om = new_multi(s->rank);
+  for (int k = 0; k < s->rank; k++) {
+    int64_t od = x->attrs.dimensions.v[k];
+    om[k] = s->dims[k] == 1 && x->shape->dims[od] != 1 ? cg_i64(z->f->cm, 0) : m[od];
+  }
+  return operand_at_multi(z, x, om);
+}
+
+static LLVMValueRef same_linear_value(fz *z, ir_instr *x, fz_index *idx) {
+  fz_index *oi = idx_from_lin(z, x->operands[0]->shape, idx_lin(z, idx));
+  LLVMValueRef v = value_at(z, x->operands[0], oi);
+  idx_free(oi);
+  return v;
+}
+
+static LLVMValueRef transpose_value(fz *z, ir_instr *x, fz_index *idx) {
+  int r = x->shape->rank;
+  LLVMValueRef *m = idx_multi(z, idx), *om = new_multi(r);
+  for (int i = 0; i < r; i++)
+    om[x->attrs.dimensions.v[i]] = m[i];
+  return operand_at_multi(z, x, om);
+}
+
+static LLVMValueRef slice_value(fz *z, ir_instr *x, fz_index *idx) {
+  cg_module *cm = z->f->cm;
+  int r = x->shape->rank;
+  LLVMValueRef *m = idx_multi(z, idx), *om = new_multi(r);
+  for (int d = 0; d < r; d++) {
+    const ir_slice_dim *sd = &x->attrs.u.slice.dims[d];
+    LLVMValueRef v = sd->stride == 1 ? m[d] : LLVMBuildMul(cm->b, m[d], cg_i64(cm, sd->stride), "");
+    om[d] = sd->start ? LLVMBuildAdd(cm->b, v, cg_i64(cm, sd->start), "") : v;
+  }
+  return operand_at_multi(z, x, om);
+}
+
+static LLVMValueRef reverse_value(fz *z, ir_instr *x, fz_index *idx) {
+  cg_module *cm = z->f->cm;
+  int r = x->shape->rank;
+  LLVMValueRef *m = idx_multi(z, idx), *om = new_multi(r);
+  for (int d = 0; d < r; d++)
+    om[d] = m[d];
+  for (int k = 0; k < x->attrs.dimensions.n; k++) {
+    int64_t d = x->attrs.dimensions.v[k];
+    om[d] = LLVMBuildSub(cm->b, cg_i64(cm, x->shape->dims[d] - 1), m[d], "");
+  }
+  return operand_at_multi(z, x, om);
+}
+
+static LLVMValueRef iota_value(fz *z, ir_instr *x, fz_index *idx) {
+  LLVMValueRef k = idx_multi(z, idx)[x->attrs.u.iota_dimension];
+  return cg_convert(z->f, k, IR_S64, x->shape->et);
+}
+
+/* Pad: the operand element when the index falls on one (clamped load, then select). */
+static LLVMValueRef pad_value(fz *z, ir_instr *x, fz_index *idx) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *s = x->operands[0]->shape;
+  LLVMValueRef padv = operand_value(z, x, 1, idx);
+  if (count_of(s) == 0)
+    return padv;
+  LLVMValueRef *m = idx_multi(z, idx), *om = new_multi(s->rank), ok = LLVMConstInt(cm->i1, 1, 0);
+  for (int d = 0; d < s->rank; d++) {
+    const ir_pad_dim *p = &x->attrs.u.padding.dims[d];
+    LLVMValueRef t = LLVMBuildSub(b, m[d], cg_i64(cm, p->lo), "");
+    LLVMValueRef q = t;
+    if (p->interior) {
+      LLVMValueRef step = cg_i64(cm, p->interior + 1);
+      q = LLVMBuildSDiv(b, t, step, "");
+      LLVMValueRef rem = LLVMBuildSub(b, t, LLVMBuildMul(b, q, step, ""), "");
+      ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, rem, cg_i64(cm, 0), ""), "");
+    }
+    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSGE, t, cg_i64(cm, 0), ""), "");
+    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSLT, q, cg_i64(cm, s->dims[d]), ""), "");
+    LLVMValueRef lo = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, q, cg_i64(cm, 0), ""), cg_i64(cm, 0), q, "");
+    LLVMValueRef hi = cg_i64(cm, s->dims[d] - 1);
+    om[d] = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, lo, hi, ""), hi, lo, "");
+  }
+  LLVMValueRef v = operand_at_multi(z, x, om);
+  return LLVMBuildSelect(b, ok, v, padv, "");
+}
+
+/* Concatenate: a branch per operand on the concatenated dimension, joined by a phi. */
+static LLVMValueRef concat_value(fz *z, ir_instr *x, fz_index *idx) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  int64_t dim = x->attrs.dimensions.v[0];
+  int r = x->shape->rank;
+  LLVMValueRef *m = idx_multi(z, idx);
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "concat.done");
+  LLVMValueRef vals[FZ_TILE];
+  LLVMBasicBlockRef from[FZ_TILE];
+  int n = 0;
+  int64_t start = 0;
+  for (int k = 0; k < x->n_operands; k++) {
+    const ir_shape *s = x->operands[k]->shape;
+    int64_t end = start + s->dims[dim];
+    if (s->dims[dim] == 0)
+      continue;
+    bool last = end >= x->shape->dims[dim];
+    LLVMBasicBlockRef here = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "concat.part");
+    LLVMBasicBlockRef next = last ? NULL : LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "concat.next");
+    if (last)
+      LLVMBuildBr(b, here);
+    else
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, m[dim], cg_i64(cm, end), ""), here, next);
+    LLVMPositionBuilderAtEnd(b, here);
+    z->gen++;
+    LLVMValueRef *om = new_multi(r);
+    for (int d = 0; d < r; d++)
+      om[d] = d == dim ? LLVMBuildSub(b, m[d], cg_i64(cm, start), "") : m[d];
+    fz_index *oi = idx_from_multi(z, s, om);
+    vals[n] = value_at(z, x->operands[k], oi);
+    idx_free(oi);
+    from[n++] = LLVMGetInsertBlock(b);
+    LLVMBuildBr(b, done);
+    if (last)
+      break;
+    LLVMPositionBuilderAtEnd(b, next);
+    start = end;
+  }
+  z->gen++;
+  LLVMPositionBuilderAtEnd(b, done);
+  LLVMValueRef phi = LLVMBuildPhi(b, LLVMTypeOf(vals[0]), "concat");
+  LLVMAddIncoming(phi, vals, from, (unsigned)n);
+  return phi;
+}
+
+/* A start index of dynamic-slice, clamped to [0, dim - size] as the semantics say. */
+static LLVMValueRef dynamic_start(fz *z, ir_instr *x, int d, fz_index *idx) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  ir_instr *op = x->operands[1 + d];
+  LLVMValueRef v;
+  if (x->n_operands == 2 && x->operands[1]->shape->rank == 1) {
+    op = x->operands[1];
+    fz_index one = idx_local(z, op->shape, cg_i64(cm, d), NULL);
+    v = value_at(z, op, &one);
+  } else {
+    v = operand_value(z, x, 1 + d, idx);
+  }
+  v = LLVMBuildIntCast2(b, v, cm->i64, 1, "start");
+  int64_t hi_v = x->operands[0]->shape->dims[d] - x->shape->dims[d];
+  LLVMValueRef zero = cg_i64(cm, 0), hi = cg_i64(cm, hi_v);
+  v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, zero, ""), zero, v, "");
+  return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v, hi, ""), hi, v, "");
+}
+
+static LLVMValueRef dynamic_slice_value(fz *z, ir_instr *x, fz_index *idx) {
+  int r = x->shape->rank;
+  LLVMValueRef *m = idx_multi(z, idx), *om = new_multi(r);
+  for (int d = 0; d < r; d++)
+    om[d] = LLVMBuildAdd(z->f->cm->b, dynamic_start(z, x, d, idx), m[d], "");
+  return operand_at_multi(z, x, om);
+}
+
+static LLVMValueRef compute(fz *z, ir_instr *x, fz_index *idx) {
+  if (cg_is_elementwise(x))
+    return elementwise(z, x, idx);
+  switch (ir_opcode_table[x->op].family) {
+  case IR_FAM_CONSTANT: return constant_value(z, x, idx);
+  case IR_FAM_BROADCAST: return broadcast_value(z, x, idx);
+  case IR_FAM_RESHAPE: case IR_FAM_BITCAST: case IR_FAM_COPY: return same_linear_value(z, x, idx);
+  case IR_FAM_TRANSPOSE: return transpose_value(z, x, idx);
+  case IR_FAM_SLICE: return slice_value(z, x, idx);
+  case IR_FAM_REVERSE: return reverse_value(z, x, idx);
+  case IR_FAM_IOTA: return iota_value(z, x, idx);
+  case IR_FAM_PAD: return pad_value(z, x, idx);
+  case IR_FAM_CONCATENATE: return concat_value(z, x, idx);
+  case IR_FAM_DYNAMIC_SLICE: return dynamic_slice_value(z, x, idx);
+  default:
+    cg_fail(z->f->cm, x, "internal error: '%s' inside a loop fusion", ir_opcode_table[x->op].spelling);
+    return LLVMGetUndef(cg_compute_type(z->f->cm, x->shape->et));
+  }
+}
+
+static LLVMValueRef value_at(fz *z, ir_instr *x, fz_index *idx) {
+  if (!z->member[x->id])
+    return load_buffer(z, x, idx);
+  if (z->memo_idx[x->id] == idx->serial && z->memo_gen[x->id] == z->gen)
+    return z->memo[x->id];
+  unsigned gen = z->gen;
+  LLVMValueRef v = compute(z, x, idx);
+  if (z->gen == gen) { /* no branch in between: the value dominates what follows */
+    z->memo[x->id] = v;
+    z->memo_idx[x->id] = idx->serial;
+    z->memo_gen[x->id] = gen;
+  }
+  return v;
+}
+
+/* ---- the range function ----------------------------------------------------------------------- */
+
+/* A function `void(ptr args, i64 begin, i64 end)`: args[0] is the context, args[1..] the
+ * buffers.  rf is set up like a computation function (entry block for allocas, a failure
+ * block that returns) so the shared lowering helpers work inside it. */
+typedef struct range_fn {
+  cg_function rf;
+  LLVMValueRef fn, args, begin, end;
+  LLVMBasicBlockRef resume;
+} range_fn;
+
+static void range_open(range_fn *r, cg_function *f, const char *name, int n_values) {
+  cg_module *cm = f->cm;
+  LLVMTypeRef t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->i64}, 3, 0);
+  r->resume = LLVMGetInsertBlock(cm->b);
+  r->fn = LLVMAddFunction(cm->mod, name, t);
+  LLVMSetLinkage(r->fn, LLVMInternalLinkage);
+  cg_function *rf = &r->rf;
+  memset(rf, 0, sizeof *rf);
+  rf->cm = cm;
+  rf->comp = f->comp;
+  rf->fn = r->fn;
+  rf->values = calloc((size_t)n_values + 1, sizeof *rf->values);
+  rf->entry_bb = LLVMAppendBasicBlockInContext(cm->ctx, r->fn, "entry");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cm->ctx, r->fn, "body");
+  rf->fail_bb = LLVMAppendBasicBlockInContext(cm->ctx, r->fn, "fail");
+  LLVMPositionBuilderAtEnd(cm->b, rf->entry_bb);
+  rf->fail_slot = LLVMBuildAlloca(cm->b, cm->ptr, "status");
+  r->args = LLVMGetParam(r->fn, 0);
+  r->begin = LLVMGetParam(r->fn, 1);
+  r->end = LLVMGetParam(r->fn, 2);
+  rf->ctx_arg = LLVMBuildLoad2(cm->b, cm->ptr, r->args, "ctx");
+  LLVMBuildBr(cm->b, body);
+  LLVMPositionBuilderAtEnd(cm->b, rf->fail_bb);
+  LLVMBuildRetVoid(cm->b);
+  LLVMPositionBuilderAtEnd(cm->b, body);
+}
+
+/* args[k] inside the range function. */
+static LLVMValueRef range_arg(range_fn *r, int k) {
+  cg_module *cm = r->rf.cm;
+  LLVMValueRef p = LLVMBuildGEP2(cm->b, cm->ptr, r->args, (LLVMValueRef[]){cg_i64(cm, k)}, 1, "");
+  return LLVMBuildLoad2(cm->b, cm->ptr, p, "buf");
+}
+
+/* Closes the range function and, back in f, runs it over [0, units): on the pool when the
+ * work is large, else directly. */
+static void range_close_and_run(range_fn *r, cg_function *f, LLVMValueRef argv, int64_t units, int64_t elements) {
+  cg_module *cm = f->cm;
+  LLVMBuildRetVoid(cm->b);
+  free(r->rf.values);
+  LLVMPositionBuilderAtEnd(cm->b, r->resume);
+  LLVMTypeRef body_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->i64}, 3, 0);
+  if (elements >= FZ_PARALLEL_MIN_ELEMENTS && units > 1) {
+    LLVMTypeRef pf_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->ptr, cm->ptr}, 4, 0);
+    LLVMBuildCall2(cm->b, pf_t, cg_runtime_fn(cm, "hlo_rt_parallel_for", pf_t),
+                   (LLVMValueRef[]){f->ctx_arg, cg_i64(cm, units), r->fn, argv}, 4, "");
+  } else {
+    LLVMBuildCall2(cm->b, body_t, r->fn, (LLVMValueRef[]){argv, cg_i64(cm, 0), cg_i64(cm, units)}, 3, "");
+  }
+}
+
+/* ---- loops ------------------------------------------------------------------------------------ */
+
+/* for (i = lo; i < hi; i++) with a phi-free alloca counter (cg_loop starts at 0). */
+static cg_loop loop_from(cg_function *f, LLVMValueRef lo, LLVMValueRef hi, const char *name) {
+  cg_module *cm = f->cm;
+  LLVMValueRef n = LLVMBuildSub(cm->b, hi, lo, "");
+  cg_loop l = cg_loop_begin(f, n, name);
+  l.i = LLVMBuildAdd(cm->b, l.i, lo, name);
+  return l;
+}
+
+static void loop_end_from(cg_function *f, cg_loop *l, LLVMValueRef lo) {
+  l->i = LLVMBuildSub(f->cm->b, l->i, lo, "");
+  cg_loop_end(f, l);
+}
+
+static LLVMValueRef min_i64(cg_module *cm, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(cm->b, LLVMBuildICmp(cm->b, LLVMIntSLT, a, b, ""), a, b, "");
+}
+
+/* ---- the emitter's setup ------------------------------------------------------------------------ */
+
+static void fz_init(fz *z, cg_function *rf, ir_computation *comp, const ir_instr *root) {
+  memset(z, 0, sizeof *z);
+  z->f = rf;
+  z->comp = comp;
+  z->root = root;
+  size_t n = (size_t)comp->n_instrs + 1;
+  z->member = calloc(n, sizeof *z->member);
+  z->buffer = calloc(n, sizeof *z->buffer);
+  z->memo = calloc(n, sizeof *z->memo);
+  z->memo_idx = calloc(n, sizeof *z->memo_idx);
+  z->memo_gen = calloc(n, sizeof *z->memo_gen);
+  z->gen = 1;
+}
+
+static void fz_deinit(fz *z) {
+  free(z->member);
+  free(z->buffer);
+  free(z->memo);
+  free(z->memo_idx);
+  free(z->memo_gen);
+}
+
+/* Whether every member reads its operands at its own linear index (a 1-D loop suffices). */
+static bool flat(const fz *z) {
+  for (int i = 0; i < z->comp->n_instrs; i++) {
+    const ir_instr *x = z->comp->instrs[i];
+    if (!z->member[i] || cg_is_elementwise(x))
+      continue;
+    switch (ir_opcode_table[x->op].family) {
+    case IR_FAM_CONSTANT: case IR_FAM_RESHAPE: case IR_FAM_BITCAST: case IR_FAM_COPY: continue;
+    case IR_FAM_BROADCAST:
+      if (x->operands[0]->shape->rank == 0)
+        continue;
+      return false;
+    default: return false;
+    }
+  }
+  return true;
+}
+
+/* Whether a member transposes the minor dimension (then the loop runs in tiles). */
+static bool transposes_minor(const fz *z) {
+  for (int i = 0; i < z->comp->n_instrs; i++) {
+    const ir_instr *x = z->comp->instrs[i];
+    if (z->member[i] && x->op == IR_OP_TRANSPOSE && x->shape->rank >= 2 &&
+        x->attrs.dimensions.v[x->shape->rank - 1] != x->shape->rank - 1 && count_of(x->shape) >= 4096)
+      return true;
+  }
+  return false;
+}
+
+/* ---- loop kernels ------------------------------------------------------------------------------ */
+
+/* The buffers the range function reads: one per non-member operand, then the result. */
+typedef struct fz_buffers {
+  ir_instr **insts;   /* instructions of comp loaded from buffers */
+  LLVMValueRef *ptrs; /* their leaf pointers in the caller */
+  int n;
+} fz_buffers;
+
+/* Packs ctx, the buffers and `out` into an argument array in f; returns it. */
+static LLVMValueRef pack_args(cg_function *f, const fz_buffers *bufs, LLVMValueRef out) {
+  cg_module *cm = f->cm;
+  LLVMValueRef argv = cg_entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)bufs->n + 2), "fz.args");
+  LLVMValueRef vals[2] = {f->ctx_arg, out};
+  for (int k = 0; k < bufs->n + 2; k++) {
+    LLVMValueRef v = k == 0 ? vals[0] : k == bufs->n + 1 ? vals[1] : bufs->ptrs[k - 1];
+    LLVMBuildStore(cm->b, v, LLVMBuildGEP2(cm->b, cm->ptr, argv, (LLVMValueRef[]){cg_i64(cm, k)}, 1, ""));
+  }
+  return argv;
+}
+
+/* In the range function: binds the buffers to the emitter; returns the result pointer. */
+static LLVMValueRef bind_buffers(fz *z, range_fn *r, const fz_buffers *bufs) {
+  for (int k = 0; k < bufs->n; k++)
+    z->buffer[bufs->insts[k]->id] = range_arg(r, 1 + k);
+  return range_arg(r, bufs->n + 1);
+}
+
+static void store_root(fz *z, LLVMValueRef out, fz_index *idx) {
+  LLVMValueRef v = value_at(z, (ir_instr *)z->root, idx);
+  cg_store(z->f, z->root->shape->et, out, idx_lin(z, idx), v);
+}
+
+static void emit_flat(fz *z, range_fn *r, LLVMValueRef out, int64_t n) {
+  cg_module *cm = z->f->cm;
+  LLVMValueRef lo = LLVMBuildMul(cm->b, r->begin, cg_i64(cm, FZ_FLAT_CHUNK), "");
+  LLVMValueRef hi = min_i64(cm, LLVMBuildMul(cm->b, r->end, cg_i64(cm, FZ_FLAT_CHUNK), ""), cg_i64(cm, n));
+  cg_loop l = loop_from(z->f, lo, hi, "fz.i");
+  fz_index idx = idx_local(z, z->root->shape, l.i, NULL);
+  z->gen++;
+  store_root(z, out, &idx);
+  free(idx.multi);
+  loop_end_from(z->f, &l, lo);
+}
+
+/* Rows of the result (all dimensions but the minor one) in [begin, end), the minor in order. */
+static void emit_rows(fz *z, range_fn *r, LLVMValueRef out) {
+  cg_module *cm = z->f->cm;
+  const ir_shape *s = z->root->shape;
+  int rank = s->rank;
+  int64_t inner = s->dims[rank - 1];
+  cg_loop rows = loop_from(z->f, r->begin, r->end, "fz.row");
+  LLVMValueRef *m = new_multi(rank);
+  cg_unflatten(z->f, rows.i, s->dims, rank - 1, m);
+  LLVMValueRef base = LLVMBuildMul(cm->b, rows.i, cg_i64(cm, inner), "");
+  cg_loop col = cg_loop_begin(z->f, cg_i64(cm, inner), "fz.col");
+  LLVMValueRef *mm = new_multi(rank);
+  memcpy(mm, m, (size_t)rank * sizeof *mm);
+  mm[rank - 1] = col.i;
+  fz_index idx = idx_local(z, s, LLVMBuildAdd(cm->b, base, col.i, ""), mm);
+  z->gen++;
+  store_root(z, out, &idx);
+  free(mm);
+  cg_loop_end(z->f, &col);
+  free(m);
+  loop_end_from(z->f, &rows, r->begin);
+}
+
+/* Units of work of a tiled loop: prefix rows x tile rows x tile columns. */
+static int64_t tile_units(const ir_shape *s) {
+  int rank = s->rank;
+  int64_t pre = 1;
+  for (int d = 0; d < rank - 2; d++)
+    pre *= s->dims[d];
+  int64_t tr = (s->dims[rank - 2] + FZ_TILE - 1) / FZ_TILE, tc = (s->dims[rank - 1] + FZ_TILE - 1) / FZ_TILE;
+  return pre * tr * tc;
+}
+
+static void emit_tiles(fz *z, range_fn *r, LLVMValueRef out) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *s = z->root->shape;
+  int rank = s->rank;
+  int64_t R = s->dims[rank - 2], C = s->dims[rank - 1];
+  int64_t tr = (R + FZ_TILE - 1) / FZ_TILE, tc = (C + FZ_TILE - 1) / FZ_TILE;
+  cg_loop t = loop_from(z->f, r->begin, r->end, "fz.tile");
+  LLVMValueRef tcol = LLVMBuildURem(b, t.i, cg_i64(cm, tc), "");
+  LLVMValueRef rest = LLVMBuildUDiv(b, t.i, cg_i64(cm, tc), "");
+  LLVMValueRef trow = LLVMBuildURem(b, rest, cg_i64(cm, tr), "");
+  LLVMValueRef pre = LLVMBuildUDiv(b, rest, cg_i64(cm, tr), "");
+  LLVMValueRef *m = new_multi(rank);
+  cg_unflatten(z->f, pre, s->dims, rank - 2, m);
+  LLVMValueRef r0 = LLVMBuildMul(b, trow, cg_i64(cm, FZ_TILE), ""), c0 = LLVMBuildMul(b, tcol, cg_i64(cm, FZ_TILE), "");
+  LLVMValueRef r1 = min_i64(cm, LLVMBuildAdd(b, r0, cg_i64(cm, FZ_TILE), ""), cg_i64(cm, R));
+  LLVMValueRef c1 = min_i64(cm, LLVMBuildAdd(b, c0, cg_i64(cm, FZ_TILE), ""), cg_i64(cm, C));
+  cg_loop li = loop_from(z->f, r0, r1, "fz.ti");
+  cg_loop lj = loop_from(z->f, c0, c1, "fz.tj");
+  LLVMValueRef *mm = new_multi(rank);
+  memcpy(mm, m, (size_t)rank * sizeof *mm);
+  mm[rank - 2] = li.i;
+  mm[rank - 1] = lj.i;
+  fz_index idx = idx_local(z, s, NULL, mm);
+  z->gen++;
+  store_root(z, out, &idx);
+  free(mm);
+  loop_end_from(z->f, &lj, c0);
+  loop_end_from(z->f, &li, r0);
+  free(m);
+  loop_end_from(z->f, &t, r->begin);
+}
+
+/* ---- reductions ------------------------------------------------------------------------------- */
+
+/* acc (op) v through the reducer: its root instruction applied directly when it is one binary
+ * op of its two parameters, else a call of the reducer computation. */
+static LLVMValueRef combine(fz *z, const ir_instr *red, LLVMValueRef acc, LLVMValueRef v, bool reassoc) {
+  ir_computation *c = red->called[0];
+  ir_instr *root = c->root;
+  ir_etype et = red->shape->et;
+  bool direct = c->n_params == 2 && root->n_operands == 2 && cg_is_elementwise(root) &&
+                ir_opcode_table[root->op].family == IR_FAM_BINARY && root->shape->et == et &&
+                root->operands[0]->op == IR_OP_PARAMETER && root->operands[1]->op == IR_OP_PARAMETER &&
+                root->operands[0] != root->operands[1];
+  if (direct) {
+    bool swapped = root->operands[0]->attrs.u.parameter_number == 1;
+    LLVMValueRef ops[2] = {swapped ? v : acc, swapped ? acc : v};
+    LLVMValueRef r = cg_elementwise_apply(z->f, root, ops);
+    if (reassoc && (root->op == IR_OP_ADD || root->op == IR_OP_MULTIPLY) && ir_etype_is_float(et) &&
+        LLVMIsAInstruction(r))
+      LLVMSetFastMathFlags(r, LLVMFastMathAllowReassoc);
+    return r;
+  }
+  LLVMValueRef res[1];
+  ir_etype ets[2] = {et, et};
+  cg_call_scalar(z->f, c, (LLVMValueRef[]){acc, v}, ets, 2, res, ets, 1);
+  return res[0];
+}
+
+/* Reduced dimensions as a bit set, kept and reduced dims in order. */
+typedef struct red_dims {
+  uint64_t reduced;
+  int64_t kdims[64], rdims[64];
+  int nk, nr;
+  int64_t kcount, rcount;
+} red_dims;
+
+static void red_dims_of(const ir_instr *red, red_dims *d) {
+  const ir_shape *s = red->operands[0]->shape;
+  memset(d, 0, sizeof *d);
+  for (int i = 0; i < red->attrs.dimensions.n; i++)
+    d->reduced |= 1ull << red->attrs.dimensions.v[i];
+  d->kcount = d->rcount = 1;
+  for (int i = 0; i < s->rank; i++) {
+    if (d->reduced >> i & 1) {
+      d->rdims[d->nr++] = s->dims[i];
+      d->rcount *= s->dims[i];
+    } else {
+      d->kdims[d->nk++] = s->dims[i];
+      d->kcount *= s->dims[i];
+    }
+  }
+}
+
+/* The input multi-index from kept and reduced multi-indices. */
+static LLVMValueRef *merge_index(const ir_shape *s, const red_dims *d, LLVMValueRef *k, LLVMValueRef *r) {
+  LLVMValueRef *m = new_multi(s->rank);
+  for (int i = 0, kk = 0, rr = 0; i < s->rank; i++)
+    m[i] = (d->reduced >> i & 1) ? r[rr++] : k[kk++];
+  return m;
+}
+
+static bool reduced_suffix(const ir_shape *s, const red_dims *d) {
+  for (int i = 0; i < s->rank; i++)
+    if ((d->reduced >> i & 1) && i < d->nk)
+      return false;
+  return true;
+}
+
+/* Minor dimension reduced: outputs [begin, end), each a register accumulation. */
+static void emit_row_reduce(fz *z, range_fn *r, LLVMValueRef out, const red_dims *d) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_instr *red = z->root;
+  ir_instr *input = red->operands[0];
+  const ir_shape *s = input->shape;
+  ir_etype et = red->shape->et;
+  bool suffix = reduced_suffix(s, d);
+  LLVMValueRef acc = cg_entry_alloca(z->f, cg_compute_type(cm, et), "acc");
+  cg_loop ko = loop_from(z->f, r->begin, r->end, "red.k");
+  z->gen++;
+  fz_index scalar = idx_local(z, red->operands[1]->shape, cg_i64(cm, 0), NULL);
+  LLVMBuildStore(b, value_at(z, red->operands[1], &scalar), acc);
+  LLVMValueRef *km = new_multi(d->nk);
+  cg_unflatten(z->f, ko.i, d->kdims, d->nk, km);
+  LLVMValueRef base = LLVMBuildMul(b, ko.i, cg_i64(cm, d->rcount), "");
+  cg_loop ri = cg_loop_begin(z->f, cg_i64(cm, d->rcount), "red.r");
+  z->gen++;
+  LLVMValueRef *rm = new_multi(d->nr);
+  cg_unflatten(z->f, ri.i, d->rdims, d->nr, rm);
+  fz_index *idx = idx_from_multi(z, s, merge_index(s, d, km, rm));
+  if (suffix)
+    idx->lin = LLVMBuildAdd(b, base, ri.i, "");
+  free(rm);
+  LLVMValueRef v = value_at(z, input, idx);
+  LLVMValueRef a = LLVMBuildLoad2(b, cg_compute_type(cm, et), acc, "a");
+  LLVMBuildStore(b, combine(z, red, a, v, true), acc);
+  idx_free(idx);
+  cg_loop_end(z->f, &ri);
+  cg_store(z->f, et, out, ko.i, LLVMBuildLoad2(b, cg_compute_type(cm, et), acc, "a"));
+  free(km);
+  loop_end_from(z->f, &ko, r->begin);
+}
+
+/* Minor dimension kept: units are (outer kept index, block of the minor dimension); each
+ * initializes its block of the result, then accumulates the reduced elements into it in the
+ * input's order (every lane its own output, so no reassociation is needed). */
+static void emit_column_reduce(fz *z, range_fn *r, LLVMValueRef out, const red_dims *d) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_instr *red = z->root;
+  ir_instr *input = red->operands[0];
+  const ir_shape *s = input->shape;
+  ir_etype et = red->shape->et;
+  int64_t minor = d->kdims[d->nk - 1], blocks = (minor + FZ_COLUMN_BLOCK - 1) / FZ_COLUMN_BLOCK;
+  cg_loop u = loop_from(z->f, r->begin, r->end, "red.u");
+  LLVMValueRef outer = LLVMBuildUDiv(b, u.i, cg_i64(cm, blocks), "");
+  LLVMValueRef j0 = LLVMBuildMul(b, LLVMBuildURem(b, u.i, cg_i64(cm, blocks), ""), cg_i64(cm, FZ_COLUMN_BLOCK), "");
+  LLVMValueRef j1 = min_i64(cm, LLVMBuildAdd(b, j0, cg_i64(cm, FZ_COLUMN_BLOCK), ""), cg_i64(cm, minor));
+  LLVMValueRef *km = new_multi(d->nk);
+  cg_unflatten(z->f, outer, d->kdims, d->nk - 1, km);
+  LLVMValueRef obase = LLVMBuildMul(b, outer, cg_i64(cm, minor), "");
+  z->gen++;
+  fz_index scalar = idx_local(z, red->operands[1]->shape, cg_i64(cm, 0), NULL);
+  LLVMValueRef init = value_at(z, red->operands[1], &scalar);
+  cg_loop ji = loop_from(z->f, j0, j1, "red.init");
+  cg_store(z->f, et, out, LLVMBuildAdd(b, obase, ji.i, ""), init);
+  loop_end_from(z->f, &ji, j0);
+  cg_loop ri = cg_loop_begin(z->f, cg_i64(cm, d->rcount), "red.r");
+  LLVMValueRef *rm = new_multi(d->nr);
+  cg_unflatten(z->f, ri.i, d->rdims, d->nr, rm);
+  cg_loop jj = loop_from(z->f, j0, j1, "red.j");
+  km[d->nk - 1] = jj.i;
+  fz_index *idx = idx_from_multi(z, s, merge_index(s, d, km, rm));
+  z->gen++;
+  LLVMValueRef v = value_at(z, input, idx);
+  LLVMValueRef at = LLVMBuildAdd(b, obase, jj.i, "");
+  LLVMValueRef a = cg_load(z->f, et, out, at);
+  cg_store(z->f, et, out, at, combine(z, red, a, v, false));
+  idx_free(idx);
+  loop_end_from(z->f, &jj, j0);
+  free(rm);
+  cg_loop_end(z->f, &ri);
+  free(km);
+  loop_end_from(z->f, &u, r->begin);
+}
+
+/* ---- entry points --------------------------------------------------------------------------------- */
+
+/* Emits the loop of root (in comp, members marked) into a range function of kf, writing `out`,
+ * reading the non-members from `bufs`. */
+static void emit_kernel(cg_function *kf, ir_computation *comp, const ir_instr *root, const bool *member,
+                        const fz_buffers *bufs, LLVMValueRef out) {
+  cg_module *cm = kf->cm;
+  char name[600];
+  snprintf(name, sizeof name, "hlo.loop.%s.%s", kf->comp->name.p, root->name.p);
+  LLVMValueRef argv = pack_args(kf, bufs, out);
+  range_fn r;
+  range_open(&r, kf, name, comp->n_instrs);
+  fz z;
+  fz_init(&z, &r.rf, comp, root);
+  memcpy(z.member, member, (size_t)comp->n_instrs * sizeof *member);
+  LLVMValueRef rout = bind_buffers(&z, &r, bufs);
+  int64_t units, elements;
+  if (root->op == IR_OP_REDUCE) {
+    red_dims d;
+    red_dims_of(root, &d);
+    const ir_shape *s = root->operands[0]->shape;
+    elements = count_of(s);
+    bool minor_kept = s->rank > 0 && !(d.reduced >> (s->rank - 1) & 1) && d.nk > 0;
+    if (minor_kept) {
+      int64_t minor = d.kdims[d.nk - 1];
+      units = minor ? d.kcount / minor * ((minor + FZ_COLUMN_BLOCK - 1) / FZ_COLUMN_BLOCK) : 0;
+      emit_column_reduce(&z, &r, rout, &d);
+    } else {
+      units = d.kcount;
+      emit_row_reduce(&z, &r, rout, &d);
+    }
+  } else {
+    const ir_shape *s = root->shape;
+    elements = count_of(s);
+    if (s->rank <= 1 || flat(&z)) {
+      units = (elements + FZ_FLAT_CHUNK - 1) / FZ_FLAT_CHUNK;
+      emit_flat(&z, &r, rout, elements);
+    } else if (transposes_minor(&z)) {
+      units = tile_units(s);
+      emit_tiles(&z, &r, rout);
+    } else {
+      units = s->dims[s->rank - 1] ? elements / s->dims[s->rank - 1] : 0;
+      emit_rows(&z, &r, rout);
+    }
+  }
+  fz_deinit(&z);
+  range_close_and_run(&r, kf, argv, units, elements);
+  (void)cm;
+}
+
+/* Kernel body for a fusion instruction: the fused computation's parameters are the kernel's
+ * operands. */
+static void fusion_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) {
+  ir_computation *c = in->called[0];
+  bool *member = calloc((size_t)c->n_instrs + 1, sizeof *member);
+  fz_buffers bufs = {calloc((size_t)c->n_params + 1, sizeof(ir_instr *)), calloc((size_t)c->n_params + 1, sizeof(LLVMValueRef)), 0};
+  for (int i = 0; i < c->n_instrs; i++)
+    member[i] = c->instrs[i]->op != IR_OP_PARAMETER;
+  for (int p = 0; p < c->n_params; p++) {
+    bufs.insts[bufs.n] = c->params[p];
+    bufs.ptrs[bufs.n++] = kf->values[in->operands[p]->id].leaves[0];
+  }
+  emit_kernel(kf, c, c->root, member, &bufs, out);
+  free(member);
+  free(bufs.insts);
+  free(bufs.ptrs);
+}
+
+/* Kernel body for one instruction alone: its operands are the buffers. */
+static void single_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) {
+  ir_computation *c = kf->comp;
+  bool *member = calloc((size_t)c->n_instrs + 1, sizeof *member);
+  fz_buffers bufs = {calloc((size_t)in->n_operands + 1, sizeof(ir_instr *)), calloc((size_t)in->n_operands + 1, sizeof(LLVMValueRef)), 0};
+  member[in->id] = true;
+  for (int k = 0; k < in->n_operands; k++) {
+    bool seen = false;
+    for (int j = 0; j < bufs.n; j++)
+      seen |= bufs.insts[j] == in->operands[k];
+    if (seen)
+      continue;
+    bufs.insts[bufs.n] = in->operands[k];
+    bufs.ptrs[bufs.n++] = kf->values[in->operands[k]->id].leaves[0];
+  }
+  emit_kernel(kf, c, in, member, &bufs, out);
+  free(member);
+  free(bufs.insts);
+  free(bufs.ptrs);
+}
+
+/* Whether the fused emitter handles every instruction of fused computation c. */
+static bool fusion_supported(const ir_computation *c) {
+  const ir_instr *root = c->root;
+  if (root->shape->et == IR_TUPLE || !cg_fused_member_ok(root))
+    return false;
+  if (root->op == IR_OP_REDUCE && (root->n_operands != 2 || root->operands[0]->shape->rank > 64))
+    return false;
+  for (int i = 0; i < c->n_instrs; i++) {
+    const ir_instr *x = c->instrs[i];
+    if (x != root && x->op != IR_OP_PARAMETER && (x->op == IR_OP_REDUCE || !cg_fused_member_ok(x)))
+      return false;
+    if (x->op == IR_OP_PARAMETER && (x->shape->et == IR_TUPLE || !ir_etype_is_array(x->shape->et)))
+      return false;
+  }
+  return true;
+}
+
+bool cg_fused_member_ok(const ir_instr *x) {
+  if (x->shape->et == IR_TUPLE || !ir_etype_is_array(x->shape->et) || x->shape->dyn)
+    return false;
+  if (cg_is_elementwise(x))
+    return true;
+  switch (ir_opcode_table[x->op].family) {
+  case IR_FAM_BROADCAST: case IR_FAM_TRANSPOSE: case IR_FAM_SLICE: case IR_FAM_REVERSE: case IR_FAM_IOTA:
+  case IR_FAM_PAD: case IR_FAM_DYNAMIC_SLICE:
+    return true;
+  case IR_FAM_RESHAPE: case IR_FAM_BITCAST: case IR_FAM_COPY:
+    return x->operands[0]->shape->et == x->shape->et;
+  case IR_FAM_CONCATENATE: return x->n_operands <= FZ_TILE;
+  case IR_FAM_CONSTANT: return x->attrs.u.literal && x->attrs.u.literal->data && x->attrs.u.literal->n_elems == 0;
+  case IR_FAM_REDUCE: return x->n_operands == 2 && x->n_called == 1;
+  default: return false;
+  }
+}
+
+bool cg_fusion_supported(const ir_instr *in) { return in->n_called == 1 && fusion_supported(in->called[0]); }
+
+bool cg_lower_fusion(cg_function *f, ir_instr *in) {
+  if (!cg_fusion_supported(in))
+    return false;
+  cg_outline(f, in, fusion_kernel, true);
+  return true;
+}
+
+bool cg_lower_fused_single(cg_function *f, ir_instr *in) {
+  if (!cg_fused_member_ok(in) || in->op == IR_OP_CONSTANT)
+    return false;
+  bool red = in->op == IR_OP_REDUCE;
+  if (count_of(red ? in->operands[0]->shape : in->shape) <= 1)
+    return false;
+  cg_outline(f, in, single_kernel, red);
+  return true;
+}

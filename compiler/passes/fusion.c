@@ -1,0 +1,381 @@
+/* fusion.c — groups instructions into XLA's `fusion` form.  Pre: verified, broadcasts canonical.
+ *
+ * Walking each computation from its last instruction to its first, an array instruction of
+ * more than one element that no group has taken becomes the root of a new group: kLoop for an
+ * elementwise or data-movement root, kInput for a single-input reduce.  A producer joins the
+ * group of its users when every user is in that group (elementwise, convert, broadcast,
+ * reshape, bitcast, copy, transpose, slice, pad, concatenate of at most 8 operands, iota,
+ * reverse, dynamic-slice, scalar constants).  Broadcasts, iotas and scalar constants are cheap
+ * to recompute and join every group that reads them.  An expensive producer (exp, divide, ...)
+ * is never fused under a broadcast, which would recompute it per output element; and an
+ * elementwise producer read by two groups is computed once, not duplicated (the softmax trap
+ * of xla-cpu-performance.md).  Each group of two or more becomes a computation
+ * `<root>.fused_computation` and a `fusion` instruction in the root's place; DCE then drops
+ * the members.  Existing fusions (XLA's optimized dumps) are kept as written.
+ * Tests: testdata/passes/fusion_*.hlo (cli.hloc.fusion.*), the golden and conformance suites.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/pass_names.h"
+#include "passes/passes.h"
+
+enum { FUSION_MAX_CONCAT_OPERANDS = 8 };
+
+/* Groups an instruction belongs to: one, or several for cheap duplicated producers. */
+typedef struct membership {
+  int *groups;
+  int n, cap;
+} membership;
+
+typedef struct fuser {
+  ir_module *m;
+  pass_names names;
+  ir_computation *c;
+  membership *mem;       /* by instruction id */
+  ir_computation **made; /* fused computations created for c, in order */
+  int n_made, cap_made;
+} fuser;
+
+static hlo_status oom(void) { return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "fusion: out of memory"); }
+
+static bool computable_array(const ir_shape *s) {
+  return s && s->et != IR_TUPLE && ir_etype_is_array(s->et) && s->et != IR_F4E2M1FN && s->et != IR_F8E8M0FNU &&
+         !s->dyn;
+}
+
+static int64_t elements(const ir_shape *s) {
+  int64_t n = 0;
+  return ir_shape_num_elements(s, &n) ? n : 0;
+}
+
+/* Whether `in` may be computed inside a loop fusion from its operands' elements. */
+static bool loop_fusible(const ir_instr *in) {
+  if (!computable_array(in->shape) || in->common.n_control_predecessors || in->n_called)
+    return false;
+  for (int i = 0; i < in->n_operands; i++)
+    if (!computable_array(in->operands[i]->shape))
+      return false;
+  switch (ir_opcode_table[in->op].family) {
+  case IR_FAM_UNARY: case IR_FAM_BINARY: case IR_FAM_COMPARE: case IR_FAM_SELECT: case IR_FAM_CLAMP:
+  case IR_FAM_CONVERT: case IR_FAM_BROADCAST: case IR_FAM_RESHAPE: case IR_FAM_BITCAST: case IR_FAM_COPY:
+  case IR_FAM_TRANSPOSE: case IR_FAM_SLICE: case IR_FAM_PAD: case IR_FAM_IOTA: case IR_FAM_REVERSE:
+  case IR_FAM_DYNAMIC_SLICE:
+    return true;
+  case IR_FAM_CONCATENATE: return in->n_operands <= FUSION_MAX_CONCAT_OPERANDS;
+  case IR_FAM_CONSTANT: return in->shape->rank == 0;
+  default: return false;
+  }
+}
+
+/* A reduce of one input to one array result, with a reducer computation. */
+static bool input_fusible(const ir_instr *in) {
+  return in->op == IR_OP_REDUCE && in->n_operands == 2 && in->n_called == 1 && computable_array(in->shape) &&
+         computable_array(in->operands[0]->shape) && !in->common.n_control_predecessors;
+}
+
+/* Cheap enough to recompute in every group that reads it. */
+static bool cheap(const ir_instr *in) {
+  return in->op == IR_OP_BROADCAST || in->op == IR_OP_IOTA || in->op == IR_OP_CONSTANT;
+}
+
+static bool expensive(const ir_instr *in) {
+  if (ir_etype_is_complex(in->shape->et))
+    return true;
+  switch (in->op) {
+  case IR_OP_EXP: case IR_OP_EXPM1: case IR_OP_LOG: case IR_OP_LOG1P: case IR_OP_TANH: case IR_OP_LOGISTIC:
+  case IR_OP_ERF: case IR_OP_POWER: case IR_OP_SQRT: case IR_OP_RSQRT: case IR_OP_CBRT: case IR_OP_SIN:
+  case IR_OP_COS: case IR_OP_TAN: case IR_OP_ATAN2: case IR_OP_REMAINDER:
+    return true;
+  case IR_OP_DIVIDE: return in->operands[1]->op != IR_OP_CONSTANT && in->operands[1]->op != IR_OP_BROADCAST;
+  default: return false;
+  }
+}
+
+static bool in_group(const membership *m, int g) {
+  for (int i = 0; i < m->n; i++)
+    if (m->groups[i] == g)
+      return true;
+  return false;
+}
+
+static bool add_group(membership *m, int g) {
+  if (in_group(m, g))
+    return true;
+  if (m->n == m->cap) {
+    int cap = m->cap ? m->cap * 2 : 2;
+    int *p = realloc(m->groups, (size_t)cap * sizeof *p);
+    if (!p)
+      return false;
+    m->groups = p;
+    m->cap = cap;
+  }
+  m->groups[m->n++] = g;
+  return true;
+}
+
+/* Decides the groups of producer p from its users' (all users already decided). */
+static bool join_users(fuser *z, ir_instr *p) {
+  if (p == z->c->root || p->n_users == 0 || !loop_fusible(p))
+    return true;
+  membership *mp = &z->mem[p->id];
+  int first = -1;
+  for (int u = 0; u < p->n_users; u++) {
+    const ir_instr *user = p->users[u];
+    const membership *mu = &z->mem[user->id];
+    if (mu->n == 0)
+      return true; /* read outside every group: p is materialized */
+    if (expensive(p) && user->op == IR_OP_BROADCAST)
+      return true;
+    if (first < 0)
+      first = mu->groups[0];
+    if (!cheap(p) && (mu->n != 1 || mu->groups[0] != first))
+      return true; /* read by two groups: computed once, not duplicated */
+  }
+  if (expensive(p) && p->n_users > 1)
+    for (int u = 0; u < p->n_users; u++)
+      if (!(ir_opcode_table[p->users[u]->op].flags & OPF_ELEMENTWISE) && p->users[u]->op != IR_OP_REDUCE)
+        return true; /* would be recomputed at different indices */
+  for (int u = 0; u < p->n_users; u++) {
+    const membership *mu = &z->mem[p->users[u]->id];
+    for (int k = 0; k < mu->n; k++)
+      if (!add_group(mp, mu->groups[k]))
+        return false;
+  }
+  return true;
+}
+
+/* ---- building a group's computation ------------------------------------------------------ */
+
+typedef struct group_build {
+  ir_instr **members; /* in computation order; the root last */
+  int n_members;
+  ir_instr **outside; /* operands read from outside the group, in first-use order */
+  int n_outside;
+  ir_instr **clone;   /* by instruction id of c: the member's copy, or the parameter */
+} group_build;
+
+static int outside_index(group_build *g, ir_instr *op) {
+  for (int i = 0; i < g->n_outside; i++)
+    if (g->outside[i] == op)
+      return i;
+  g->outside[g->n_outside] = op;
+  return g->n_outside++;
+}
+
+static ir_instr *make_param(fuser *z, ir_computation *fc, ir_instr *op, int k) {
+  ir_str name = pass_names_fresh(&z->names, z->m, op->name, "param");
+  ir_instr *p = name.p ? ir_instr_create(fc, IR_OP_PARAMETER, name, op->shape, NULL, 0) : NULL;
+  if (p) {
+    p->attrs.u.parameter_number = k;
+    p->loc = op->loc;
+  }
+  return p;
+}
+
+static ir_instr *make_clone(fuser *z, ir_computation *fc, ir_instr *in, ir_instr **ops) {
+  ir_str name = pass_names_fresh(&z->names, z->m, in->name, "f");
+  ir_instr *cl = name.p ? ir_instr_create(fc, in->op, name, in->shape, ops, in->n_operands) : NULL;
+  if (!cl)
+    return NULL;
+  cl->attrs = in->attrs;
+  cl->common = in->common;
+  cl->common.control_predecessors = NULL;
+  cl->common.n_control_predecessors = 0;
+  cl->called = in->called;
+  cl->n_called = in->n_called;
+  cl->loc = in->loc;
+  return cl;
+}
+
+/* Creates the fused computation of group g (members known) and its fusion instruction, which
+ * takes the root's place in c. */
+static hlo_status build_group(fuser *z, group_build *g, const char *kind) {
+  ir_module *m = z->m;
+  ir_instr *root = g->members[g->n_members - 1];
+  g->n_outside = 0;
+  ir_str cname = pass_names_fresh(&z->names, m, root->name, "fused_computation");
+  ir_computation *fc = cname.p ? ir_computation_add(m, cname) : NULL;
+  if (!fc)
+    return oom();
+  /* Parameters first, in first-use order, then the members' copies. */
+  bool *member = calloc((size_t)z->c->n_instrs + 1, sizeof *member);
+  if (!member)
+    return oom();
+  for (int i = 0; i < g->n_members; i++)
+    member[g->members[i]->id] = true;
+  for (int i = 0; i < g->n_members; i++)
+    for (int k = 0; k < g->members[i]->n_operands; k++)
+      if (!member[g->members[i]->operands[k]->id])
+        outside_index(g, g->members[i]->operands[k]);
+  fc->params = ir_arena_alloc_array(&m->arena, (size_t)g->n_outside + 1, sizeof *fc->params);
+  hlo_status st = fc->params ? NULL : oom();
+  for (int k = 0; k < g->n_outside && !st; k++) {
+    ir_instr *p = make_param(z, fc, g->outside[k], k);
+    st = p ? NULL : oom();
+    if (p)
+      fc->params[fc->n_params++] = g->clone[g->outside[k]->id] = p;
+  }
+  for (int i = 0; i < g->n_members && !st; i++) {
+    ir_instr *in = g->members[i];
+    ir_instr **ops = malloc(((size_t)in->n_operands + 1) * sizeof *ops);
+    for (int k = 0; ops && k < in->n_operands; k++)
+      ops[k] = g->clone[in->operands[k]->id];
+    ir_instr *cl = ops ? make_clone(z, fc, in, ops) : NULL;
+    free(ops);
+    st = cl ? NULL : oom();
+    g->clone[in->id] = cl;
+  }
+  free(member);
+  if (st)
+    return st;
+  fc->root = g->clone[root->id];
+  ir_str fname = pass_names_fresh(&z->names, m, root->name, "fusion");
+  ir_instr *fu = fname.p ? ir_instr_create(z->c, IR_OP_FUSION, fname, root->shape, g->outside, g->n_outside) : NULL;
+  ir_computation **called = ir_arena_alloc_array(&m->arena, 1, sizeof *called);
+  ir_str k = ir_intern(m, kind, strlen(kind));
+  if (!fu || !called || !k.p)
+    return oom();
+  called[0] = fc;
+  fu->called = called;
+  fu->n_called = 1;
+  fu->attrs.u.fusion.kind = k;
+  fu->loc = root->loc;
+  z->c->n_instrs--; /* the fusion takes the root's slot */
+  z->c->instrs[root->id] = fu;
+  fu->id = root->id;
+  ir_replace_all_uses(z->c, root, fu);
+  if (z->n_made == z->cap_made) {
+    int cap = z->cap_made ? 2 * z->cap_made : 8;
+    ir_computation **p = realloc(z->made, (size_t)cap * sizeof *p);
+    if (!p)
+      return oom();
+    z->made = p;
+    z->cap_made = cap;
+  }
+  z->made[z->n_made++] = fc;
+  return NULL;
+}
+
+/* ---- one computation ------------------------------------------------------------------------- */
+
+static hlo_status assign_groups(fuser *z, int *n_groups, int **roots) {
+  ir_computation *c = z->c;
+  *roots = malloc(((size_t)c->n_instrs + 1) * sizeof **roots);
+  if (!*roots)
+    return oom();
+  *n_groups = 0;
+  for (int i = c->n_instrs - 1; i >= 0; i--) {
+    ir_instr *in = c->instrs[i];
+    if (!join_users(z, in))
+      return oom();
+    if (z->mem[i].n || elements(in->shape) <= 1 || !(loop_fusible(in) || input_fusible(in)))
+      continue;
+    if (in->op == IR_OP_CONSTANT || in->op == IR_OP_PARAMETER)
+      continue;
+    if (!add_group(&z->mem[i], *n_groups))
+      return oom();
+    (*roots)[(*n_groups)++] = i;
+  }
+  return NULL;
+}
+
+static hlo_status fuse_computation(fuser *z, ir_computation *c) {
+  z->c = c; /* pass_fusion rebuilt use lists: ids are positions */
+  int n = c->n_instrs;
+  z->mem = calloc((size_t)n + 1, sizeof *z->mem);
+  group_build g = {0};
+  g.members = malloc(((size_t)n + 1) * sizeof *g.members);
+  g.outside = malloc(((size_t)n + 1) * sizeof *g.outside);
+  g.clone = calloc((size_t)n + 1, sizeof *g.clone);
+  int n_groups = 0, *roots = NULL;
+  hlo_status st = z->mem && g.members && g.outside && g.clone ? assign_groups(z, &n_groups, &roots) : oom();
+  /* Groups were numbered from the end; build them in computation order of their roots. */
+  for (int gi = n_groups - 1; gi >= 0 && !st; gi--) {
+    g.n_members = 0;
+    for (int i = 0; i <= roots[gi]; i++)
+      if (in_group(&z->mem[i], gi))
+        g.members[g.n_members++] = c->instrs[i];
+    if (g.n_members < 2)
+      continue;
+    memset(g.clone, 0, ((size_t)n + 1) * sizeof *g.clone);
+    ir_instr *root = c->instrs[roots[gi]];
+    st = build_group(z, &g, root->op == IR_OP_REDUCE ? "kInput" : "kLoop");
+  }
+  for (int i = 0; i < n && z->mem; i++)
+    free(z->mem[i].groups);
+  free(z->mem);
+  z->mem = NULL;
+  free(roots);
+  free(g.members);
+  free(g.outside);
+  free(g.clone);
+  return st;
+}
+
+/* Computations that fusions already call (XLA's optimized dumps) are left as written. */
+static bool *fused_already(const ir_module *m) {
+  bool *f = calloc((size_t)m->n_comps + 1, sizeof *f);
+  for (int ci = 0; f && ci < m->n_comps; ci++)
+    for (int i = 0; i < m->comps[ci]->n_instrs; i++) {
+      const ir_instr *in = m->comps[ci]->instrs[i];
+      if (in->op == IR_OP_FUSION)
+        for (int k = 0; k < in->n_called; k++)
+          f[in->called[k]->id] = true;
+    }
+  return f;
+}
+
+/* Puts each computation's new fused computations just before it, as XLA prints them. */
+static hlo_status order_computations(ir_module *m, ir_computation **orig, int n_orig, ir_computation ***made,
+                                     int *n_made) {
+  int at = 0;
+  ir_computation **order = malloc(((size_t)m->n_comps + 1) * sizeof *order);
+  if (!order)
+    return oom();
+  for (int ci = 0; ci < n_orig; ci++) {
+    for (int k = 0; k < n_made[ci]; k++)
+      order[at++] = made[ci][k];
+    order[at++] = orig[ci];
+  }
+  memcpy(m->comps, order, (size_t)at * sizeof *order);
+  for (int i = 0; i < m->n_comps; i++)
+    m->comps[i]->id = i;
+  free(order);
+  return NULL;
+}
+
+hlo_status pass_fusion(ir_module *m) {
+  fuser z = {.m = m};
+  int n_orig = m->n_comps;
+  ir_computation **orig = malloc(((size_t)n_orig + 1) * sizeof *orig);
+  ir_computation ***made = calloc((size_t)n_orig + 1, sizeof *made);
+  int *n_made = calloc((size_t)n_orig + 1, sizeof *n_made);
+  bool *skip = fused_already(m);
+  hlo_status st = orig && made && n_made && skip && pass_names_init(&z.names, m) ? NULL : oom();
+  if (orig)
+    memcpy(orig, m->comps, (size_t)n_orig * sizeof *orig);
+  ir_rebuild_uses(m); /* fusing one computation changes no other's use lists */
+  for (int ci = 0; ci < n_orig && !st; ci++) {
+    if (skip[ci])
+      continue;
+    z.made = NULL;
+    z.n_made = z.cap_made = 0;
+    st = fuse_computation(&z, orig[ci]);
+    made[ci] = z.made;
+    n_made[ci] = z.n_made;
+  }
+  if (!st)
+    st = order_computations(m, orig, n_orig, made, n_made);
+  for (int ci = 0; ci < n_orig && made; ci++)
+    free(made[ci]);
+  free(made);
+  free(n_made);
+  free(orig);
+  free(skip);
+  pass_names_free(&z.names);
+  for (int ci = 0; ci < m->n_comps && !st; ci++)
+    ir_computation_remove_dead(m->comps[ci]);
+  ir_rebuild_uses(m);
+  return st;
+}
