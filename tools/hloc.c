@@ -30,7 +30,9 @@ static const char usage[] =
     "                         skylake-avx512, znver4, ...); an unknown name is an error\n"
     "  --strict               reject hloc's broadcasting extensions, as XLA's verifier does\n"
     "  --dump-dir DIR         write the module after parsing (00-parsed.hlo) and after each pass\n"
-    "                         (NN-<pass>.hlo), and llvm-before-opt.ll / llvm-after-opt.ll, to DIR\n"
+    "                         (NN-<pass>.hlo), buffer-assignment.txt, and llvm-before-opt.ll /\n"
+    "                         llvm-after-opt.ll, to DIR\n"
+    "  -v, --verbose          say what code generation decided (the arena size per call)\n"
     "  --time-passes          print a table of the time of each stage to standard error\n"
     "  --verify-each          verify the module after every pass (and the LLVM IR after\n"
     "                         optimization)\n"
@@ -105,6 +107,8 @@ int main(int argc, char **argv) {
       o.strict = true;
     } else if ((v = cli_flag_value("--dump-dir", argc, argv, &i))) {
       o.dump_dir = v;
+    } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+      o.verbose = true;
     } else if (strcmp(a, "--time-passes") == 0) {
       o.time_passes = true;
     } else if (strcmp(a, "--after-passes") == 0) {

@@ -13,6 +13,7 @@
 
 #include <llvm-c/Core.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "codegen/codegen.h"
 #include "ir/ir.h"
@@ -23,8 +24,13 @@ typedef struct cg_module {
   LLVMBuilderRef b;
   ir_module *ir;
   LLVMTypeRef ptr, i1, i8, i16, i32, i64, f16, f32, f64, void_t;
-  LLVMTypeRef comp_fn_type;    /* ptr (ptr, ptr, ptr) */
+  LLVMTypeRef comp_fn_type;    /* ptr (ptr ctx, ptr params, ptr results, ptr frame) */
   LLVMValueRef *comp_fns;      /* by computation id */
+  /* Buffer assignment (module.c): by computation id, the bytes of its own frame (the peak
+   * of its arena buffers) and a constant global holding it, set once the function is done. */
+  int64_t *frame_bytes;
+  LLVMValueRef *frame_globals;
+  FILE *assignment;            /* the buffer-assignment report (--dump-dir), or NULL */
   hlo_status error;            /* first error; lowering stops */
 } cg_module;
 
@@ -41,12 +47,26 @@ typedef struct cg_value {
 typedef struct cg_heap_buffer {
   LLVMValueRef slot, ptr;
   int until;
+  int64_t offset, bytes;       /* arena buffers: place in the frame (slot is null); heap: -1 */
 } cg_heap_buffer;
+
+/* A free range of a frame during buffer assignment. */
+typedef struct cg_range {
+  int64_t offset, bytes;
+} cg_range;
 
 typedef struct cg_function {
   cg_module *cm;
   ir_computation *comp;
   LLVMValueRef fn, ctx_arg;
+  /* The frame: this computation's part of the call's arena (its buffers at fixed offsets),
+   * callees' frames following it.  Null in kernels and loop bodies, which allocate no arena
+   * buffers of their own (their callees get frame_arg unchanged). */
+  LLVMValueRef frame_arg;
+  bool owns_frame;
+  cg_range *free_ranges;       /* the frame's free space while assigning (sorted by offset) */
+  int n_free, cap_free;
+  int64_t frame_peak;
   cg_value *values;            /* by instruction id */
   cg_heap_buffer *heap;        /* buffers to free on exit (or after their last use) */
   int n_heap, cap_heap;
@@ -57,6 +77,7 @@ typedef struct cg_function {
   int kernel_args_len;
   /* In a kernel of cg_outline_value: the instruction it lowers and the caller's buffers for
    * its result leaves, which cg_result_value hands out so that nothing is copied back. */
+  const ir_instr *current;     /* the instruction being lowered (for the assignment report) */
   const ir_instr *result_of;
   LLVMValueRef *result_leaves;
   /* By instruction id: the caller's result buffer that instruction writes directly (the
@@ -117,6 +138,9 @@ void cg_call_computation(cg_function *f, ir_computation *c, LLVMValueRef *args, 
 void cg_call_scalar(cg_function *f, ir_computation *c, LLVMValueRef *vals, const ir_etype *ets,
                     int n, LLVMValueRef *out, const ir_etype *out_ets, int n_out);
 LLVMValueRef cg_runtime_fn(cg_module *cm, const char *name, LLVMTypeRef fn_type);
+/* The frame pointer a function passes to the computations it calls: after its own buffers
+ * in a computation function, unchanged in a kernel, null in a loop body. */
+LLVMValueRef cg_callee_frame(cg_function *f);
 LLVMValueRef cg_intrinsic(cg_module *cm, const char *name, LLVMTypeRef type, int n_args);
 
 /* ---- lowering ---- */

@@ -12,6 +12,7 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "hlo/status.h"
 #include "ir/ir.h"
@@ -20,10 +21,12 @@ typedef struct cg_options {
   const char *symbol;     /* SYM; NULL: derived from the module name */
   int opt_level;          /* 0..3 (loop shapes may depend on it) */
   int elided_constants;   /* number of constants filled by pass_fill_elided_constants */
+  FILE *assignment;       /* where to write the buffer-assignment report, or NULL */
+  int64_t arena_bytes;    /* out: the scratch arena one call of the entry needs */
 } cg_options;
 
 /* Emits `m` into a new LLVM module in `ctx` targeting `tm`; the caller owns *out_mod. */
-HLO_MUST_USE hlo_status cg_emit_module(ir_module *m, const cg_options *opts, LLVMContextRef ctx,
+HLO_MUST_USE hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx,
                                        LLVMTargetMachineRef tm, LLVMModuleRef *out_mod);
 
 /* The C identifier SYM for a module name ("jit_f.1" -> "jit_f_1"), malloc'd. */

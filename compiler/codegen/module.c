@@ -56,7 +56,89 @@ static void remember_heap(cg_function *f, LLVMValueRef slot, LLVMValueRef ptr) {
     f->heap = p;
     f->cap_heap = cap;
   }
-  f->heap[f->n_heap++] = (cg_heap_buffer){slot, ptr, -1};
+  f->heap[f->n_heap++] = (cg_heap_buffer){slot, ptr, -1, -1, 0};
+}
+
+/* ---- buffer assignment: a computation's buffers at offsets in its frame ------------------ *
+ * Emission order is execution order at the level of a computation function (its body is
+ * straight-line calls; loops live in kernels and callees), and free_dead_buffers knows when
+ * each buffer dies, so a heap simulation at compile time gives every buffer of more than
+ * 256 bytes a fixed offset: best fit among the freed ranges, else the end of the frame.  The
+ * frame's peak is the computation's own part of the arena; callees' frames follow it. */
+
+enum { CG_FRAME_ALIGN = 64 };
+
+static void remove_range(cg_function *f, int k) {
+  memmove(&f->free_ranges[k], &f->free_ranges[k + 1], (size_t)(f->n_free - k - 1) * sizeof *f->free_ranges);
+  f->n_free--;
+}
+
+static int64_t frame_alloc(cg_function *f, int64_t bytes) {
+  int64_t need = (bytes + CG_FRAME_ALIGN - 1) / CG_FRAME_ALIGN * CG_FRAME_ALIGN;
+  int best = -1;
+  for (int k = 0; k < f->n_free; k++)
+    if (f->free_ranges[k].bytes >= need && (best < 0 || f->free_ranges[k].bytes < f->free_ranges[best].bytes))
+      best = k;
+  if (best >= 0) {
+    int64_t off = f->free_ranges[best].offset;
+    f->free_ranges[best].offset += need;
+    f->free_ranges[best].bytes -= need;
+    if (f->free_ranges[best].bytes == 0)
+      remove_range(f, best);
+    return off;
+  }
+  int64_t off = f->frame_peak;
+  if (f->n_free && f->free_ranges[f->n_free - 1].offset + f->free_ranges[f->n_free - 1].bytes == f->frame_peak) {
+    off = f->free_ranges[f->n_free - 1].offset; /* grow the free tail */
+    remove_range(f, f->n_free - 1);
+  }
+  f->frame_peak = off + need;
+  return off;
+}
+
+static void frame_free(cg_function *f, int64_t off, int64_t bytes) {
+  int64_t need = (bytes + CG_FRAME_ALIGN - 1) / CG_FRAME_ALIGN * CG_FRAME_ALIGN;
+  if (f->n_free == f->cap_free) {
+    int cap = f->cap_free ? 2 * f->cap_free : 16;
+    cg_range *p = realloc(f->free_ranges, (size_t)cap * sizeof *p);
+    if (!p)
+      return; /* the range stays used: correct, only larger */
+    f->free_ranges = p;
+    f->cap_free = cap;
+  }
+  int k = 0;
+  while (k < f->n_free && f->free_ranges[k].offset < off)
+    k++;
+  memmove(&f->free_ranges[k + 1], &f->free_ranges[k], (size_t)(f->n_free - k) * sizeof *f->free_ranges);
+  f->free_ranges[k] = (cg_range){off, need};
+  f->n_free++;
+  if (k + 1 < f->n_free && f->free_ranges[k].offset + f->free_ranges[k].bytes == f->free_ranges[k + 1].offset) {
+    f->free_ranges[k].bytes += f->free_ranges[k + 1].bytes;
+    remove_range(f, k + 1);
+  }
+  if (k > 0 && f->free_ranges[k - 1].offset + f->free_ranges[k - 1].bytes == f->free_ranges[k].offset) {
+    f->free_ranges[k - 1].bytes += f->free_ranges[k].bytes;
+    remove_range(f, k);
+  }
+}
+
+/* A buffer of the frame: its pointer is frame + offset. */
+static LLVMValueRef frame_buffer(cg_function *f, const ir_shape *s, int64_t bytes) {
+  cg_module *cm = f->cm;
+  int64_t off = frame_alloc(f, bytes);
+  LLVMValueRef p = LLVMBuildGEP2(cm->b, cm->i8, f->frame_arg, (LLVMValueRef[]){cg_i64(cm, off)}, 1, "buf");
+  remember_heap(f, NULL, p);
+  if (f->n_heap) {
+    f->heap[f->n_heap - 1].offset = off;
+    f->heap[f->n_heap - 1].bytes = bytes;
+  }
+  if (cm->assignment) {
+    char shape[256];
+    ir_shape_format(s, false, shape, sizeof shape);
+    fprintf(cm->assignment, "  %%%s: %s, %lld bytes at offset %lld\n", f->current ? f->current->name.p : "?", shape,
+            (long long)bytes, (long long)off);
+  }
+  return p;
 }
 
 LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name) {
@@ -83,6 +165,8 @@ LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s) {
     LLVMSetAlignment(a, 64);
     return a;
   }
+  if (f->owns_frame)
+    return frame_buffer(f, s, bytes);
   /* Heap: the pointer lives in an entry-block slot so the exit path can free it. */
   LLVMValueRef slot = cg_entry_alloca(f, cm->ptr, "heap.slot");
   LLVMBuilderRef b = cm->b;
@@ -232,6 +316,16 @@ static LLVMValueRef pointer_array(cg_function *f, LLVMValueRef *ptrs, int n) {
   return arr;
 }
 
+LLVMValueRef cg_callee_frame(cg_function *f) {
+  cg_module *cm = f->cm;
+  if (!f->frame_arg)
+    return LLVMConstNull(cm->ptr);
+  if (!f->owns_frame)
+    return f->frame_arg;
+  LLVMValueRef own = LLVMBuildLoad2(cm->b, cm->i64, cm->frame_globals[f->comp->id], "frame.own");
+  return LLVMBuildGEP2(cm->b, cm->i8, f->frame_arg, &own, 1, "frame.callee");
+}
+
 void cg_call_computation(cg_function *f, ir_computation *c, LLVMValueRef *args, int n_args,
                          LLVMValueRef *outs, int n_outs) {
   cg_module *cm = f->cm;
@@ -239,7 +333,7 @@ void cg_call_computation(cg_function *f, ir_computation *c, LLVMValueRef *args, 
   LLVMValueRef params = pointer_array(f, args, n_args);
   LLVMValueRef results = pointer_array(f, outs, n_outs);
   LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, cm->comp_fns[c->id],
-                                   (LLVMValueRef[]){f->ctx_arg, params, results}, 3, "st");
+                                   (LLVMValueRef[]){f->ctx_arg, params, results, cg_callee_frame(f)}, 4, "st");
   LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), "failed");
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "call.ok");
   LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "call.fail");
@@ -274,6 +368,8 @@ static void function_begin(cg_function *f, cg_module *cm, ir_computation *c, LLV
   f->comp = c;
   f->fn = fn;
   f->ctx_arg = LLVMGetParam(fn, 0);
+  f->frame_arg = LLVMGetParam(fn, 3);
+  f->owns_frame = true;
   f->values = calloc((size_t)c->n_instrs + 1, sizeof *f->values);
   f->entry_bb = LLVMAppendBasicBlockInContext(cm->ctx, fn, "entry");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cm->ctx, fn, "body");
@@ -296,6 +392,8 @@ static void function_end(cg_function *f) {
   LLVMPositionBuilderAtEnd(b, exit_bb);
   LLVMTypeRef free_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->ptr}, 2, 0);
   for (int i = 0; i < f->n_heap; i++) {
+    if (!f->heap[i].slot)
+      continue; /* an arena buffer */
     LLVMValueRef p = LLVMBuildLoad2(b, cm->ptr, f->heap[i].slot, "p");
     LLVMBuildCall2(b, free_t, cg_runtime_fn(cm, "hlo_rt_free", free_t), (LLVMValueRef[]){f->ctx_arg, p}, 2, "");
   }
@@ -306,6 +404,7 @@ static void function_end(cg_function *f) {
   }
   free(f->values);
   free(f->heap);
+  free(f->free_ranges);
 }
 
 /* Loads n leaf pointers from a pointer array starting at *k into a value. */
@@ -397,6 +496,7 @@ static void kernel_begin(cg_function *f, ir_instr *in, const LLVMValueRef *outs,
   add_fn_attr(cm, kc->fn, "noinline");
   kc->resume = LLVMGetInsertBlock(b);
   function_begin(&kc->kf, cm, f->comp, kc->fn);
+  kc->kf.owns_frame = false; /* its callees get the frame after the caller's */
   LLVMValueRef karr = LLVMGetParam(kc->fn, 1);
   int k = 0;
   for (int i = 0; i < in->n_operands; i++) {
@@ -420,7 +520,8 @@ static void kernel_end(cg_function *f, kernel_call *kc, bool may_fail) {
   free(kc->kouts);
   LLVMPositionBuilderAtEnd(b, kc->resume);
   LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, kc->fn,
-                                   (LLVMValueRef[]){f->ctx_arg, kc->args, LLVMConstNull(cm->ptr)}, 3, "st");
+                                   (LLVMValueRef[]){f->ctx_arg, kc->args, LLVMConstNull(cm->ptr), cg_callee_frame(f)}, 4,
+                                   "st");
   if (!may_fail)
     return;
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "kernel.ok");
@@ -512,6 +613,11 @@ static void free_dead_buffers(cg_function *f, int i, const int *last) {
   for (int h = 0; h < f->n_heap; h++) {
     if (f->heap[h].until < 0 || f->heap[h].until > i)
       continue;
+    if (!f->heap[h].slot) { /* an arena buffer: its range is free for later buffers */
+      frame_free(f, f->heap[h].offset, f->heap[h].bytes);
+      f->heap[h].until = INT_MAX;
+      continue;
+    }
     LLVMValueRef p = LLVMBuildLoad2(cm->b, cm->ptr, f->heap[h].slot, "dead");
     LLVMBuildCall2(cm->b, free_t, cg_runtime_fn(cm, "hlo_rt_free", free_t), (LLVMValueRef[]){f->ctx_arg, p}, 2, "");
     LLVMBuildStore(cm->b, LLVMConstNull(cm->ptr), f->heap[h].slot);
@@ -558,7 +664,10 @@ static void emit_computation(cg_module *cm, ir_computation *c) {
   LLVMValueRef *dst = calloc((size_t)ir_shape_count_leaves(c->root->shape) + 1, sizeof *dst);
   assign_result_buffers(&f, c, results, dst);
   int *last = last_readers(c);
+  if (cm->assignment)
+    fprintf(cm->assignment, "computation %s:\n", c->name.p);
   for (int i = 0; i < c->n_instrs && !cm->error; i++) {
+    f.current = c->instrs[i];
     if (c->instrs[i]->op != IR_OP_PARAMETER)
       cg_lower_instr(&f, c->instrs[i]);
     if (last && !cm->error)
@@ -573,8 +682,44 @@ static void emit_computation(cg_module *cm, ir_computation *c) {
   }
   free(dst);
   free(f.result_buffer);
+  cm->frame_bytes[c->id] = f.frame_peak;
+  LLVMSetInitializer(cm->frame_globals[c->id], cg_i64(cm, f.frame_peak));
+  if (cm->assignment && f.frame_peak)
+    fprintf(cm->assignment, "  frame: %lld bytes\n", (long long)f.frame_peak);
   function_end(&f);
   leave_large_function_unoptimized(cm, f.fn);
+}
+
+/* Computations that only fusions call, whose fused kernels compute them element by element
+ * (fused.c): no function of their own is needed. */
+static bool *fused_only(const ir_module *m) {
+  bool *called_other = calloc((size_t)m->n_comps + 1, sizeof(bool)), *fused = calloc((size_t)m->n_comps + 1, sizeof(bool));
+  if (!called_other || !fused) {
+    free(called_other);
+    free(fused);
+    return NULL;
+  }
+  for (int ci = 0; ci < m->n_comps; ci++)
+    for (int i = 0; i < m->comps[ci]->n_instrs; i++) {
+      const ir_instr *in = m->comps[ci]->instrs[i];
+      for (int k = 0; k < in->n_called; k++) {
+        if (in->op == IR_OP_FUSION && cg_fusion_supported(in))
+          fused[in->called[k]->id] = true;
+        else
+          called_other[in->called[k]->id] = true;
+      }
+    }
+  for (int ci = 0; ci < m->n_comps; ci++)
+    fused[ci] = fused[ci] && !called_other[ci] && !m->comps[ci]->is_entry;
+  free(called_other);
+  return fused;
+}
+
+/* A function that is never called: returns ok. */
+static void emit_empty(cg_module *cm, ir_computation *c) {
+  LLVMSetInitializer(cm->frame_globals[c->id], cg_i64(cm, 0));
+  LLVMPositionBuilderAtEnd(cm->b, LLVMAppendBasicBlockInContext(cm->ctx, cm->comp_fns[c->id], "entry"));
+  LLVMBuildRet(cm->b, LLVMConstNull(cm->ptr));
 }
 
 /* ---- ABI: entry points and the descriptor ------------------------------------------------ */
@@ -635,7 +780,61 @@ static void leaf_names(const ir_shape *s, const char *base, char **out, int *n) 
   }
 }
 
-static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym) {
+/* The arena a call of c needs: its own frame, then the largest of its callees'. */
+static int64_t total_frame(const cg_module *cm, const ir_computation *c, int64_t *memo) {
+  if (memo[c->id] >= 0)
+    return memo[c->id];
+  int64_t callees = 0;
+  for (int i = 0; i < c->n_instrs; i++)
+    for (int k = 0; k < c->instrs[i]->n_called; k++) {
+      int64_t t = total_frame(cm, c->instrs[i]->called[k], memo);
+      callees = t > callees ? t : callees;
+    }
+  return memo[c->id] = cm->frame_bytes[c->id] + callees;
+}
+
+static int64_t arena_bytes(const cg_module *cm) {
+  int64_t *memo = malloc(((size_t)cm->ir->n_comps + 1) * sizeof *memo);
+  if (!memo)
+    return -1;
+  for (int i = 0; i < cm->ir->n_comps; i++)
+    memo[i] = -1;
+  int64_t t = total_frame(cm, cm->ir->entry, memo);
+  free(memo);
+  return t;
+}
+
+/* SYM_run(ctx, params, results): the entry computation with the call's arena. */
+static LLVMValueRef emit_run(cg_module *cm, const char *name, int64_t arena) {
+  LLVMBuilderRef b = cm->b;
+  LLVMTypeRef run_t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr}, 3, 0);
+  LLVMValueRef run = LLVMAddFunction(cm->mod, name, run_t);
+  LLVMValueRef ctx = LLVMGetParam(run, 0);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cm->ctx, run, "entry"));
+  LLVMValueRef frame = LLVMConstNull(cm->ptr);
+  if (arena > 0) {
+    LLVMValueRef st_slot = LLVMBuildAlloca(b, cm->ptr, "st");
+    LLVMTypeRef acq_t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->ptr}, 3, 0);
+    frame = LLVMBuildCall2(b, acq_t, cg_runtime_fn(cm, "hlo_rt_arena_acquire", acq_t),
+                           (LLVMValueRef[]){ctx, cg_i64(cm, arena), st_slot}, 3, "arena");
+    LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, run, "ok");
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, run, "no.arena");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, frame, LLVMConstNull(cm->ptr), ""), bad, ok);
+    LLVMPositionBuilderAtEnd(b, bad);
+    LLVMBuildRet(b, LLVMBuildLoad2(b, cm->ptr, st_slot, "st"));
+    LLVMPositionBuilderAtEnd(b, ok);
+  }
+  LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, cm->comp_fns[cm->ir->entry->id],
+                                   (LLVMValueRef[]){ctx, LLVMGetParam(run, 1), LLVMGetParam(run, 2), frame}, 4, "st");
+  if (arena > 0) {
+    LLVMTypeRef rel_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->ptr}, 2, 0);
+    LLVMBuildCall2(b, rel_t, cg_runtime_fn(cm, "hlo_rt_arena_release", rel_t), (LLVMValueRef[]){ctx, frame}, 2, "");
+  }
+  LLVMBuildRet(b, st);
+  return run;
+}
+
+static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym, int64_t arena) {
   ir_computation *entry = cm->ir->entry;
   LLVMBuilderRef b = cm->b;
   int np = 0, nr = ir_shape_count_leaves(entry->root->shape);
@@ -653,14 +852,9 @@ static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym) {
   leaf_names(entry->root->shape, entry->root->name.p, rnames, &kn);
 
   char name[512];
-  /* SYM_run(ctx, params, results) */
   snprintf(name, sizeof name, "%s_run", sym);
-  LLVMValueRef run = LLVMAddFunction(cm->mod, name, cm->comp_fn_type);
-  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cm->ctx, run, "entry"));
-  LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, cm->comp_fns[entry->id],
-                                   (LLVMValueRef[]){LLVMGetParam(run, 0), LLVMGetParam(run, 1), LLVMGetParam(run, 2)}, 3,
-                                   "st");
-  LLVMBuildRet(b, st);
+  LLVMValueRef run = emit_run(cm, name, arena);
+  LLVMTypeRef run_t = LLVMGlobalGetValueType(run);
 
   /* SYM(ctx, p0, ..., r0, ...) */
   int nargs = 1 + np + nr;
@@ -678,7 +872,7 @@ static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym) {
   for (int i = 0; i < nr; i++)
     LLVMBuildStore(b, LLVMGetParam(typed, (unsigned)(1 + np + i)),
                    LLVMBuildGEP2(b, cm->ptr, rarr, (LLVMValueRef[]){cg_i64(cm, i)}, 1, ""));
-  LLVMBuildRet(b, LLVMBuildCall2(b, cm->comp_fn_type, run, (LLVMValueRef[]){LLVMGetParam(typed, 0), parr, rarr}, 3, "st"));
+  LLVMBuildRet(b, LLVMBuildCall2(b, run_t, run, (LLVMValueRef[]){LLVMGetParam(typed, 0), parr, rarr}, 3, "st"));
   free(ats);
 
   /* The descriptor (field order and types mirror hlo_array_desc / hlo_module_desc). */
@@ -686,8 +880,8 @@ static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym) {
   LLVMStructSetBody(desc_t, (LLVMTypeRef[]){cm->i32, cm->i32, cm->ptr, cm->i64, cm->ptr}, 5, 0);
   LLVMTypeRef mod_t = LLVMStructCreateNamed(cm->ctx, "hlo_module_desc");
   LLVMTypeRef mfields[] = {cm->i32, cm->i32, cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->ptr, cm->i32,
-                           cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->i32, cm->i32};
-  LLVMStructSetBody(mod_t, mfields, 14, 0);
+                           cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->i32, cm->i32, cm->i64};
+  LLVMStructSetBody(mod_t, mfields, 15, 0);
   unsigned long long size = LLVMABISizeOfType(LLVMGetModuleDataLayout(cm->mod), mod_t);
   LLVMValueRef pd = array_descs(cm, desc_t, pleaves, pnames, np, "param");
   LLVMValueRef rd = array_descs(cm, desc_t, rleaves, rnames, nr, "result");
@@ -698,9 +892,10 @@ static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym) {
                          pd, LLVMConstInt(cm->i32, (unsigned long long)nr, 0), rd, run, typed,
                          LLVMConstInt(cm->i32, features, 0),
                          LLVMConstInt(cm->i32, (unsigned long long)(cm->ir->replica_count ? cm->ir->replica_count : 1), 0),
-                         LLVMConstInt(cm->i32, (unsigned long long)(cm->ir->num_partitions ? cm->ir->num_partitions : 1), 0)};
+                         LLVMConstInt(cm->i32, (unsigned long long)(cm->ir->num_partitions ? cm->ir->num_partitions : 1), 0),
+                         cg_i64(cm, arena)};
   LLVMValueRef desc = LLVMAddGlobal(cm->mod, mod_t, "module.desc");
-  LLVMSetInitializer(desc, LLVMConstNamedStruct(mod_t, vals, 14));
+  LLVMSetInitializer(desc, LLVMConstNamedStruct(mod_t, vals, 15));
   LLVMSetGlobalConstant(desc, 1);
   LLVMSetLinkage(desc, LLVMPrivateLinkage);
   LLVMTypeRef describe_t = LLVMFunctionType(cm->ptr, NULL, 0, 0);
@@ -723,7 +918,7 @@ static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym) {
   free(rleaves);
 }
 
-hlo_status cg_emit_module(ir_module *m, const cg_options *opts, LLVMContextRef ctx, LLVMTargetMachineRef tm,
+hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx, LLVMTargetMachineRef tm,
                           LLVMModuleRef *out_mod) {
   *out_mod = NULL;
   cg_module cm = {0};
@@ -749,23 +944,40 @@ hlo_status cg_emit_module(ir_module *m, const cg_options *opts, LLVMContextRef c
   cm.f32 = LLVMFloatTypeInContext(ctx);
   cm.f64 = LLVMDoubleTypeInContext(ctx);
   cm.void_t = LLVMVoidTypeInContext(ctx);
-  cm.comp_fn_type = LLVMFunctionType(cm.ptr, (LLVMTypeRef[]){cm.ptr, cm.ptr, cm.ptr}, 3, 0);
+  cm.comp_fn_type = LLVMFunctionType(cm.ptr, (LLVMTypeRef[]){cm.ptr, cm.ptr, cm.ptr, cm.ptr}, 4, 0);
   cm.comp_fns = calloc((size_t)m->n_comps + 1, sizeof *cm.comp_fns);
+  cm.frame_bytes = calloc((size_t)m->n_comps + 1, sizeof *cm.frame_bytes);
+  cm.frame_globals = calloc((size_t)m->n_comps + 1, sizeof *cm.frame_globals);
+  cm.assignment = opts->assignment;
   for (int i = 0; i < m->n_comps; i++) {
     m->comps[i]->id = i;
     char name[600];
     snprintf(name, sizeof name, "hlo.comp.%d.%s", i, m->comps[i]->name.p);
     cm.comp_fns[i] = LLVMAddFunction(cm.mod, name, cm.comp_fn_type);
     LLVMSetLinkage(cm.comp_fns[i], LLVMInternalLinkage);
+    snprintf(name, sizeof name, "hlo.frame.%d", i);
+    cm.frame_globals[i] = LLVMAddGlobal(cm.mod, cm.i64, name);
+    LLVMSetGlobalConstant(cm.frame_globals[i], 1);
+    LLVMSetLinkage(cm.frame_globals[i], LLVMPrivateLinkage);
   }
-  for (int i = 0; i < m->n_comps && !cm.error; i++)
-    emit_computation(&cm, m->comps[i]);
+  bool *inlined = fused_only(m);
+  for (int i = 0; i < m->n_comps && !cm.error; i++) {
+    if (inlined && inlined[i])
+      emit_empty(&cm, m->comps[i]);
+    else
+      emit_computation(&cm, m->comps[i]);
+  }
+  free(inlined);
   char *sym = opts->symbol ? strdup(opts->symbol) : cg_symbol_for_module(m->name.p);
+  int64_t arena = cm.error ? 0 : arena_bytes(&cm);
+  opts->arena_bytes = arena;
   if (!cm.error)
-    emit_abi(&cm, opts, sym);
+    emit_abi(&cm, opts, sym, arena);
   free(sym);
   LLVMDisposeBuilder(cm.b);
   free(cm.comp_fns);
+  free(cm.frame_bytes);
+  free(cm.frame_globals);
   if (cm.error) {
     LLVMDisposeModule(cm.mod);
     return cm.error;

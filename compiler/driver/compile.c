@@ -308,9 +308,24 @@ static hlo_status emit_output(LLVMTargetMachineRef tm, LLVMModuleRef mod, const 
 static hlo_status lower_and_emit(ir_module *m, const char *out_path, drv_emit emit, const drv_options *o,
                                  LLVMTargetMachineRef tm, LLVMContextRef ctx, LLVMModuleRef *mod) {
   cg_options co = {.symbol = o->symbol, .opt_level = o->opt_level, .elided_constants = m->n_filled_constants};
+  char path[4096];
+  if (o->dump_dir) {
+    mkdir(o->dump_dir, 0777);
+    snprintf(path, sizeof path, "%s/buffer-assignment.txt", o->dump_dir);
+    co.assignment = fopen(path, "w");
+  }
   double t0 = drv_now_ms();
   hlo_status s = cg_emit_module(m, &co, ctx, tm, mod);
   drv_time_stage(o, "codegen (LLVM IR)", t0);
+  if (co.assignment) {
+    fprintf(co.assignment, "arena: %lld bytes\n", (long long)co.arena_bytes);
+    fclose(co.assignment);
+  }
+  if (!s && o->arena_out)
+    *o->arena_out = co.arena_bytes;
+  if (!s && o->verbose)
+    fprintf(stderr, "hloc: %s: arena of %lld bytes per call (temporaries at fixed offsets)\n", m->name.p,
+            (long long)co.arena_bytes);
   HLO_RETURN_IF_ERROR(s);
   HLO_RETURN_IF_ERROR(dump_llvm(o, *mod, "llvm-before-opt.ll"));
   t0 = drv_now_ms();

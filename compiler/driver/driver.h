@@ -30,6 +30,8 @@ typedef struct drv_options {
   const char *header_path;  /* --header: drv_compile_file also writes the C header here */
   struct drv_timings *timings; /* --time-passes rows are collected here (drv_compile_file
                                 * sets it and prints one table); NULL: each row is printed */
+  bool verbose;             /* -v: say what was decided (the arena size) on stderr */
+  int64_t *arena_out;       /* when set, code generation stores the entry's arena bytes here */
 } drv_options;
 
 void drv_options_init(drv_options *o);

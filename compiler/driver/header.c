@@ -117,7 +117,7 @@ static hlo_status write_leaves(FILE *f, const ir_shape *s, const char *base, boo
   return NULL;
 }
 
-static void write_prologue(FILE *f, const ir_module *m, const char *sym, const char *path) {
+static void write_prologue(FILE *f, const ir_module *m, const char *sym, const char *path, int64_t arena) {
   const char *file = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   if (strcmp(path, "-") == 0)
     fprintf(f, "/* %s.h — generated", sym);
@@ -130,6 +130,11 @@ static void write_prologue(FILE *f, const ir_module *m, const char *sym, const c
   fprintf(f, "/* The module's signature, entry points and leaf shapes. */\n");
   fprintf(f, "const hlo_module_desc *%s_describe(void);\n", sym);
   fprintf(f, "hlo_status %s_run(hlo_context *ctx, void *const *params, void *const *results);\n\n", sym);
+  if (arena >= 0)
+    fprintf(f, "/* Bytes of scratch arena one call needs (hlo_context_set_arena in hlo/runtime.h). */\n"
+               "#define %s_ARENA_BYTES %lldLL\n\n", sym, (long long)arena);
+  else
+    fprintf(f, "/* The scratch arena one call needs: %s_describe()->arena_bytes. */\n\n", sym);
   fprintf(f, "/* Typed entry: parameters (dense row-major buffers), then results (caller-allocated).\n"
              "   Returns NULL on success, else a status to read and free (hlo/status.h). */\n");
   fprintf(f, "hlo_status %s(hlo_context *ctx", sym);
@@ -156,7 +161,7 @@ hlo_status drv_write_header(const ir_module *m, const drv_options *o, const char
     free(sym);
     return hlo_status_make(HLO_IO, "%s: cannot write: %s", path, strerror(errno));
   }
-  write_prologue(f, m, sym, path);
+  write_prologue(f, m, sym, path, o->arena_out ? *o->arena_out : -1);
   hlo_status s = write_entry_args(f, m->entry);
   fprintf(f, ");\n\n#ifdef __cplusplus\n}\n#endif\n#endif\n");
   free(sym);

@@ -252,6 +252,9 @@ static hlo_status compile_loaded(ir_module *m, const char *out_path, drv_emit em
 hlo_status drv_compile_file(const char *path, const char *out_path, drv_emit emit, const drv_options *o) {
   drv_timings timings = {0};
   drv_options local = *o;
+  int64_t arena = -1;
+  if (!local.arena_out)
+    local.arena_out = &arena;
   if (o->time_passes && !o->timings)
     local.timings = &timings;
   bool lowering = emit == DRV_EMIT_SO || emit == DRV_EMIT_OBJ || emit == DRV_EMIT_LLVM || emit == DRV_EMIT_ASM;

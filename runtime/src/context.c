@@ -102,6 +102,8 @@ HLO_PUBLIC void hlo_context_destroy(hlo_context *c) {
   free_targets(c->resolved, c->n_resolved);
   for (int i = 0; i < c->n_libs; i++)
     dlclose(c->libs[i]);
+  if (!c->arena_borrowed)
+    free(c->arena);
   free(c->libs);
   pthread_mutex_destroy(&c->mu);
   free(c);
@@ -202,6 +204,56 @@ HLO_RT_CTX_EXPORT void hlo_rt_parallel_for(hlo_context *c, int64_t n, hlo_rt_ran
     pthread_cond_wait(&p->done, &p->mu);
   pthread_mutex_unlock(&p->mu);
   pthread_mutex_unlock(&p->busy);
+}
+
+/* ---- the arena --------------------------------------------------------------------------- */
+
+HLO_PUBLIC hlo_status hlo_context_set_arena(hlo_context *c, void *buffer, size_t nbytes) {
+  if (!c || !same_layout(c))
+    return foreign_context("hlo_context_set_arena");
+  if (buffer && ((uintptr_t)buffer & 63))
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "hlo_context_set_arena: the buffer must be 64-byte aligned");
+  if (!c->arena_borrowed)
+    free(c->arena);
+  c->arena = buffer;
+  c->arena_size = buffer ? nbytes : 0;
+  c->arena_borrowed = buffer != NULL;
+  return NULL;
+}
+
+static void *fresh_arena(size_t n) {
+  void *p = NULL;
+  return posix_memalign(&p, 64, n ? (n + 63) & ~(size_t)63 : 64) == 0 ? p : NULL;
+}
+
+HLO_RT_CTX_EXPORT void *hlo_rt_arena_acquire(hlo_context *c, int64_t bytes, hlo_status *out_status) {
+  *out_status = NULL;
+  size_t n = bytes > 0 ? (size_t)bytes : 0;
+  if (!c || !same_layout(c)) {
+    void *p = fresh_arena(n);
+    if (!p)
+      *out_status = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory allocating a %zu-byte arena", n);
+    return p;
+  }
+  if (c->arena && c->arena_size >= n)
+    return c->arena;
+  if (c->arena_borrowed) {
+    *out_status = hlo_status_make(HLO_RESOURCE_EXHAUSTED,
+                                  "the arena given with hlo_context_set_arena holds %zu bytes; the model needs %zu",
+                                  c->arena_size, n);
+    return NULL;
+  }
+  free(c->arena);
+  c->arena = fresh_arena(n);
+  c->arena_size = c->arena ? n : 0;
+  if (!c->arena)
+    *out_status = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory allocating a %zu-byte arena", n);
+  return c->arena;
+}
+
+HLO_RT_CTX_EXPORT void hlo_rt_arena_release(hlo_context *c, void *arena) {
+  if (!c || !same_layout(c))
+    free(arena);
 }
 
 /* ---- feeds ------------------------------------------------------------------------------- */

@@ -68,6 +68,9 @@ struct hlo_context {
   void **libs;
   int n_libs;
   hlo_pool pool;
+  void *arena;               /* scratch of model calls (hlo_rt_arena_acquire) */
+  size_t arena_size;
+  bool arena_borrowed;       /* given by hlo_context_set_arena: never freed here */
 };
 
 #endif

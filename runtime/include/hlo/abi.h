@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define HLO_ABI_VERSION 1
+#define HLO_ABI_VERSION 2
 
 /* Element types, numbered as the rows of hlo/elemtypes.def. */
 typedef enum hlo_dtype {
@@ -65,6 +65,7 @@ typedef struct hlo_module_desc {
   uint32_t features;           /* HLO_FEATURE_* the model uses */
   int32_t replica_count;
   int32_t num_partitions;
+  int64_t arena_bytes;         /* scratch one call needs (hlo_context_set_arena); since ABI 2 */
 } hlo_module_desc;
 
 enum {

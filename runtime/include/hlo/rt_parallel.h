@@ -35,6 +35,12 @@ HLO_RT_CTX_EXPORT void hlo_rt_parallel_for(hlo_context *ctx, int64_t n, hlo_rt_r
 /* The number of threads a parallel loop may use (>= 1), e.g. to size per-thread scratch. */
 HLO_RT_CTX_EXPORT int32_t hlo_rt_num_threads(hlo_context *ctx);
 
+/* The arena of one model call (hlo/runtime.h): at least `bytes` bytes, 64-byte aligned, owned
+ * by the context (or the embedder), or freshly allocated when ctx is NULL.  NULL with *out_status
+ * set when it cannot be had.  Release it with hlo_rt_arena_release after the call. */
+HLO_RT_CTX_EXPORT void *hlo_rt_arena_acquire(hlo_context *ctx, int64_t bytes, hlo_status *out_status);
+HLO_RT_CTX_EXPORT void hlo_rt_arena_release(hlo_context *ctx, void *arena);
+
 /* Infeed: pops the oldest buffer pushed with hlo_infeed_push into dst, which holds nbytes.
  * FAILED_PRECONDITION when the queue is empty (or ctx is NULL) or the sizes differ. */
 HLO_RT_CTX_EXPORT hlo_status hlo_rt_infeed(hlo_context *ctx, void *dst, int64_t nbytes);

@@ -40,6 +40,15 @@ size_t hlo_outfeed_count(hlo_context *ctx);
 HLO_MUST_USE hlo_status hlo_outfeed_pop_array(hlo_context *ctx, void **out_data, size_t *out_nbytes,
                                               int32_t *out_dtype, int32_t *out_rank, int64_t *out_dims);
 
+/* Scratch memory: every temporary of a model call lives at an offset in one arena whose size
+ * the model states (hlo_module_desc.arena_bytes, and the generated header's SYM_ARENA_BYTES).
+ * The context allocates it on the first call and keeps it, so later calls touch no new pages.
+ * An embedder may give its own buffer instead (64-byte aligned, at least that many bytes;
+ * the context never frees it; NULL returns to context-owned memory).  A call with a buffer
+ * that is too small fails with RESOURCE_EXHAUSTED.  With ctx == NULL a call allocates its
+ * arena and frees it on return. */
+HLO_MUST_USE hlo_status hlo_context_set_arena(hlo_context *ctx, void *buffer, size_t nbytes);
+
 /* Custom calls: targets are resolved by name at first use: first in the table registered here,
  * then with dlsym() in the libraries added here, then in the process's global scope. */
 HLO_MUST_USE hlo_status hlo_custom_call_register(hlo_context *ctx, const char *target, void *fn);
