@@ -46,6 +46,7 @@ typedef struct fz {
   LLVMValueRef *memo;     /* by id: value at index serial memo_idx[id], generation memo_gen[id] */
   unsigned *memo_idx;
   unsigned *memo_gen, gen, serial;
+  LLVMValueRef *row_value;  /* by id: in a row fusion, the slot of a reduce member's row result */
 } fz;
 
 static int64_t count_of(const ir_shape *s) {
@@ -309,6 +310,8 @@ static LLVMValueRef dynamic_slice_value(fz *z, ir_instr *x, fz_index *idx) {
 static LLVMValueRef compute(fz *z, ir_instr *x, fz_index *idx) {
   if (cg_is_elementwise(x))
     return elementwise(z, x, idx);
+  if (x->op == IR_OP_REDUCE && z->row_value && z->row_value[x->id]) /* computed for this row */
+    return LLVMBuildLoad2(z->f->cm->b, cg_compute_type(z->f->cm, x->shape->et), z->row_value[x->id], "row");
   switch (ir_opcode_table[x->op].family) {
   case IR_FAM_CONSTANT: return constant_value(z, x, idx);
   case IR_FAM_BROADCAST: return broadcast_value(z, x, idx);
@@ -343,21 +346,44 @@ static LLVMValueRef value_at(fz *z, ir_instr *x, fz_index *idx) {
 
 /* ---- the range function ----------------------------------------------------------------------- */
 
-/* A function `void(ptr args, i64 begin, i64 end)`: args[0] is the context, args[1..] the
- * buffers.  rf is set up like a computation function (entry block for allocas, a failure
- * block that returns) so the shared lowering helpers work inside it. */
+/* The loop body is `inner(ptr ctx, ptr noalias buf1, ..., ptr noalias out, i64 begin, i64 end)`
+ * (always inlined), called by `outer(ptr args, i64 begin, i64 end)`, the function
+ * hlo_rt_parallel_for runs, which loads ctx and the buffers from args.  The buffers of one
+ * kernel never overlap (buffer assignment gives the result a range of its own), and saying so
+ * lets LLVM vectorize without run-time overlap checks and hoist per-row values.  rf is set up
+ * like a computation function (entry block for allocas, a failure block that returns) so the
+ * shared lowering helpers work inside it. */
 typedef struct range_fn {
   cg_function rf;
-  LLVMValueRef fn, args, begin, end;
+  LLVMValueRef fn, begin, end;
+  int n_bufs;             /* buffers including the result */
   LLVMBasicBlockRef resume;
+  char name[600];
 } range_fn;
 
-static void range_open(range_fn *r, cg_function *f, const char *name, int n_values) {
+static void add_attr(cg_module *cm, LLVMValueRef fn, unsigned index, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddAttributeAtIndex(fn, index, LLVMCreateEnumAttribute(cm->ctx, kind, 0));
+}
+
+static void range_open(range_fn *r, cg_function *f, const char *name, int n_values, int n_bufs) {
   cg_module *cm = f->cm;
-  LLVMTypeRef t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->i64}, 3, 0);
+  r->n_bufs = n_bufs;
+  snprintf(r->name, sizeof r->name, "%s", name);
+  LLVMTypeRef *ps = calloc((size_t)n_bufs + 3, sizeof *ps);
+  for (int k = 0; k <= n_bufs; k++)
+    ps[k] = cm->ptr;
+  ps[n_bufs + 1] = ps[n_bufs + 2] = cm->i64;
+  LLVMTypeRef t = LLVMFunctionType(cm->void_t, ps, (unsigned)n_bufs + 3, 0);
+  free(ps);
   r->resume = LLVMGetInsertBlock(cm->b);
-  r->fn = LLVMAddFunction(cm->mod, name, t);
+  char inner[620];
+  snprintf(inner, sizeof inner, "%s.body", name);
+  r->fn = LLVMAddFunction(cm->mod, inner, t);
   LLVMSetLinkage(r->fn, LLVMInternalLinkage);
+  add_attr(cm, r->fn, LLVMAttributeFunctionIndex, "alwaysinline");
+  for (int k = 1; k <= n_bufs; k++)
+    add_attr(cm, r->fn, (unsigned)k + 1, "noalias");
   cg_function *rf = &r->rf;
   memset(rf, 0, sizeof *rf);
   rf->cm = cm;
@@ -369,37 +395,52 @@ static void range_open(range_fn *r, cg_function *f, const char *name, int n_valu
   rf->fail_bb = LLVMAppendBasicBlockInContext(cm->ctx, r->fn, "fail");
   LLVMPositionBuilderAtEnd(cm->b, rf->entry_bb);
   rf->fail_slot = LLVMBuildAlloca(cm->b, cm->ptr, "status");
-  r->args = LLVMGetParam(r->fn, 0);
-  r->begin = LLVMGetParam(r->fn, 1);
-  r->end = LLVMGetParam(r->fn, 2);
-  rf->ctx_arg = LLVMBuildLoad2(cm->b, cm->ptr, r->args, "ctx");
+  rf->ctx_arg = LLVMGetParam(r->fn, 0);
+  r->begin = LLVMGetParam(r->fn, (unsigned)n_bufs + 1);
+  r->end = LLVMGetParam(r->fn, (unsigned)n_bufs + 2);
   LLVMBuildBr(cm->b, body);
   LLVMPositionBuilderAtEnd(cm->b, rf->fail_bb);
   LLVMBuildRetVoid(cm->b);
   LLVMPositionBuilderAtEnd(cm->b, body);
 }
 
-/* args[k] inside the range function. */
-static LLVMValueRef range_arg(range_fn *r, int k) {
-  cg_module *cm = r->rf.cm;
-  LLVMValueRef p = LLVMBuildGEP2(cm->b, cm->ptr, r->args, (LLVMValueRef[]){cg_i64(cm, k)}, 1, "");
-  return LLVMBuildLoad2(cm->b, cm->ptr, p, "buf");
+/* Buffer k (1-based; n_bufs is the result) inside the loop body. */
+static LLVMValueRef range_arg(range_fn *r, int k) { return LLVMGetParam(r->fn, (unsigned)k); }
+
+/* outer(args, begin, end): loads ctx and the buffers, calls the body. */
+static LLVMValueRef range_outer(range_fn *r, cg_module *cm) {
+  LLVMTypeRef t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->i64}, 3, 0);
+  LLVMValueRef fn = LLVMAddFunction(cm->mod, r->name, t);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  LLVMPositionBuilderAtEnd(cm->b, LLVMAppendBasicBlockInContext(cm->ctx, fn, "entry"));
+  LLVMValueRef *args = calloc((size_t)r->n_bufs + 3, sizeof *args);
+  for (int k = 0; k <= r->n_bufs; k++)
+    args[k] = LLVMBuildLoad2(cm->b, cm->ptr,
+                             LLVMBuildGEP2(cm->b, cm->ptr, LLVMGetParam(fn, 0), (LLVMValueRef[]){cg_i64(cm, k)}, 1, ""),
+                             "buf");
+  args[r->n_bufs + 1] = LLVMGetParam(fn, 1);
+  args[r->n_bufs + 2] = LLVMGetParam(fn, 2);
+  LLVMBuildCall2(cm->b, LLVMGlobalGetValueType(r->fn), r->fn, args, (unsigned)r->n_bufs + 3, "");
+  LLVMBuildRetVoid(cm->b);
+  free(args);
+  return fn;
 }
 
-/* Closes the range function and, back in f, runs it over [0, units): on the pool when the
- * work is large, else directly. */
+/* Closes the loop body and, back in f, runs it over [0, units): on the pool when the work is
+ * large, else directly. */
 static void range_close_and_run(range_fn *r, cg_function *f, LLVMValueRef argv, int64_t units, int64_t elements) {
   cg_module *cm = f->cm;
   LLVMBuildRetVoid(cm->b);
   free(r->rf.values);
+  LLVMValueRef outer = range_outer(r, cm);
   LLVMPositionBuilderAtEnd(cm->b, r->resume);
   LLVMTypeRef body_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->i64}, 3, 0);
   if (elements >= FZ_PARALLEL_MIN_ELEMENTS && units > 1) {
     LLVMTypeRef pf_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->ptr, cm->ptr}, 4, 0);
     LLVMBuildCall2(cm->b, pf_t, cg_runtime_fn(cm, "hlo_rt_parallel_for", pf_t),
-                   (LLVMValueRef[]){f->ctx_arg, cg_i64(cm, units), r->fn, argv}, 4, "");
+                   (LLVMValueRef[]){f->ctx_arg, cg_i64(cm, units), outer, argv}, 4, "");
   } else {
-    LLVMBuildCall2(cm->b, body_t, r->fn, (LLVMValueRef[]){argv, cg_i64(cm, 0), cg_i64(cm, units)}, 3, "");
+    LLVMBuildCall2(cm->b, body_t, outer, (LLVMValueRef[]){argv, cg_i64(cm, 0), cg_i64(cm, units)}, 3, "");
   }
 }
 
@@ -445,6 +486,7 @@ static void fz_deinit(fz *z) {
   free(z->memo);
   free(z->memo_idx);
   free(z->memo_gen);
+  free(z->row_value);
 }
 
 /* Whether every member reads its operands at its own linear index (a 1-D loop suffices). */
@@ -732,6 +774,61 @@ static void emit_column_reduce(fz *z, range_fn *r, LLVMValueRef out, const red_d
   loop_end_from(z->f, &u, r->begin);
 }
 
+/* Row fusion (fusion.c): per row of the root, each reduce member (a reduction of the minor
+ * dimension) runs over the row first, in order, into a register slot; then the row of the
+ * root is computed, reading those slots.  The row stays in cache between the passes. */
+static void emit_row_fusion(fz *z, range_fn *r, LLVMValueRef out) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *s = z->root->shape;
+  int rank = s->rank;
+  int64_t n = s->dims[rank - 1];
+  z->row_value = calloc((size_t)z->comp->n_instrs + 1, sizeof *z->row_value);
+  cg_loop rows = loop_from(z->f, r->begin, r->end, "row");
+  LLVMValueRef *m = new_multi(rank);
+  cg_unflatten(z->f, rows.i, s->dims, rank - 1, m);
+  LLVMValueRef base = LLVMBuildMul(b, rows.i, cg_i64(cm, n), "");
+  for (int i = 0; i < z->comp->n_instrs; i++) {
+    ir_instr *red = z->comp->instrs[i];
+    if (!z->member[i] || red->op != IR_OP_REDUCE)
+      continue;
+    LLVMTypeRef t = cg_compute_type(cm, red->shape->et);
+    LLVMValueRef acc = cg_entry_alloca(z->f, t, "row.acc");
+    z->gen++;
+    fz_index scalar = idx_local(z, red->operands[1]->shape, cg_i64(cm, 0), NULL);
+    LLVMBuildStore(b, value_at(z, red->operands[1], &scalar), acc);
+    cg_loop j = cg_loop_begin(z->f, cg_i64(cm, n), "row.red");
+    LLVMValueRef *mm = new_multi(rank);
+    memcpy(mm, m, (size_t)rank * sizeof *mm);
+    mm[rank - 1] = j.i;
+    fz_index idx = idx_local(z, red->operands[0]->shape, LLVMBuildAdd(b, base, j.i, ""), mm);
+    z->gen++;
+    LLVMValueRef v = value_at(z, red->operands[0], &idx);
+    LLVMBuildStore(b, combine(z, red, LLVMBuildLoad2(b, t, acc, "a"), v, true), acc);
+    free(mm);
+    cg_loop_end(z->f, &j);
+    z->row_value[i] = acc;
+  }
+  cg_loop j = cg_loop_begin(z->f, cg_i64(cm, n), "row.out");
+  LLVMValueRef *mm = new_multi(rank);
+  memcpy(mm, m, (size_t)rank * sizeof *mm);
+  mm[rank - 1] = j.i;
+  fz_index idx = idx_local(z, s, LLVMBuildAdd(b, base, j.i, ""), mm);
+  z->gen++;
+  store_root(z, out, &idx);
+  free(mm);
+  cg_loop_end(z->f, &j);
+  free(m);
+  loop_end_from(z->f, &rows, r->begin);
+}
+
+static bool has_reduce_member(const fz *z) {
+  for (int i = 0; i < z->comp->n_instrs; i++)
+    if (z->member[i] && z->comp->instrs[i]->op == IR_OP_REDUCE && z->comp->instrs[i] != z->root)
+      return true;
+  return false;
+}
+
 /* ---- entry points --------------------------------------------------------------------------------- */
 
 /* Emits the loop of root (in comp, members marked) into a range function of kf, writing `out`,
@@ -743,7 +840,7 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, const ir_instr *r
   snprintf(name, sizeof name, "hlo.loop.%s.%s", kf->comp->name.p, root->name.p);
   LLVMValueRef argv = pack_args(kf, bufs, out);
   range_fn r;
-  range_open(&r, kf, name, comp->n_instrs);
+  range_open(&r, kf, name, comp->n_instrs, bufs->n + 1);
   fz z;
   fz_init(&z, &r.rf, comp, root);
   memcpy(z.member, member, (size_t)comp->n_instrs * sizeof *member);
@@ -766,7 +863,10 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, const ir_instr *r
   } else {
     const ir_shape *s = root->shape;
     elements = count_of(s);
-    if (s->rank <= 1 || flat(&z)) {
+    if (has_reduce_member(&z)) {
+      units = s->dims[s->rank - 1] ? elements / s->dims[s->rank - 1] : 0;
+      emit_row_fusion(&z, &r, rout);
+    } else if (s->rank <= 1 || flat(&z)) {
       units = (elements + FZ_FLAT_CHUNK - 1) / FZ_FLAT_CHUNK;
       emit_flat(&z, &r, rout, elements);
     } else if (transposes_minor(&z)) {
@@ -821,6 +921,15 @@ static void single_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) {
   free(bufs.ptrs);
 }
 
+/* A reduce inside a fusion (not its root): a reduction of the minor dimension of an array
+ * with the root's dimensions (fusion.c's row fusion), read only through broadcasts. */
+static bool row_reduce_ok(const ir_instr *x, const ir_instr *root) {
+  const ir_shape *in = x->operands[0]->shape;
+  return root->op != IR_OP_REDUCE && x->n_operands == 2 && x->attrs.dimensions.n == 1 && in->rank >= 2 &&
+         x->attrs.dimensions.v[0] == in->rank - 1 && ir_shape_same_dims(in, root->shape) &&
+         !ir_etype_is_complex(x->shape->et);
+}
+
 /* Whether the fused emitter handles every instruction of fused computation c. */
 static bool fusion_supported(const ir_computation *c) {
   const ir_instr *root = c->root;
@@ -830,7 +939,9 @@ static bool fusion_supported(const ir_computation *c) {
     return false;
   for (int i = 0; i < c->n_instrs; i++) {
     const ir_instr *x = c->instrs[i];
-    if (x != root && x->op != IR_OP_PARAMETER && (x->op == IR_OP_REDUCE || !cg_fused_member_ok(x)))
+    if (x != root && x->op == IR_OP_REDUCE && !row_reduce_ok(x, root))
+      return false;
+    if (x != root && x->op != IR_OP_PARAMETER && !cg_fused_member_ok(x))
       return false;
     if (x->op == IR_OP_PARAMETER && (x->shape->et == IR_TUPLE || !ir_etype_is_array(x->shape->et)))
       return false;

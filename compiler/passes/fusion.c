@@ -35,6 +35,7 @@ typedef struct fuser {
   membership *mem;       /* by instruction id */
   ir_computation **made; /* fused computations created for c, in order */
   int n_made, cap_made;
+  int *roots;            /* by group: the root's position in c */
 } fuser;
 
 static hlo_status oom(void) { return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "fusion: out of memory"); }
@@ -114,10 +115,76 @@ static bool add_group(membership *m, int g) {
   return true;
 }
 
+/* Row fusion: a reduce of the minor dimension whose result only reaches the group's root
+ * through row-level elementwise ops and broadcasts back along the minor dimension (softmax's
+ * max and sum, layernorm's mean and variance).  The fused kernel then computes it once per
+ * row of the root, while the row is in cache, and the whole group reads its input once. */
+static bool same_dims(const ir_shape *a, const int64_t *dims, int rank) {
+  if (a->rank != rank)
+    return false;
+  for (int d = 0; d < rank; d++)
+    if (a->dims[d] != dims[d])
+      return false;
+  return true;
+}
+
+static bool row_users_ok(const ir_instr *v, const ir_shape *full, int depth) {
+  if (depth > 64)
+    return false;
+  for (int u = 0; u < v->n_users; u++) {
+    const ir_instr *user = v->users[u];
+    if (user->op == IR_OP_BROADCAST) {
+      if (!ir_shape_same_dims(user->shape, full) || user->attrs.dimensions.n != full->rank - 1)
+        return false;
+      for (int k = 0; k < full->rank - 1; k++)
+        if (user->attrs.dimensions.v[k] != k)
+          return false;
+      continue;
+    }
+    if (!(ir_opcode_table[user->op].flags & OPF_ELEMENTWISE) || !same_dims(user->shape, full->dims, full->rank - 1) ||
+        !row_users_ok(user, full, depth + 1))
+      return false;
+  }
+  return true;
+}
+
+static bool row_reduce_fusible(const fuser *z, const ir_instr *p, int g) {
+  if (!input_fusible(p) || p->attrs.dimensions.n != 1)
+    return false;
+  const ir_shape *x = p->operands[0]->shape;
+  const ir_instr *root = z->c->instrs[z->roots[g]];
+  if (x->rank < 2 || p->attrs.dimensions.v[0] != x->rank - 1 || root->op == IR_OP_REDUCE ||
+      !ir_shape_same_dims(root->shape, x) || x->dims[x->rank - 1] < 2)
+    return false;
+  return row_users_ok(p, root->shape, 0);
+}
+
+/* A broadcast of an array to the leading dimensions of its result (a value per row): the row's
+ * value is loop-invariant along the minor dimension, so an expensive operand is computed once
+ * per row (LLVM hoists it), not once per element. */
+static bool row_broadcast(const ir_instr *b) {
+  const ir_shape *o = b->operands[0]->shape;
+  if (o->rank == 0 || o->rank != b->shape->rank - 1)
+    return false;
+  for (int k = 0; k < o->rank; k++)
+    if (b->attrs.dimensions.v[k] != k)
+      return false;
+  return true;
+}
+
 /* Decides the groups of producer p from its users' (all users already decided). */
 static bool join_users(fuser *z, ir_instr *p) {
-  if (p == z->c->root || p->n_users == 0 || !loop_fusible(p))
+  if (p == z->c->root || p->n_users == 0)
     return true;
+  if (!loop_fusible(p)) {
+    const membership *mu = p->n_users ? &z->mem[p->users[0]->id] : NULL;
+    if (p->op != IR_OP_REDUCE || !mu || mu->n != 1)
+      return true;
+    for (int u = 1; u < p->n_users; u++)
+      if (z->mem[p->users[u]->id].n != 1 || z->mem[p->users[u]->id].groups[0] != mu->groups[0])
+        return true;
+    return row_reduce_fusible(z, p, mu->groups[0]) ? add_group(&z->mem[p->id], mu->groups[0]) : true;
+  }
   membership *mp = &z->mem[p->id];
   int first = -1;
   for (int u = 0; u < p->n_users; u++) {
@@ -125,7 +192,7 @@ static bool join_users(fuser *z, ir_instr *p) {
     const membership *mu = &z->mem[user->id];
     if (mu->n == 0)
       return true; /* read outside every group: p is materialized */
-    if (expensive(p) && user->op == IR_OP_BROADCAST)
+    if (expensive(p) && user->op == IR_OP_BROADCAST && !row_broadcast(user))
       return true;
     if (first < 0)
       first = mu->groups[0];
@@ -264,6 +331,7 @@ static hlo_status assign_groups(fuser *z, int *n_groups, int **roots) {
   *roots = malloc(((size_t)c->n_instrs + 1) * sizeof **roots);
   if (!*roots)
     return oom();
+  z->roots = *roots;
   *n_groups = 0;
   for (int i = c->n_instrs - 1; i >= 0; i--) {
     ir_instr *in = c->instrs[i];
@@ -299,8 +367,10 @@ static hlo_status fuse_computation(fuser *z, ir_computation *c) {
     if (g.n_members < 2)
       continue;
     memset(g.clone, 0, ((size_t)n + 1) * sizeof *g.clone);
-    ir_instr *root = c->instrs[roots[gi]];
-    st = build_group(z, &g, root->op == IR_OP_REDUCE ? "kInput" : "kLoop");
+    bool reduces = false;
+    for (int i = 0; i < g.n_members; i++)
+      reduces |= g.members[i]->op == IR_OP_REDUCE;
+    st = build_group(z, &g, reduces ? "kInput" : "kLoop");
   }
   for (int i = 0; i < n && z->mem; i++)
     free(z->mem[i].groups);
