@@ -457,6 +457,24 @@ typedef struct {
   LLVMValueRef *kouts; /* the result leaves, as seen inside the kernel */
 } kernel_call;
 
+/* A kernel over a few elements in a small computation (a while body's state update, say) is
+ * inlined: its call, argument array and loop setup would cost more than its work, and the
+ * computation stays small enough for LLVM.  Everything else stays its own function. */
+enum { CG_INLINE_KERNEL_ELEMENTS = 512, CG_INLINE_KERNEL_COMPUTATION = 200 };
+
+static bool small_kernel(const ir_computation *c, const ir_instr *in) {
+  int64_t n = 0;
+  if (c->n_instrs > CG_INLINE_KERNEL_COMPUTATION || in->shape->et == IR_TUPLE || !ir_shape_num_elements(in->shape, &n))
+    return false;
+  for (int i = 0; i < in->n_operands; i++) {
+    int64_t k = 0;
+    if (in->operands[i]->shape->et == IR_TUPLE || !ir_shape_num_elements(in->operands[i]->shape, &k) ||
+        k > CG_INLINE_KERNEL_ELEMENTS)
+      return false;
+  }
+  return n <= CG_INLINE_KERNEL_ELEMENTS;
+}
+
 /* Slots the argument array needs for `in`: its operand leaves, then its result leaves. */
 static int kernel_arg_count(const ir_instr *in) {
   int n = ir_shape_count_leaves(in->shape);
@@ -493,7 +511,7 @@ static void kernel_begin(cg_function *f, ir_instr *in, const LLVMValueRef *outs,
   snprintf(name, sizeof name, "hlo.kernel.%s.%s", f->comp->name.p, in->name.p);
   kc->fn = LLVMAddFunction(cm->mod, name, cm->comp_fn_type);
   LLVMSetLinkage(kc->fn, LLVMInternalLinkage);
-  add_fn_attr(cm, kc->fn, "noinline");
+  add_fn_attr(cm, kc->fn, small_kernel(f->comp, in) ? "alwaysinline" : "noinline");
   kc->resume = LLVMGetInsertBlock(b);
   function_begin(&kc->kf, cm, f->comp, kc->fn);
   kc->kf.owns_frame = false; /* its callees get the frame after the caller's */

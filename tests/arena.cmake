@@ -1,0 +1,9 @@
+# The arena: a model's second and later calls fault in no pages (tests/arena/arena_faults.c on
+# tests/arena/temps.hlo), an embedder's arena is used, a short one refused.
+if(HLOC_HAVE_CODEGEN)
+  add_executable(arena_faults tests/arena/arena_faults.c)
+  target_link_libraries(arena_faults PRIVATE hlort ${CMAKE_DL_LIBS})
+  add_test(NAME arena.no_faults_after_first_call COMMAND bash -c
+    [=["$1" "$2" -o "$3/arena-temps.so" && "$4" "$3/arena-temps.so"]=] _
+    $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/tests/arena/temps.hlo ${CMAKE_BINARY_DIR} $<TARGET_FILE:arena_faults>)
+endif()
