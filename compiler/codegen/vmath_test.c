@@ -4,7 +4,9 @@
  * for the purpose (double libm for f32, long double libm for f64), in ulps of the result type.
  * As a CTest (no arguments) it runs 2^20 inputs per function and type, every special value
  * included, and fails when a bound in BOUNDS is exceeded.  `vmath_test --full [THREADS]` runs
- * every f32 bit pattern and 2^28 random f64 inputs and prints the table of docs/ops.md.
+ * every f32 bit pattern and 2^28 random f64 inputs (`--full THREADS LOG2` sets 2^LOG2 instead)
+ * and prints the table of docs/ops.md; `--full THREADS LOG2 LOG2_F32 OPCODE` takes every
+ * 2^(32-LOG2_F32)-th f32 bit pattern and runs one function.
  */
 #include <float.h>
 #include <llvm-c/LLJIT.h>
@@ -34,7 +36,7 @@ typedef struct fn_case {
   long double (*ref64)(long double);
   double bound32, bound64;         /* max ulp the CTest accepts; < 0: f64 not checked */
   bool flush32;                    /* f32 results below FLT_MIN may be 0 (XLA's exp) */
-  double limit;                    /* |x| above this is reported apart (sin/cos reduction) */
+  double limit;                    /* f64 |x| above this is reported apart (sin/cos reduction) */
 } fn_case;
 
 static double logistic_d(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -50,8 +52,8 @@ static const fn_case CASES[] = {
     {"tanh", tanh, tanhl, 3, 3, false, INFINITY},
     {"erf", erf, erfl, 3, 1.5, false, INFINITY},
     {"logistic", logistic_d, logistic_l, 3, 3, true, INFINITY},
-    {"sine", sin, sinl, 2, 2, false, 1e13},
-    {"cosine", cos, cosl, 2, 2, false, 1e13},
+    {"sine", sin, sinl, 1, 2, false, 1e13},
+    {"cosine", cos, cosl, 1, 2, false, 1e13},
     {"rsqrt", rsqrt_d, rsqrt_l, 2, 2, false, INFINITY},
     {"power", NULL, NULL, 2, 1, false, INFINITY},
 };
@@ -248,7 +250,7 @@ enum { NSPECIAL = sizeof SPECIALS / sizeof *SPECIALS };
 /* Input j (of a block starting at base) of pattern `mode`: 0 = f32 bit pattern base + j,
  * 1 = strided f32 bit patterns, 2 = random f64 (bits or a moderate range). */
 static double input_x(int mode, bool dbl, uint64_t idx, uint64_t *rng, bool pow) {
-  if (idx < NSPECIAL * (pow ? NSPECIAL : 1))
+  if ((mode != 0 || pow) && idx < NSPECIAL * (pow ? NSPECIAL : 1))
     return SPECIALS[idx % NSPECIAL];
   if (pow) { /* |x| log-uniform in [2^-20, 2^20], either sign */
     double m = ldexp(1.0 + (double)(rng_next(rng) >> 11) * 0x1p-53, (int)(rng_next(rng) % 41) - 20);
@@ -288,10 +290,47 @@ typedef struct job {
   bool dbl;
   int mode;
   uint64_t first, count; /* inputs first .. first+count-1 */
+  int shift;             /* mode 0: input i is the bit pattern i << shift */
   hlo_generic_entry run;
   stats st;
   bool ok;
 } job;
+
+/* ulp of a float result near the double r (r finite): 2^(exponent - 23), 2^-149 below FLT_MIN. */
+static double ulp32(double r) {
+  uint64_t u;
+  memcpy(&u, &r, 8);
+  int e = (int)(u >> 52 & 0x7ff) - 1023;
+  e = e < -126 ? -126 : e;
+  u = (uint64_t)(e - 23 + 1023) << 52;
+  memcpy(&r, &u, 8);
+  return r;
+}
+
+/* The float path of check_chunk in double arithmetic (every bit pattern goes through here). */
+static void check_chunk32(job *jb, const float *xs, const float *ys, const float *out, int n) {
+  const fn_case *c = jb->c;
+  for (int j = 0; j < n; j++) {
+    double x = xs[j], got = out[j];
+    double ref = c->ref32 ? c->ref32(x) : pow(x, ys[j]);
+    double err;
+    if (c->flush32 && got == 0 && fabs(ref) < FLT_MIN) {
+      jb->st.flushed++;
+      continue;
+    }
+    if (isnan(ref) || isnan(got)) {
+      err = isnan(ref) && isnan(got) ? 0 : 1e9;
+    } else {
+      if (fabs(ref) >= (double)FLT_MAX * (1 + 0x1p-25))
+        ref = copysign(INFINITY, ref);
+      err = isinf(ref) || isinf(got) ? (got == ref ? 0 : 1e9) : fabs(got - ref) / ulp32(ref);
+    }
+    if (err > jb->st.max_ulp)
+      stats_add(&jb->st, err, x, ys ? ys[j] : 0, ref, false);
+    else
+      jb->st.n++;
+  }
+}
 
 static void check_chunk(job *jb, const void *xs, const void *ys, const void *out, int n) {
   const fn_case *c = jb->c;
@@ -324,7 +363,7 @@ static void *job_run(void *arg) {
     int n = jb->count - at < CHUNK ? (int)(jb->count - at) : CHUNK;
     for (int j = 0; j < CHUNK; j++) {
       uint64_t idx = jb->first + at + (uint64_t)(j < n ? j : 0);
-      double x = input_x(jb->mode, jb->dbl, idx, &rng, pow), y = pow ? input_y(idx, &rng) : 0;
+      double x = input_x(jb->mode, jb->dbl, jb->mode == 0 ? idx << jb->shift : idx, &rng, pow), y = pow ? input_y(idx, &rng) : 0;
       if (jb->dbl)
         ((double *)xs)[j] = x, ((double *)ys)[j] = y;
       else
@@ -337,7 +376,10 @@ static void *job_run(void *arg) {
       hlo_status_free(s);
       jb->ok = false;
     }
-    check_chunk(jb, xs, pow ? ys : NULL, out, n);
+    if (jb->dbl)
+      check_chunk(jb, xs, pow ? ys : NULL, out, n);
+    else
+      check_chunk32(jb, (const float *)xs, pow ? (const float *)ys : NULL, (const float *)out, n);
   }
   free(xs);
   free(ys);
@@ -346,7 +388,7 @@ static void *job_run(void *arg) {
 }
 
 /* Measures c over `count` inputs on `threads` threads; false when it could not run. */
-static bool measure(const fn_case *c, bool dbl, int mode, uint64_t count, int threads, stats *out) {
+static bool measure(const fn_case *c, bool dbl, int mode, uint64_t count, int threads, stats *out, int shift) {
   compiled cp = {0};
   if (!compile(c->op, dbl ? "f64" : "f32", &cp))
     return false;
@@ -357,7 +399,7 @@ static bool measure(const fn_case *c, bool dbl, int mode, uint64_t count, int th
   bool ok = true;
   for (int t = 0; t < threads; t++) {
     uint64_t first = per * (uint64_t)t;
-    jobs[t] = (job){.c = c, .dbl = dbl, .mode = mode, .first = first, .run = cp.run,
+    jobs[t] = (job){.c = c, .dbl = dbl, .mode = mode, .first = first, .run = cp.run, .shift = shift,
                     .count = first >= count ? 0 : (count - first < per ? count - first : per)};
     pthread_create(&th[t], NULL, job_run, &jobs[t]);
   }
@@ -389,6 +431,11 @@ int main(int argc, char **argv) {
   bool full = argc > 1 && strcmp(argv[1], "--full") == 0;
   int threads = full && argc > 2 ? atoi(argv[2]) : 1;
   threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+  int log2_f64 = full && argc > 3 ? atoi(argv[3]) : 28; /* f64 (and pow) samples: 2^log2_f64 */
+  log2_f64 = log2_f64 < 16 ? 16 : log2_f64 > 34 ? 34 : log2_f64;
+  int log2_f32 = full && argc > 4 ? atoi(argv[4]) : 32; /* f32: every 2^(32-log2_f32)-th pattern */
+  log2_f32 = log2_f32 < 16 ? 16 : log2_f32 > 32 ? 32 : log2_f32;
+  const char *only = full && argc > 5 ? argv[5] : NULL; /* one function (its HLO opcode) */
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
   int failures = 0;
@@ -396,15 +443,17 @@ int main(int argc, char **argv) {
   for (int i = 0; i < NCASES; i++) {
     for (int d = 0; d < 2; d++) {
       const fn_case *c = &CASES[i];
-      uint64_t count = full ? (d || !c->ref32 ? (uint64_t)1 << 28 : (uint64_t)1 << 32) : (uint64_t)1 << 20;
+      if (only && strcmp(only, c->op) != 0)
+        continue;
+      uint64_t count = full ? (d || !c->ref32 ? (uint64_t)1 << log2_f64 : (uint64_t)1 << log2_f32) : (uint64_t)1 << 20;
       stats s;
-      if (!measure(c, d == 1, full ? 0 : 1, count, threads, &s)) {
+      if (!measure(c, d == 1, full ? 0 : 1, count, threads, &s, full ? 32 - log2_f32 : 0)) {
         fprintf(stderr, "FAIL: %s %s did not compile and run\n", c->op, d ? "f64" : "f32");
         failures++;
         continue;
       }
       if (full && d == 0 && c->ref32)
-        s.n = (long long)count; /* every bit pattern */
+        s.n = (long long)count; /* every (2^(32-log2_f32)-th) bit pattern, flushed ones included */
       print_row(c, d == 1, &s);
       double bound = d ? c->bound64 : c->bound32;
       if (!full && s.max_ulp > bound) {
