@@ -3,7 +3,7 @@
  * llvm.rint/floor/fabs/copysign), which LLVM's loop vectorizer widens: no libm call sits in an
  * elementwise loop.  Range reduction is Cody-Waite (exp, sin, cos) or exponent extraction
  * (log); the polynomials are truncated Taylor series (exactly known coefficients, enough terms
- * for the type) except erf's, which are least-squares fits (Chebyshev nodes, numpy) written
+ * for the type) except erf's, which are least-squares fits (tools/vmath/erf_fit.py) written
  * here.  f16 computes in f32; f32 sin, cos and pow compute in f64.  Tested by vmath_test.c.
  */
 #include <float.h>
