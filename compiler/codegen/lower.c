@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/vmath.h"
 #include "hlo/rt.h"
 
 /* ---- types ------------------------------------------------------------------------------ */
@@ -412,7 +413,7 @@ static LLVMValueRef float_binary(cg_function *f, ir_instr *in, LLVMValueRef a, L
   case IR_OP_REMAINDER: return LLVMBuildFRem(b, a, c, "");
   case IR_OP_MAXIMUM: return call_math(f, "llvm.maximum", NULL, NULL, (LLVMValueRef[]){a, c}, 2);
   case IR_OP_MINIMUM: return call_math(f, "llvm.minimum", NULL, NULL, (LLVMValueRef[]){a, c}, 2);
-  case IR_OP_POWER: return call_math(f, NULL, "powf", "pow", (LLVMValueRef[]){a, c}, 2);
+  case IR_OP_POWER: return cg_vmath_pow(f, a, c);
   case IR_OP_ATAN2: return call_math(f, NULL, "atan2f", "atan2", (LLVMValueRef[]){a, c}, 2);
   default:
     cg_fail(f->cm, in, "'%s' on floating-point numbers cannot be compiled", ir_opcode_table[in->op].spelling);
@@ -458,17 +459,17 @@ static LLVMValueRef float_unary(cg_function *f, ir_instr *in, ir_etype et, LLVMV
   case IR_OP_ROUND_AFZ: return call_math(f, "llvm.round", NULL, NULL, &x, 1);
   case IR_OP_ROUND_EVEN: return call_math(f, "llvm.roundeven", NULL, NULL, &x, 1);
   case IR_OP_SQRT: return call_math(f, "llvm.sqrt", NULL, NULL, &x, 1);
-  case IR_OP_RSQRT: return LLVMBuildFDiv(b, fconst(t, 1.0), call_math(f, "llvm.sqrt", NULL, NULL, &x, 1), "");
-  case IR_OP_EXP: return call_math(f, "llvm.exp", NULL, NULL, &x, 1);
-  case IR_OP_LOG: return call_math(f, "llvm.log", NULL, NULL, &x, 1);
-  case IR_OP_SIN: return call_math(f, "llvm.sin", NULL, NULL, &x, 1);
-  case IR_OP_COS: return call_math(f, "llvm.cos", NULL, NULL, &x, 1);
+  case IR_OP_RSQRT: return cg_vmath_rsqrt(f, x);
+  case IR_OP_EXP: return cg_vmath_exp(f, x);
+  case IR_OP_LOG: return cg_vmath_log(f, x);
+  case IR_OP_SIN: return cg_vmath_sin(f, x);
+  case IR_OP_COS: return cg_vmath_cos(f, x);
   case IR_OP_TAN: return call_math(f, NULL, "tanf", "tan", &x, 1);
-  case IR_OP_TANH: return call_math(f, NULL, "tanhf", "tanh", &x, 1);
-  case IR_OP_EXPM1: return call_math(f, NULL, "expm1f", "expm1", &x, 1);
-  case IR_OP_LOG1P: return call_math(f, NULL, "log1pf", "log1p", &x, 1);
+  case IR_OP_TANH: return cg_vmath_tanh(f, x);
+  case IR_OP_EXPM1: return cg_vmath_expm1(f, x);
+  case IR_OP_LOG1P: return cg_vmath_log1p(f, x);
   case IR_OP_CBRT: return call_math(f, NULL, "cbrtf", "cbrt", &x, 1);
-  case IR_OP_ERF: return call_math(f, NULL, "erff", "erf", &x, 1);
+  case IR_OP_ERF: return cg_vmath_erf(f, x);
   case IR_OP_ACOS: return call_math(f, NULL, "acosf", "acos", &x, 1);
   case IR_OP_ASIN: return call_math(f, NULL, "asinf", "asin", &x, 1);
   case IR_OP_ATAN: return call_math(f, NULL, "atanf", "atan", &x, 1);
@@ -477,11 +478,7 @@ static LLVMValueRef float_unary(cg_function *f, ir_instr *in, ir_etype et, LLVMV
   case IR_OP_ATANH: return call_math(f, NULL, "atanhf", "atanh", &x, 1);
   case IR_OP_COSH: return call_math(f, NULL, "coshf", "cosh", &x, 1);
   case IR_OP_SINH: return call_math(f, NULL, "sinhf", "sinh", &x, 1);
-  case IR_OP_LOGISTIC: {
-    LLVMValueRef nx = LLVMBuildFNeg(b, x, "");
-    LLVMValueRef e = call_math(f, "llvm.exp", NULL, NULL, &nx, 1);
-    return LLVMBuildFDiv(b, fconst(t, 1.0), LLVMBuildFAdd(b, fconst(t, 1.0), e, ""), "");
-  }
+  case IR_OP_LOGISTIC: return cg_vmath_logistic(f, x);
   case IR_OP_SIGN: {
     /* -1, +1, keep ±0 and NaN */
     LLVMValueRef one = call_math(f, "llvm.copysign", NULL, NULL, (LLVMValueRef[]){fconst(t, 1.0), x}, 2);
