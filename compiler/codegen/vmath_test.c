@@ -25,6 +25,7 @@
 #include "grammar/parse.h"
 #include "hlo/abi.h"
 #include "hlo/rt.h"
+#include "hlo/rt_parallel.h"
 #include "passes/passes.h"
 #include "shape/shape.h"
 
@@ -115,6 +116,9 @@ static void define_runtime(LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
     const char *name;
     void (*fn)(void);
   } rt[] = {
+      {"hlo_rt_arena_acquire", (void (*)(void))hlo_rt_arena_acquire},
+      {"hlo_rt_arena_release", (void (*)(void))hlo_rt_arena_release},
+      {"hlo_rt_parallel_for", (void (*)(void))hlo_rt_parallel_for},
       {"hlo_rt_alloc", (void (*)(void))hlo_rt_alloc},
       {"hlo_rt_free", (void (*)(void))hlo_rt_free},
       {"hlo_rt_error", (void (*)(void))hlo_rt_error},
