@@ -151,48 +151,137 @@ void cg_lower_scan(cg_function *f, ir_instr *in) {
 
 /* ---- async wrappers ------------------------------------------------------------------------ */
 
-/* async-start (or call-start): ((operands...), result, context...).  The operands are shared,
- * the computation runs now into the result's buffers, the context is zero. */
-void cg_lower_async(cg_function *f, ir_instr *in) {
-  cg_module *cm = f->cm;
-  if (in->op != IR_OP_ASYNC_START) { /* update forwards; done hands out the result element */
-    cg_value src = f->values[in->operands[0]->id];
-    if (in->op == IR_OP_ASYNC_UPDATE) {
-      f->values[in->id] = leaf_range(src, 0, src.n);
-      return;
-    }
-    const ir_shape *s = in->operands[0]->shape;
-    f->values[in->id] = leaf_range(src, ir_shape_count_leaves(s->elems[0]), ir_shape_count_leaves(s->elems[1]));
-    return;
-  }
-  if (in->n_called != 1) {
-    cg_fail(cm, in, "'%s-start' names no computation (calls=...); hloc runs compact async forms that call one",
-            ir_opcode_table[in->attrs.u.async.wrapped_opcode].spelling);
-    return;
-  }
-  const ir_shape *s = in->shape;
-  cg_value v = {calloc((size_t)ir_shape_count_leaves(s) + 1, sizeof(LLVMValueRef)),
-                calloc((size_t)ir_shape_count_leaves(s) + 1, sizeof(ir_shape *)), ir_shape_count_leaves(s)};
-  int k = 0, na = 0;
-  LLVMValueRef *args = calloc((size_t)v.n + 1, sizeof *args);
-  for (int i = 0; i < in->n_operands; i++) {
+/* The chain an async op belongs to: start -> update... -> done.  Operands are bound in order,
+ * at the start and at updates (late binding); operands past the computation's parameters bind
+ * output buffers, which a synchronous run does not need.  The computation runs at the first
+ * step where every parameter is bound and the result slot is bound (not written `()`), or at
+ * the done. */
+static const ir_instr *chain_start(const ir_instr *in) {
+  while (in->op != IR_OP_ASYNC_START)
+    in = in->operands[0];
+  return in;
+}
+
+static bool slot_unbound(const ir_shape *s) { return s->et == IR_TUPLE && s->n_elems == 0; }
+
+static int n_bound(const ir_instr *in) {
+  if (in->op == IR_OP_ASYNC_START)
+    return in->n_operands;
+  return n_bound(in->operands[0]) + in->n_operands - 1;
+}
+
+/* Whether the computation has run by the end of step `in` (a start or update). */
+static bool has_run(const ir_instr *in, int n_params) {
+  if (n_bound(in) >= n_params && !slot_unbound(in->shape->elems[1]))
+    return true;
+  return in->op == IR_OP_ASYNC_UPDATE && has_run(in->operands[0], n_params);
+}
+
+/* The leaves of the bound operands at step `in`, in order, into out (room for cap). */
+static int bound_leaves(cg_function *f, const ir_instr *in, LLVMValueRef *out, const ir_shape **shapes, int cap) {
+  int k = in->op == IR_OP_ASYNC_START ? 0 : bound_leaves(f, in->operands[0], out, shapes, cap);
+  for (int i = in->op == IR_OP_ASYNC_START ? 0 : 1; i < in->n_operands; i++) {
     cg_value o = f->values[in->operands[i]->id];
-    append(&v, &k, o);
-    for (int j = 0; j < o.n; j++)
-      args[na++] = o.leaves[j];
+    for (int j = 0; j < o.n && k < cap; j++, k++) {
+      out[k] = o.leaves[j];
+      shapes[k] = o.shapes[j];
+    }
   }
-  cg_value r = cg_alloc_value(f, s->elems[1]);
-  cg_call_computation(f, in->called[0], args, na, r.leaves, r.n);
-  append(&v, &k, r);
+  return k;
+}
+
+static int param_leaves(const ir_computation *c) {
+  int n = 0;
+  for (int i = 0; i < c->n_params; i++)
+    n += ir_shape_count_leaves(c->params[i]->shape);
+  return n;
+}
+
+/* Runs the chain's computation on the operands bound at `at`, writing `slot`. */
+static void run_chain(cg_function *f, const ir_instr *at, cg_value slot) {
+  ir_computation *c = chain_start(at)->called[0];
+  int cap = 0;
+  for (const ir_instr *p = at; p; p = p->op == IR_OP_ASYNC_START ? NULL : p->operands[0])
+    for (int i = 0; i < p->n_operands; i++)
+      cap += ir_shape_count_leaves(p->operands[i]->shape);
+  LLVMValueRef *args = calloc((size_t)cap + 1, sizeof *args);
+  const ir_shape **shapes = calloc((size_t)cap + 1, sizeof *shapes);
+  bound_leaves(f, at, args, shapes, cap);
+  cg_call_computation(f, c, args, param_leaves(c), slot.leaves, slot.n);
+  free(args);
+  free((void *)shapes);
+}
+
+/* async-start/-update: ((bound operands...), result, context...), the operands shared, the
+ * result computed when this step completes the binding, the context zero. */
+static void lower_async_step(cg_function *f, ir_instr *in) {
+  const ir_shape *s = in->shape;
+  const ir_instr *st = chain_start(in);
+  int n_params = st->called[0]->n_params;
+  int total = ir_shape_count_leaves(s), n_ops = ir_shape_count_leaves(s->elems[0]);
+  cg_value v = {calloc((size_t)total + 1, sizeof(LLVMValueRef)), calloc((size_t)total + 1, sizeof(ir_shape *)), total};
+  int cap = 0;
+  for (const ir_instr *p = in; p; p = p->op == IR_OP_ASYNC_START ? NULL : p->operands[0])
+    for (int i = 0; i < p->n_operands; i++)
+      cap += ir_shape_count_leaves(p->operands[i]->shape);
+  LLVMValueRef *ops = calloc((size_t)cap + 1, sizeof *ops);
+  const ir_shape **op_shapes = calloc((size_t)cap + 1, sizeof *op_shapes);
+  bound_leaves(f, in, ops, op_shapes, cap);
+  int k = 0;
+  append(&v, &k, (cg_value){ops, op_shapes, n_ops}); /* the bound parameters; output buffers are not kept */
+  free(ops);
+  free((void *)op_shapes);
+  const ir_instr *prev = in->op == IR_OP_ASYNC_UPDATE ? in->operands[0] : NULL;
+  cg_value slot;
+  if (prev && !slot_unbound(prev->shape->elems[1])) {
+    cg_value pv = f->values[prev->id];
+    slot = leaf_range(pv, ir_shape_count_leaves(prev->shape->elems[0]), ir_shape_count_leaves(prev->shape->elems[1]));
+  } else {
+    slot = cg_alloc_value(f, s->elems[1]);
+  }
+  if (has_run(in, n_params) && !(prev && has_run(prev, n_params)))
+    run_chain(f, in, slot);
+  append(&v, &k, slot);
+  value_free(slot);
   for (int e = 2; e < s->n_elems; e++) {
     cg_value c = cg_alloc_value(f, s->elems[e]);
     zero_fill(f, c);
     append(&v, &k, c);
     value_free(c);
   }
-  value_free(r);
-  free(args);
   f->values[in->id] = v;
+}
+
+/* async-done: the result slot of its operand, run there if the chain has not run yet, or new
+ * buffers for an output bound only here. */
+static void lower_async_done(cg_function *f, ir_instr *in) {
+  const ir_instr *prev = in->operands[0];
+  int n_params = chain_start(in)->called[0]->n_params;
+  if (slot_unbound(prev->shape->elems[1])) {
+    cg_value out = cg_alloc_value(f, in->shape);
+    run_chain(f, prev, out);
+    f->values[in->id] = out;
+    return;
+  }
+  cg_value pv = f->values[prev->id];
+  cg_value slot = leaf_range(pv, ir_shape_count_leaves(prev->shape->elems[0]), ir_shape_count_leaves(prev->shape->elems[1]));
+  if (!has_run(prev, n_params))
+    run_chain(f, prev, slot);
+  f->values[in->id] = slot;
+}
+
+void cg_lower_async(cg_function *f, ir_instr *in) {
+  const ir_instr *st = chain_start(in);
+  if (st->n_called != 1 || (st->attrs.u.async.compact && st->attrs.u.async.wrapped_opcode != IR_OP_CALL)) {
+    cg_fail(f->cm, in, "'%s-start' is not compiled: write it as async-start(...), calls=%%computation "
+            "(hloc runs the compact forms call-start and async-start around a computation)",
+            ir_opcode_table[st->attrs.u.async.wrapped_opcode].spelling);
+    return;
+  }
+  if (in->op == IR_OP_ASYNC_DONE)
+    lower_async_done(f, in);
+  else
+    lower_async_step(f, in);
 }
 
 /* copy-start: (destination, source, context) with the copy made now; copy-done: the

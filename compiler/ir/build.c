@@ -2249,8 +2249,10 @@ static void op_spelling(const ir_instr *in, char *buf, size_t cap) {
 static bool check_async_chain(ir_builder *b, ir_instr *in, const ir_av *opcode) {
   if (in->op != IR_OP_ASYNC_UPDATE && in->op != IR_OP_ASYNC_DONE)
     return true;
-  if (in->n_operands != 1) {
-    irb_error(b, in->loc, "%%%s: '%s' takes 1 operand but has %d", in->name.p, opcode->s.p, in->n_operands);
+  /* An update may bind further operands of the computation (late binding); a done takes one. */
+  if (in->op == IR_OP_ASYNC_UPDATE ? in->n_operands < 1 : in->n_operands != 1) {
+    irb_error(b, in->loc, "%%%s: '%s' takes %s1 operand but has %d", in->name.p, opcode->s.p,
+              in->op == IR_OP_ASYNC_UPDATE ? "at least " : "", in->n_operands);
     return false;
   }
   const ir_instr *src = in->operands[0];
