@@ -65,7 +65,7 @@ static void hlo_error(hlo_span *loc, hlo_parser *p, const char *msg) {
 %token <av> PAD "padding" TRUE "true" FALSE "false" SPECIAL "special float"
 %token <av> ETYPE "element type" CONSTANT "constant" STACKFRAMES "stack frame table"
 %token HLOMODULE "HloModule" ENTRY "ENTRY" ROOT "ROOT" ARROW "->" LE "<=" ELLIPSIS "..."
-%token BUFFER "b(" TPERM "T(" LAYOUT_OPEN "layout '{'" ERROR "invalid token"
+%token BUFFER "b(" TPERM "T(" LAYOUT_OPEN "layout '{'" COMP_OPEN "computation '{'" ERROR "invalid token"
 %token EOF 0 "end of file"
 
 %type <av> name dims dim ints int_list iota_groups value list list_item literal lit_items
@@ -248,6 +248,8 @@ int_list
  * its shape (custom-call's literal=), which inside braces would be ambiguous. */
 attr_value
   : value
+  | COMP_OPEN                         { irb_begin_inline(p->b, LOC(@1)); }
+    instructions '}'                  { $$ = irb_end_inline(p->b, LOC(@1), @1.start, @4.end); }
   | shaped_literal
   | '(' shaped_literals ')'           { $$ = $2; if ($$) { $$->kind = AV_TUPLE; $$->loc = LOC(@1); $$->start = @$.start; $$->end = @$.end; } }
   ;

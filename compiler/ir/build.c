@@ -111,7 +111,20 @@ struct ir_builder {
   bool cur_has_root;
   int gensym;
   ir_av *sig;             /* the current computation's "(p: shape, ...) -> shape", or NULL */
+  int ctrl_base;          /* control-predecessor references of the current computation start here */
+  struct inline_frame *inl; /* the computations an inline body (to_apply={...}) interrupts */
 };
+
+/* What an inline computation body saves of the computation it is written in. */
+typedef struct inline_frame {
+  struct inline_frame *up;
+  ir_computation *cur;
+  name_map instrs;
+  bool cur_has_root;
+  ir_av *sig;
+  int n_ctrl_refs, ctrl_base;
+  ir_loc loc;
+} inline_frame;
 
 ir_builder *irb_create(ir_module *m, ir_diag_list *diags, const char *text, size_t len) {
   ir_builder *b = ir_arena_alloc(&m->arena, sizeof *b);
@@ -829,6 +842,7 @@ void irb_begin_computation(ir_builder *b, ir_av *name, bool entry, ir_av *params
   b->cur_has_root = false;
   b->instrs = (name_map){0};
   b->n_ctrl_refs = 0;
+  b->ctrl_base = 0;
   if (!name)
     return;
   ir_str n = bare_name(name->s);
@@ -940,7 +954,7 @@ void irb_end_computation(ir_builder *b, ir_attr_list *attrs) {
     else
       irb_error(b, a->loc, "unknown computation attribute '%s'", a->name.p);
   }
-  for (int i = 0; i < b->n_ctrl_refs; i++) {
+  for (int i = b->ctrl_base; i < b->n_ctrl_refs; i++) {
     ctrl_ref *r = &b->ctrl_refs[i];
     name_slot *s = map_find(&b->instrs, r->name);
     if (!s)
@@ -956,6 +970,74 @@ void irb_end_computation(ir_builder *b, ir_attr_list *attrs) {
   if (b->sig && !irb_failed(b))
     check_signature(b, c, b->sig);
   b->cur = NULL;
+}
+
+/* ---- inline computation bodies ----------------------------------------------------------- */
+
+/* An attribute written to_apply={ instructions } (XLA's nested computation): the body becomes
+ * a computation of its own, named after the computation it is written in, placed before it so
+ * that the printer writes callees first; the attribute then names it. */
+void irb_begin_inline(ir_builder *b, ir_loc loc) {
+  inline_frame *f = ir_arena_alloc(&b->m->arena, sizeof *f);
+  if (!f) {
+    irb_oom(b, loc);
+    return;
+  }
+  *f = (inline_frame){b->inl, b->cur, b->instrs, b->cur_has_root, b->sig, b->n_ctrl_refs, b->ctrl_base, loc};
+  b->inl = f;
+  b->sig = NULL;
+  b->cur_has_root = false;
+  b->instrs = (name_map){0};
+  b->ctrl_base = b->n_ctrl_refs;
+  ir_str base = f->cur ? f->cur->name : ir_intern(b->m, "inline", 6);
+  char buf[512];
+  int n;
+  do
+    n = snprintf(buf, sizeof buf, "%.*s.inline%d", (int)(base.len > 400 ? 400 : base.len), base.p, ++b->gensym);
+  while (map_find(&b->comps, (ir_str){buf, (size_t)n}));
+  ir_str name = ir_intern(b->m, buf, (size_t)n);
+  ir_computation *c = name.p ? ir_computation_add(b->m, name) : NULL;
+  if (!c || !map_put(&b->m->arena, &b->comps, name, c, loc)) {
+    irb_oom(b, loc);
+    b->cur = NULL;
+    return;
+  }
+  c->loc = loc;
+  b->cur = c;
+}
+
+/* Moves computation c to just before `before` in the module's text order. */
+static void place_before(ir_module *m, ir_computation *c, const ir_computation *before) {
+  if (!before || before->id > c->id)
+    return;
+  int at = before->id;
+  memmove(&m->comps[at + 1], &m->comps[at], (size_t)(c->id - at) * sizeof *m->comps);
+  m->comps[at] = c;
+  for (int i = at; i < m->n_comps; i++)
+    m->comps[i]->id = i;
+}
+
+ir_av *irb_end_inline(ir_builder *b, ir_loc loc, size_t start, size_t end) {
+  inline_frame *f = b->inl;
+  ir_computation *c = b->cur;
+  ir_attr_list none = {0};
+  irb_end_computation(b, &none);
+  if (!f)
+    return NULL;
+  b->inl = f->up;
+  b->cur = f->cur;
+  b->instrs = f->instrs;
+  b->cur_has_root = f->cur_has_root;
+  b->sig = f->sig;
+  b->n_ctrl_refs = f->n_ctrl_refs;
+  b->ctrl_base = f->ctrl_base;
+  if (!c)
+    return NULL;
+  place_before(b->m, c, f->cur);
+  ir_av *v = irb_av(b, AV_NAME, loc, start, end);
+  if (v)
+    v->s = c->name;
+  return v;
 }
 
 /* ---- attributes ------------------------------------------------------------------------ */
