@@ -73,13 +73,26 @@ static void hlo_error(hlo_span *loc, hlo_parser *p, const char *msg) {
 %type <av> layout_opt attr_value array_literal shaped_literal shaped_literals shaped_literal_item
 %type <shape> shape shape_opt array_shape
 %type <attrs> attrs comp_attrs
-%type <flag> entry_opt root_opt
+%type <flag> root_opt
 
 %%
 
 module
   : header stack_frames computations
   | computations
+  | single_instruction
+  ;
+
+/* XLA's single-instruction input: one instruction with no module around it, with or without
+ * its name; operands it does not define become parameters (irb_single_instruction). */
+single_instruction
+  : name '=' shape_opt name '(' operands ')' attrs
+                                      { irb_single_instruction(p->b, $1, $3, $4, $6, &$8); }
+  | name '=' shape_opt CONSTANT '(' literal ')' attrs
+                                      { irb_single_instruction(p->b, $1, $3, $4, $6, &$8); }
+  | shape name '(' operands ')' attrs { irb_single_instruction(p->b, NULL, $1, $2, $4, &$6); }
+  | shape CONSTANT '(' literal ')' attrs
+                                      { irb_single_instruction(p->b, NULL, $1, $2, $4, &$6); }
   ;
 
 header
@@ -98,13 +111,10 @@ computations
   ;
 
 computation
-  : entry_opt name sig_opt '{'        { irb_begin_computation(p->b, $2, $1, $3, $3 ? $3->shape : NULL); }
+  : ENTRY name sig_opt '{'            { irb_begin_computation(p->b, $2, 1, $3, $3 ? $3->shape : NULL); }
     instructions '}' comp_attrs       { irb_end_computation(p->b, &$8); }
-  ;
-
-entry_opt
-  : %empty                            { $$ = 0; }
-  | ENTRY                             { $$ = 1; }
+  | name sig_opt '{'                  { irb_begin_computation(p->b, $1, 0, $2, $2 ? $2->shape : NULL); }
+    instructions '}' comp_attrs       { irb_end_computation(p->b, &$7); }
   ;
 
 sig_opt
@@ -166,6 +176,7 @@ operand
   | shape name access                 { $$ = $3; if ($$) { $$->s = $2->s; $$->loc = $2->loc; $$->shape = $1; } }
   | nested
   | shape nested                      { $$ = $2; if ($$) $$->shape = $1; }
+  | shape                             { $$ = AV(AV_OPERAND, @1); if ($$) $$->shape = $1; }
   | INT
   ;
 

@@ -113,6 +113,8 @@ struct ir_builder {
   ir_av *sig;             /* the current computation's "(p: shape, ...) -> shape", or NULL */
   int ctrl_base;          /* control-predecessor references of the current computation start here */
   struct inline_frame *inl; /* the computations an inline body (to_apply={...}) interrupts */
+  bool single;            /* single-instruction input: undefined operands become parameters */
+  int n_single_params;
 };
 
 /* What an inline computation body saves of the computation it is written in. */
@@ -2063,6 +2065,22 @@ static ir_instr *nested_instr(ir_builder *b, ir_av *v) {
   return in && register_instr_as(b, in, true) ? in : NULL;
 }
 
+/* In single-instruction input, an operand nothing defines becomes the next parameter (XLA's
+ * create_missing_instruction hook): named as written, or "_N" when only its shape is. */
+static ir_instr *single_parameter(ir_builder *b, ir_av *v, ir_str n) {
+  int k = b->n_single_params++;
+  if (!n.p) {
+    char buf[32];
+    int len = snprintf(buf, sizeof buf, "_%d", k);
+    n = ir_intern(b->m, buf, (size_t)len);
+  }
+  ir_instr *in = n.p ? make_instr(b, IR_OP_PARAMETER, n, v->loc, v->shape, NULL, 0) : NULL;
+  if (!in || !register_instr_as(b, in, false))
+    return NULL;
+  in->attrs.u.parameter_number = k;
+  return in;
+}
+
 static ir_instr *resolve_operand(ir_builder *b, ir_av *v) {
   if (v->kind == AV_NESTED)
     return nested_instr(b, v);
@@ -2071,7 +2089,13 @@ static ir_instr *resolve_operand(ir_builder *b, ir_av *v) {
     return NULL;
   }
   ir_str n = bare_name(v->s);
-  name_slot *s = map_find(&b->instrs, n);
+  name_slot *s = n.p ? map_find(&b->instrs, n) : NULL;
+  if (!s && b->single && v->shape && !v->n)
+    return single_parameter(b, v, n);
+  if (!s && !n.p) {
+    irb_error(b, v->loc, "an operand written as a bare shape needs a name (outside a single instruction)");
+    return NULL;
+  }
   if (!s) {
     irb_error(b, v->loc, "use of undefined instruction %%%s", n.p);
     return NULL;
@@ -2314,6 +2338,22 @@ void irb_instruction(ir_builder *b, bool root, ir_av *name, ir_shape *shape, ir_
     if (!map_find(&b->instrs, in->name))
       map_put(&b->m->arena, &b->instrs, in->name, in, in->loc);
   }
+}
+
+void irb_single_instruction(ir_builder *b, ir_av *name, ir_shape *shape, ir_av *opcode, ir_av *args,
+                            ir_attr_list *attrs) {
+  if (!opcode)
+    return;
+  ir_av *cname = irb_av(b, AV_NAME, opcode->loc, opcode->start, opcode->start);
+  if (!cname)
+    return;
+  cname->s = b->m->name.p ? b->m->name : ir_intern(b->m, "module", 6);
+  irb_begin_computation(b, cname, true, NULL, NULL);
+  b->single = true;
+  irb_instruction(b, true, name ? name : cname, shape, opcode, args, attrs);
+  b->single = false;
+  ir_attr_list none = {0};
+  irb_end_computation(b, &none);
 }
 
 /* The opcode as the text spells it: "negate-start" for a compact async form. */
