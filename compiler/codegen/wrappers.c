@@ -162,6 +162,16 @@ static const ir_instr *chain_start(const ir_instr *in) {
   return in;
 }
 
+/* The computation the chain runs: the one named, or the one the parser built for a compact
+ * form (dot-start, ...). */
+static ir_computation *chain_comp(const ir_instr *start) {
+  if (start->attrs.u.async.wrapped_comp)
+    return start->attrs.u.async.wrapped_comp;
+  if (start->n_called == 1 && (!start->attrs.u.async.compact || start->attrs.u.async.wrapped_opcode == IR_OP_CALL))
+    return start->called[0];
+  return NULL;
+}
+
 static bool slot_unbound(const ir_shape *s) { return s->et == IR_TUPLE && s->n_elems == 0; }
 
 static int n_bound(const ir_instr *in) {
@@ -199,7 +209,7 @@ static int param_leaves(const ir_computation *c) {
 
 /* Runs the chain's computation on the operands bound at `at`, writing `slot`. */
 static void run_chain(cg_function *f, const ir_instr *at, cg_value slot) {
-  ir_computation *c = chain_start(at)->called[0];
+  ir_computation *c = chain_comp(chain_start(at));
   int cap = 0;
   for (const ir_instr *p = at; p; p = p->op == IR_OP_ASYNC_START ? NULL : p->operands[0])
     for (int i = 0; i < p->n_operands; i++)
@@ -217,7 +227,7 @@ static void run_chain(cg_function *f, const ir_instr *at, cg_value slot) {
 static void lower_async_step(cg_function *f, ir_instr *in) {
   const ir_shape *s = in->shape;
   const ir_instr *st = chain_start(in);
-  int n_params = st->called[0]->n_params;
+  int n_params = chain_comp(st)->n_params;
   int total = ir_shape_count_leaves(s), n_ops = ir_shape_count_leaves(s->elems[0]);
   cg_value v = {calloc((size_t)total + 1, sizeof(LLVMValueRef)), calloc((size_t)total + 1, sizeof(ir_shape *)), total};
   int cap = 0;
@@ -256,7 +266,7 @@ static void lower_async_step(cg_function *f, ir_instr *in) {
  * buffers for an output bound only here. */
 static void lower_async_done(cg_function *f, ir_instr *in) {
   const ir_instr *prev = in->operands[0];
-  int n_params = chain_start(in)->called[0]->n_params;
+  int n_params = chain_comp(chain_start(in))->n_params;
   if (slot_unbound(prev->shape->elems[1])) {
     cg_value out = cg_alloc_value(f, in->shape);
     run_chain(f, prev, out);
@@ -272,10 +282,9 @@ static void lower_async_done(cg_function *f, ir_instr *in) {
 
 void cg_lower_async(cg_function *f, ir_instr *in) {
   const ir_instr *st = chain_start(in);
-  if (st->n_called != 1 || (st->attrs.u.async.compact && st->attrs.u.async.wrapped_opcode != IR_OP_CALL)) {
-    cg_fail(f->cm, in, "'%s-start' is not compiled: write it as async-start(...), calls=%%computation "
-            "(hloc runs the compact forms call-start and async-start around a computation)",
-            ir_opcode_table[st->attrs.u.async.wrapped_opcode].spelling);
+  if (!chain_comp(st)) {
+    cg_fail(f->cm, in, "'%s-start' binds its result late and names no computation, so nothing defines what it "
+            "runs", ir_opcode_table[st->attrs.u.async.wrapped_opcode].spelling);
     return;
   }
   if (in->op == IR_OP_ASYNC_DONE)

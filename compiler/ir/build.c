@@ -2096,6 +2096,11 @@ static ir_instr *resolve_operand(ir_builder *b, ir_av *v) {
     irb_error(b, v->loc, "an operand written as a bare shape needs a name (outside a single instruction)");
     return NULL;
   }
+  if (!s && b->single) {
+    irb_error(b, v->loc, "use of undefined instruction %%%s (in a single instruction, write its shape to make it a "
+              "parameter)", n.p);
+    return NULL;
+  }
   if (!s) {
     irb_error(b, v->loc, "use of undefined instruction %%%s", n.p);
     return NULL;
@@ -2394,6 +2399,56 @@ static bool check_async_chain(ir_builder *b, ir_instr *in, const ir_av *opcode) 
   return true;
 }
 
+/* A compact start (dot-start(...), custom-call-start(...)) wraps one op: as XLA's parser does,
+ * build the computation that runs it (one parameter per operand, the op as ROOT with the
+ * start's attributes), hidden from the printer, which writes the compact form back. */
+static void desugar_compact_start(ir_builder *b, ir_instr *in, ir_opcode wrapped, ir_attr_list *attrs) {
+  const ir_shape *s = in->shape;
+  if (!s || s->et != IR_TUPLE || s->n_elems < 2 || s->elems[0]->et != IR_TUPLE ||
+      (s->elems[1]->et == IR_TUPLE && s->elems[1]->n_elems == 0) || s->elems[0]->n_elems != in->n_operands)
+    return; /* the verifier reports the shape; a late-bound form has no op to build yet */
+  irb_begin_inline(b, in->loc);
+  ir_computation *c = b->cur;
+  if (!c) {
+    irb_end_inline(b, in->loc, 0, 0);
+    return;
+  }
+  ir_instr *params[64];
+  int n = in->n_operands < 64 ? in->n_operands : 64;
+  for (int i = 0; i < n; i++) {
+    char buf[32];
+    int len = snprintf(buf, sizeof buf, "p%d", i);
+    params[i] = make_instr(b, IR_OP_PARAMETER, ir_intern(b->m, buf, (size_t)len), in->loc, s->elems[0]->elems[i],
+                           NULL, 0);
+    if (!params[i] || !register_instr_as(b, params[i], false))
+      break;
+    params[i]->attrs.u.parameter_number = i;
+  }
+  ir_instr *r = make_instr(b, wrapped, ir_intern(b->m, ir_opcode_table[wrapped].spelling,
+                                                  strlen(ir_opcode_table[wrapped].spelling)),
+                           in->loc, s->elems[1], params, n);
+  if (r && register_instr_as(b, r, false)) {
+    r->attrs.bc.axis = -1;
+    if (fam_of(r) == IR_FAM_CONVOLUTION)
+      r->attrs.u.conv.feature_group_count = r->attrs.u.conv.batch_group_count = 1;
+    else if (fam_of(r) == IR_FAM_CUSTOM_CALL)
+      r->attrs.u.custom_call.feature_group_count = r->attrs.u.custom_call.batch_group_count = 1;
+    else if (fam_of(r) == IR_FAM_TOPK)
+      r->attrs.u.topk.largest = true;
+    ir_attr_list own = {0};
+    for (int i = 0; i < attrs->n; i++) /* the wrapper's own attributes stay on the start */
+      if (!ir_str_eq(attrs->items[i].name, "async_execution_thread"))
+        irb_attr_append(b, &own, attrs->items[i].name, attrs->items[i].loc, attrs->items[i].value);
+    apply_attrs(b, r, &own);
+    check_required(b, r, &own);
+    c->root = r;
+    b->cur_has_root = true;
+  }
+  c->hidden = true;
+  irb_end_inline(b, in->loc, 0, 0);
+  in->attrs.u.async.wrapped_comp = c;
+}
+
 static void build_instr(ir_builder *b, ir_instr *in, bool root, ir_av *opcode, ir_opcode wrapped,
                         ir_av *args, ir_attr_list *attrs) {
   ir_opcode op = in->op;
@@ -2442,6 +2497,8 @@ static void build_instr(ir_builder *b, ir_instr *in, bool root, ir_av *opcode, i
     return;
   apply_attrs(b, in, attrs);
   check_required(b, in, attrs);
+  if (in->op == IR_OP_ASYNC_START && wrapped != IR_OP_COUNT && wrapped != IR_OP_CALL)
+    desugar_compact_start(b, in, wrapped, attrs);
   if (root) {
     if (b->cur_has_root) {
       irb_error(b, loc, "computation %%%s has more than one ROOT", c->name.p);

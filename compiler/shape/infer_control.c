@@ -144,9 +144,14 @@ static const ir_instr *chain_start(const ir_instr *in) {
 /* Whether the chain runs the computation it names: the generic form, or the compact call-start
  * (whose to_apply= is the called computation); other compact forms wrap an opcode whose
  * called computations (a reducer, a comparator) are not what the wrapper runs. */
-static bool runs_called(const ir_instr *start) {
-  return start->op == IR_OP_ASYNC_START && start->n_called == 1 &&
-         (!start->attrs.u.async.compact || start->attrs.u.async.wrapped_opcode == IR_OP_CALL);
+static const ir_computation *chain_comp(const ir_instr *start) {
+  if (start->op != IR_OP_ASYNC_START)
+    return NULL;
+  if (start->attrs.u.async.wrapped_comp)
+    return start->attrs.u.async.wrapped_comp;
+  if (start->n_called == 1 && (!start->attrs.u.async.compact || start->attrs.u.async.wrapped_opcode == IR_OP_CALL))
+    return start->called[0];
+  return NULL;
 }
 
 /* A result slot written `()`: the output is bound later in the chain (late binding). */
@@ -172,7 +177,7 @@ static bool bound_ok(shape_ctx *x, ir_instr *in) {
   ir_instr *ops[SHAPE_MAX_OPERANDS];
   int n = bound_operands(in, ops, SHAPE_MAX_OPERANDS);
   const ir_instr *st = chain_start(in);
-  const ir_computation *c = runs_called(st) ? st->called[0] : NULL;
+  const ir_computation *c = chain_comp(st);
   if (c && n > c->n_params)
     n = c->n_params; /* operands past the parameters bind output buffers (late-bound outputs) */
   ir_shape *e[SHAPE_MAX_OPERANDS];
@@ -194,11 +199,12 @@ static bool bound_ok(shape_ctx *x, ir_instr *in) {
  * computation the chain runs. */
 static bool slot_ok(shape_ctx *x, ir_instr *in, const ir_shape *slot, const char *what) {
   const ir_instr *st = chain_start(in);
-  if (unbound(slot) || !runs_called(st) || result_ok(slot, st->called[0]->root->shape))
+  const ir_computation *c = chain_comp(st);
+  if (unbound(slot) || !c || !c->root || !c->root->shape || result_ok(slot, c->root->shape))
     return true;
   char a[256], b[256];
   return shape_error(x, in, "%s, %s, must be the result of %%%s, %s", what, shape_str(slot, a, sizeof a),
-                     st->called[0]->name.p, shape_str(st->called[0]->root->shape, b, sizeof b));
+                     c->name.p, shape_str(c->root->shape, b, sizeof b));
 }
 
 /* async-start: ((bound operands...), result or (), context...); the computation may take more
@@ -207,11 +213,11 @@ static ir_shape *infer_async_start(shape_ctx *x, ir_instr *in) {
   const ir_shape *r = in->shape;
   if (!r || !async_value_ok(x, in, r, "the result of async-start"))
     return NULL;
-  if (in->n_called == 0 && in->attrs.u.async.compact) {
+  if (in->attrs.u.async.compact && !chain_comp(in)) {
     bound_ok(x, in);
     return NULL; /* a compact form wrapping an op without a computation */
   }
-  if (!shape_need_called(x, in, 1, "calls=%computation") || !bound_ok(x, in))
+  if ((!in->attrs.u.async.wrapped_comp && !shape_need_called(x, in, 1, "calls=%computation")) || !bound_ok(x, in))
     return NULL;
   slot_ok(x, in, r->elems[1], "the second element of the result");
   return NULL; /* the context elements are as written */

@@ -217,6 +217,23 @@ def async_cases():
         "  ROOT %d = f32[2,3]{1,0} async-done(%u)\n}\n")
     case("async_update_binds_operand_f32", hlo, [a, b], [want], tol)
 
+    # Compact dot-start/-update/-done (XLA's parser builds the wrapped computation from the
+    # start's attributes): a batched product with a transposed right-hand side.
+    hlo = """HloModule dot_start_done_f32
+
+ENTRY %main (p0: f32[2,3,4], p1: f32[2,5,4]) -> f32[2,3,5] {
+  %p0 = f32[2,3,4]{2,1,0} parameter(0)
+  %p1 = f32[2,5,4]{2,1,0} parameter(1)
+  %ds = ((f32[2,3,4]{2,1,0}, f32[2,5,4]{2,1,0}), f32[2,3,5]{2,1,0}, s32[]) dot-start(%p0, %p1), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  %du = ((f32[2,3,4]{2,1,0}, f32[2,5,4]{2,1,0}), f32[2,3,5]{2,1,0}, s32[]) dot-update(%ds)
+  ROOT %dd = f32[2,3,5]{2,1,0} dot-done(%du)
+}
+"""
+    l = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    r = RNG.standard_normal((2, 5, 4)).astype(np.float32)
+    case("dot_start_done_f32", hlo, [l, r], [np.einsum("bik,bjk->bij", l, r).astype(np.float32)],
+         {"rtol": 1e-5, "atol": 1e-5})
+
     # copy-start/copy-done: the destination equals the source (s8 and a tuple of results).
     hlo = """HloModule copy_start_done_s8
 
