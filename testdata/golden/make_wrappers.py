@@ -37,6 +37,8 @@ def case(name, hlo, inputs, expected, tol=None):
     with open(os.path.join(d, "tol.json"), "w") as f:
         json.dump(tol or {}, f, sort_keys=True)
         f.write("\n")
+    with open(os.path.join(d, "GENERATOR"), "w") as f:  # make.py leaves this case alone
+        f.write("testdata/golden/make_wrappers.py\n")
 
 
 # ---- scan -------------------------------------------------------------------------------------
