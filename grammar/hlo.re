@@ -147,10 +147,42 @@ static int bad_number(hlo_parser *p, hlo_span *lloc) {
 
 static int lex_one(hlo_parser *p, HLO_STYPE *lval, hlo_span *lloc);
 
+/* Attributes that name a computation, whose value may be a body written inline. */
+static const char *const computation_attrs[] = {
+    "to_apply", "calls", "condition", "body", "select", "scatter", "true_computation", "false_computation",
+};
+
+/* Whether the '{' at p (after `attr=`) opens an inline computation body: the attribute names a
+ * computation and the braces start with an instruction ([ROOT] name =). */
+static bool opens_inline_computation(const hlo_lexer *lx, const unsigned char *p) {
+  const unsigned char *a = lx->attr_name + (*lx->attr_name == '%');
+  size_t n = lx->attr_name_len - (*lx->attr_name == '%');
+  bool named = false;
+  for (size_t i = 0; i < sizeof computation_attrs / sizeof *computation_attrs; i++)
+    named |= strlen(computation_attrs[i]) == n && memcmp(computation_attrs[i], a, n) == 0;
+  if (!named)
+    return false;
+  p++;
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+    p++;
+  if (strncmp((const char *)p, "ROOT", 4) == 0 && (p[4] == ' ' || p[4] == '\t'))
+    return true;
+  if (*p == '%')
+    p++;
+  if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_'))
+    return false;
+  while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+         *p == '.' || *p == '-')
+    p++;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  return *p == '=';
+}
+
 /* Counts bracket nesting; a token that opens one level too many becomes an error. */
 static int check_nesting(hlo_parser *p, hlo_span *lloc, int t) {
   hlo_lexer *lx = &p->lx;
-  if (t == '(' || t == '[' || t == '{' || t == T_LAYOUT_OPEN || t == T_TPERM) {
+  if (t == '(' || t == '[' || t == '{' || t == T_LAYOUT_OPEN || t == T_TPERM || t == T_COMP_OPEN) {
     if (++lx->nest > HLO_MAX_NESTING) {
       irb_error(p->b, (ir_loc){lloc->first_line, lloc->first_column},
                 "brackets are nested too deeply (more than %d levels)", HLO_MAX_NESTING);
@@ -165,7 +197,7 @@ static int check_nesting(hlo_parser *p, hlo_span *lloc, int t) {
 int hlo_lex(HLO_STYPE *lval, hlo_span *lloc, hlo_parser *p) {
   int t = check_nesting(p, lloc, lex_one(p, lval, lloc));
   hlo_lexer *lx = &p->lx;
-  if (t == '{' || t == T_LAYOUT_OPEN)
+  if (t == '{' || t == T_LAYOUT_OPEN || t == T_COMP_OPEN)
     lx->brace_depth++;
   else if (t == '}')
     lx->brace_depth--;
@@ -258,6 +290,10 @@ static int lex_one(hlo_parser *p, HLO_STYPE *lval, hlo_span *lloc) {
       ["'] { return lex_error(p, lloc, "unterminated string"); }
 
       "{" {
+        if (lx->prev_tok == '=' && lx->prev_prev_tok == T_NAME && opens_inline_computation(lx, lx->tok)) {
+          set_span(lx, lloc, lx->tok, lx->cur);
+          return T_COMP_OPEN;
+        }
         if (lx->prev_tok == '=' && lx->prev_prev_tok == T_NAME &&
             !is_typed_brace_attr(lx->attr_name + (*lx->attr_name == '%'),
                                  lx->attr_name_len - (*lx->attr_name == '%'))) {

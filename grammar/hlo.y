@@ -65,7 +65,7 @@ static void hlo_error(hlo_span *loc, hlo_parser *p, const char *msg) {
 %token <av> PAD "padding" TRUE "true" FALSE "false" SPECIAL "special float"
 %token <av> ETYPE "element type" CONSTANT "constant" STACKFRAMES "stack frame table"
 %token HLOMODULE "HloModule" ENTRY "ENTRY" ROOT "ROOT" ARROW "->" LE "<=" ELLIPSIS "..."
-%token BUFFER "b(" TPERM "T(" LAYOUT_OPEN "layout '{'" ERROR "invalid token"
+%token BUFFER "b(" TPERM "T(" LAYOUT_OPEN "layout '{'" COMP_OPEN "computation '{'" ERROR "invalid token"
 %token EOF 0 "end of file"
 
 %type <av> name dims dim ints int_list iota_groups value list list_item literal lit_items
@@ -73,13 +73,26 @@ static void hlo_error(hlo_span *loc, hlo_parser *p, const char *msg) {
 %type <av> layout_opt attr_value array_literal shaped_literal shaped_literals shaped_literal_item
 %type <shape> shape shape_opt array_shape
 %type <attrs> attrs comp_attrs
-%type <flag> entry_opt root_opt
+%type <flag> root_opt
 
 %%
 
 module
   : header stack_frames computations
   | computations
+  | single_instruction
+  ;
+
+/* XLA's single-instruction input: one instruction with no module around it, with or without
+ * its name; operands it does not define become parameters (irb_single_instruction). */
+single_instruction
+  : name '=' shape_opt name '(' operands ')' attrs
+                                      { irb_single_instruction(p->b, $1, $3, $4, $6, &$8); }
+  | name '=' shape_opt CONSTANT '(' literal ')' attrs
+                                      { irb_single_instruction(p->b, $1, $3, $4, $6, &$8); }
+  | shape name '(' operands ')' attrs { irb_single_instruction(p->b, NULL, $1, $2, $4, &$6); }
+  | shape CONSTANT '(' literal ')' attrs
+                                      { irb_single_instruction(p->b, NULL, $1, $2, $4, &$6); }
   ;
 
 header
@@ -98,13 +111,10 @@ computations
   ;
 
 computation
-  : entry_opt name sig_opt '{'        { irb_begin_computation(p->b, $2, $1, $3, $3 ? $3->shape : NULL); }
+  : ENTRY name sig_opt '{'            { irb_begin_computation(p->b, $2, 1, $3, $3 ? $3->shape : NULL); }
     instructions '}' comp_attrs       { irb_end_computation(p->b, &$8); }
-  ;
-
-entry_opt
-  : %empty                            { $$ = 0; }
-  | ENTRY                             { $$ = 1; }
+  | name sig_opt '{'                  { irb_begin_computation(p->b, $1, 0, $2, $2 ? $2->shape : NULL); }
+    instructions '}' comp_attrs       { irb_end_computation(p->b, &$7); }
   ;
 
 sig_opt
@@ -166,6 +176,7 @@ operand
   | shape name access                 { $$ = $3; if ($$) { $$->s = $2->s; $$->loc = $2->loc; $$->shape = $1; } }
   | nested
   | shape nested                      { $$ = $2; if ($$) $$->shape = $1; }
+  | shape                             { $$ = AV(AV_OPERAND, @1); if ($$) $$->shape = $1; }
   | INT
   ;
 
@@ -248,6 +259,8 @@ int_list
  * its shape (custom-call's literal=), which inside braces would be ambiguous. */
 attr_value
   : value
+  | COMP_OPEN                         { irb_begin_inline(p->b, LOC(@1)); }
+    instructions '}'                  { $$ = irb_end_inline(p->b, LOC(@1), @1.start, @4.end); }
   | shaped_literal
   | '(' shaped_literals ')'           { $$ = $2; if ($$) { $$->kind = AV_TUPLE; $$->loc = LOC(@1); $$->start = @$.start; $$->end = @$.end; } }
   ;

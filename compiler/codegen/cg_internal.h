@@ -170,6 +170,10 @@ void cg_lower_while(cg_function *f, ir_instr *in);
 void cg_lower_conditional(cg_function *f, ir_instr *in);
 void cg_lower_call(cg_function *f, ir_instr *in);
 void cg_lower_map(cg_function *f, ir_instr *in, LLVMValueRef out);
+/* wrappers.c: scan, async-start/-update/-done (and compact forms), copy-start/-done */
+void cg_lower_scan(cg_function *f, ir_instr *in);
+void cg_lower_async(cg_function *f, ir_instr *in);
+void cg_lower_copy_async(cg_function *f, ir_instr *in);
 /* batchnorm.c */
 void cg_lower_batch_norm(cg_function *f, ir_instr *in);
 /* conv.c */

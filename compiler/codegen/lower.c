@@ -859,6 +859,9 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   case IR_FAM_WHILE: cg_lower_while(f, in); return;
   case IR_FAM_CONDITIONAL: cg_lower_conditional(f, in); return;
   case IR_FAM_CALL: cg_lower_call(f, in); return;
+  case IR_FAM_SCAN: lower_value(f, in, cg_lower_scan); return;
+  case IR_FAM_ASYNC: cg_lower_async(f, in); return;
+  case IR_FAM_COPY_ASYNC: cg_lower_copy_async(f, in); return;
   default:
     break;
   }

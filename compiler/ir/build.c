@@ -111,7 +111,22 @@ struct ir_builder {
   bool cur_has_root;
   int gensym;
   ir_av *sig;             /* the current computation's "(p: shape, ...) -> shape", or NULL */
+  int ctrl_base;          /* control-predecessor references of the current computation start here */
+  struct inline_frame *inl; /* the computations an inline body (to_apply={...}) interrupts */
+  bool single;            /* single-instruction input: undefined operands become parameters */
+  int n_single_params;
 };
+
+/* What an inline computation body saves of the computation it is written in. */
+typedef struct inline_frame {
+  struct inline_frame *up;
+  ir_computation *cur;
+  name_map instrs;
+  bool cur_has_root;
+  ir_av *sig;
+  int n_ctrl_refs, ctrl_base;
+  ir_loc loc;
+} inline_frame;
 
 ir_builder *irb_create(ir_module *m, ir_diag_list *diags, const char *text, size_t len) {
   ir_builder *b = ir_arena_alloc(&m->arena, sizeof *b);
@@ -829,6 +844,7 @@ void irb_begin_computation(ir_builder *b, ir_av *name, bool entry, ir_av *params
   b->cur_has_root = false;
   b->instrs = (name_map){0};
   b->n_ctrl_refs = 0;
+  b->ctrl_base = 0;
   if (!name)
     return;
   ir_str n = bare_name(name->s);
@@ -940,7 +956,7 @@ void irb_end_computation(ir_builder *b, ir_attr_list *attrs) {
     else
       irb_error(b, a->loc, "unknown computation attribute '%s'", a->name.p);
   }
-  for (int i = 0; i < b->n_ctrl_refs; i++) {
+  for (int i = b->ctrl_base; i < b->n_ctrl_refs; i++) {
     ctrl_ref *r = &b->ctrl_refs[i];
     name_slot *s = map_find(&b->instrs, r->name);
     if (!s)
@@ -956,6 +972,74 @@ void irb_end_computation(ir_builder *b, ir_attr_list *attrs) {
   if (b->sig && !irb_failed(b))
     check_signature(b, c, b->sig);
   b->cur = NULL;
+}
+
+/* ---- inline computation bodies ----------------------------------------------------------- */
+
+/* An attribute written to_apply={ instructions } (XLA's nested computation): the body becomes
+ * a computation of its own, named after the computation it is written in, placed before it so
+ * that the printer writes callees first; the attribute then names it. */
+void irb_begin_inline(ir_builder *b, ir_loc loc) {
+  inline_frame *f = ir_arena_alloc(&b->m->arena, sizeof *f);
+  if (!f) {
+    irb_oom(b, loc);
+    return;
+  }
+  *f = (inline_frame){b->inl, b->cur, b->instrs, b->cur_has_root, b->sig, b->n_ctrl_refs, b->ctrl_base, loc};
+  b->inl = f;
+  b->sig = NULL;
+  b->cur_has_root = false;
+  b->instrs = (name_map){0};
+  b->ctrl_base = b->n_ctrl_refs;
+  ir_str base = f->cur ? f->cur->name : ir_intern(b->m, "inline", 6);
+  char buf[512];
+  int n;
+  do
+    n = snprintf(buf, sizeof buf, "%.*s.inline%d", (int)(base.len > 400 ? 400 : base.len), base.p, ++b->gensym);
+  while (map_find(&b->comps, (ir_str){buf, (size_t)n}));
+  ir_str name = ir_intern(b->m, buf, (size_t)n);
+  ir_computation *c = name.p ? ir_computation_add(b->m, name) : NULL;
+  if (!c || !map_put(&b->m->arena, &b->comps, name, c, loc)) {
+    irb_oom(b, loc);
+    b->cur = NULL;
+    return;
+  }
+  c->loc = loc;
+  b->cur = c;
+}
+
+/* Moves computation c to just before `before` in the module's text order. */
+static void place_before(ir_module *m, ir_computation *c, const ir_computation *before) {
+  if (!before || before->id > c->id)
+    return;
+  int at = before->id;
+  memmove(&m->comps[at + 1], &m->comps[at], (size_t)(c->id - at) * sizeof *m->comps);
+  m->comps[at] = c;
+  for (int i = at; i < m->n_comps; i++)
+    m->comps[i]->id = i;
+}
+
+ir_av *irb_end_inline(ir_builder *b, ir_loc loc, size_t start, size_t end) {
+  inline_frame *f = b->inl;
+  ir_computation *c = b->cur;
+  ir_attr_list none = {0};
+  irb_end_computation(b, &none);
+  if (!f)
+    return NULL;
+  b->inl = f->up;
+  b->cur = f->cur;
+  b->instrs = f->instrs;
+  b->cur_has_root = f->cur_has_root;
+  b->sig = f->sig;
+  b->n_ctrl_refs = f->n_ctrl_refs;
+  b->ctrl_base = f->ctrl_base;
+  if (!c)
+    return NULL;
+  place_before(b->m, c, f->cur);
+  ir_av *v = irb_av(b, AV_NAME, loc, start, end);
+  if (v)
+    v->s = c->name;
+  return v;
 }
 
 /* ---- attributes ------------------------------------------------------------------------ */
@@ -1981,6 +2065,22 @@ static ir_instr *nested_instr(ir_builder *b, ir_av *v) {
   return in && register_instr_as(b, in, true) ? in : NULL;
 }
 
+/* In single-instruction input, an operand nothing defines becomes the next parameter (XLA's
+ * create_missing_instruction hook): named as written, or "_N" when only its shape is. */
+static ir_instr *single_parameter(ir_builder *b, ir_av *v, ir_str n) {
+  int k = b->n_single_params++;
+  if (!n.p) {
+    char buf[32];
+    int len = snprintf(buf, sizeof buf, "_%d", k);
+    n = ir_intern(b->m, buf, (size_t)len);
+  }
+  ir_instr *in = n.p ? make_instr(b, IR_OP_PARAMETER, n, v->loc, v->shape, NULL, 0) : NULL;
+  if (!in || !register_instr_as(b, in, false))
+    return NULL;
+  in->attrs.u.parameter_number = k;
+  return in;
+}
+
 static ir_instr *resolve_operand(ir_builder *b, ir_av *v) {
   if (v->kind == AV_NESTED)
     return nested_instr(b, v);
@@ -1989,7 +2089,18 @@ static ir_instr *resolve_operand(ir_builder *b, ir_av *v) {
     return NULL;
   }
   ir_str n = bare_name(v->s);
-  name_slot *s = map_find(&b->instrs, n);
+  name_slot *s = n.p ? map_find(&b->instrs, n) : NULL;
+  if (!s && b->single && v->shape && !v->n)
+    return single_parameter(b, v, n);
+  if (!s && !n.p) {
+    irb_error(b, v->loc, "an operand written as a bare shape needs a name (outside a single instruction)");
+    return NULL;
+  }
+  if (!s && b->single) {
+    irb_error(b, v->loc, "use of undefined instruction %%%s (in a single instruction, write its shape to make it a "
+              "parameter)", n.p);
+    return NULL;
+  }
   if (!s) {
     irb_error(b, v->loc, "use of undefined instruction %%%s", n.p);
     return NULL;
@@ -2234,6 +2345,22 @@ void irb_instruction(ir_builder *b, bool root, ir_av *name, ir_shape *shape, ir_
   }
 }
 
+void irb_single_instruction(ir_builder *b, ir_av *name, ir_shape *shape, ir_av *opcode, ir_av *args,
+                            ir_attr_list *attrs) {
+  if (!opcode)
+    return;
+  ir_av *cname = irb_av(b, AV_NAME, opcode->loc, opcode->start, opcode->start);
+  if (!cname)
+    return;
+  cname->s = b->m->name.p ? b->m->name : ir_intern(b->m, "module", 6);
+  irb_begin_computation(b, cname, true, NULL, NULL);
+  b->single = true;
+  irb_instruction(b, true, name ? name : cname, shape, opcode, args, attrs);
+  b->single = false;
+  ir_attr_list none = {0};
+  irb_end_computation(b, &none);
+}
+
 /* The opcode as the text spells it: "negate-start" for a compact async form. */
 static void op_spelling(const ir_instr *in, char *buf, size_t cap) {
   static const char *const suffix[] = {"-start", "-update", "-done"};
@@ -2249,8 +2376,10 @@ static void op_spelling(const ir_instr *in, char *buf, size_t cap) {
 static bool check_async_chain(ir_builder *b, ir_instr *in, const ir_av *opcode) {
   if (in->op != IR_OP_ASYNC_UPDATE && in->op != IR_OP_ASYNC_DONE)
     return true;
-  if (in->n_operands != 1) {
-    irb_error(b, in->loc, "%%%s: '%s' takes 1 operand but has %d", in->name.p, opcode->s.p, in->n_operands);
+  /* An update may bind further operands of the computation (late binding); a done takes one. */
+  if (in->op == IR_OP_ASYNC_UPDATE ? in->n_operands < 1 : in->n_operands != 1) {
+    irb_error(b, in->loc, "%%%s: '%s' takes %s1 operand but has %d", in->name.p, opcode->s.p,
+              in->op == IR_OP_ASYNC_UPDATE ? "at least " : "", in->n_operands);
     return false;
   }
   const ir_instr *src = in->operands[0];
@@ -2268,6 +2397,56 @@ static bool check_async_chain(ir_builder *b, ir_instr *in, const ir_av *opcode) 
     return false;
   }
   return true;
+}
+
+/* A compact start (dot-start(...), custom-call-start(...)) wraps one op: as XLA's parser does,
+ * build the computation that runs it (one parameter per operand, the op as ROOT with the
+ * start's attributes), hidden from the printer, which writes the compact form back. */
+static void desugar_compact_start(ir_builder *b, ir_instr *in, ir_opcode wrapped, ir_attr_list *attrs) {
+  const ir_shape *s = in->shape;
+  if (!s || s->et != IR_TUPLE || s->n_elems < 2 || s->elems[0]->et != IR_TUPLE ||
+      (s->elems[1]->et == IR_TUPLE && s->elems[1]->n_elems == 0) || s->elems[0]->n_elems != in->n_operands)
+    return; /* the verifier reports the shape; a late-bound form has no op to build yet */
+  irb_begin_inline(b, in->loc);
+  ir_computation *c = b->cur;
+  if (!c) {
+    irb_end_inline(b, in->loc, 0, 0);
+    return;
+  }
+  ir_instr *params[64];
+  int n = in->n_operands < 64 ? in->n_operands : 64;
+  for (int i = 0; i < n; i++) {
+    char buf[32];
+    int len = snprintf(buf, sizeof buf, "p%d", i);
+    params[i] = make_instr(b, IR_OP_PARAMETER, ir_intern(b->m, buf, (size_t)len), in->loc, s->elems[0]->elems[i],
+                           NULL, 0);
+    if (!params[i] || !register_instr_as(b, params[i], false))
+      break;
+    params[i]->attrs.u.parameter_number = i;
+  }
+  ir_instr *r = make_instr(b, wrapped, ir_intern(b->m, ir_opcode_table[wrapped].spelling,
+                                                  strlen(ir_opcode_table[wrapped].spelling)),
+                           in->loc, s->elems[1], params, n);
+  if (r && register_instr_as(b, r, false)) {
+    r->attrs.bc.axis = -1;
+    if (fam_of(r) == IR_FAM_CONVOLUTION)
+      r->attrs.u.conv.feature_group_count = r->attrs.u.conv.batch_group_count = 1;
+    else if (fam_of(r) == IR_FAM_CUSTOM_CALL)
+      r->attrs.u.custom_call.feature_group_count = r->attrs.u.custom_call.batch_group_count = 1;
+    else if (fam_of(r) == IR_FAM_TOPK)
+      r->attrs.u.topk.largest = true;
+    ir_attr_list own = {0};
+    for (int i = 0; i < attrs->n; i++) /* the wrapper's own attributes stay on the start */
+      if (!ir_str_eq(attrs->items[i].name, "async_execution_thread"))
+        irb_attr_append(b, &own, attrs->items[i].name, attrs->items[i].loc, attrs->items[i].value);
+    apply_attrs(b, r, &own);
+    check_required(b, r, &own);
+    c->root = r;
+    b->cur_has_root = true;
+  }
+  c->hidden = true;
+  irb_end_inline(b, in->loc, 0, 0);
+  in->attrs.u.async.wrapped_comp = c;
 }
 
 static void build_instr(ir_builder *b, ir_instr *in, bool root, ir_av *opcode, ir_opcode wrapped,
@@ -2318,6 +2497,8 @@ static void build_instr(ir_builder *b, ir_instr *in, bool root, ir_av *opcode, i
     return;
   apply_attrs(b, in, attrs);
   check_required(b, in, attrs);
+  if (in->op == IR_OP_ASYNC_START && wrapped != IR_OP_COUNT && wrapped != IR_OP_CALL)
+    desugar_compact_start(b, in, wrapped, attrs);
   if (root) {
     if (b->cur_has_root) {
       irb_error(b, loc, "computation %%%s has more than one ROOT", c->name.p);

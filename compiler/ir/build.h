@@ -96,6 +96,17 @@ void irb_stack_frames(ir_builder *b, size_t start, size_t end);
 void irb_begin_computation(ir_builder *b, ir_av *name, bool entry, ir_av *params,
                            ir_shape *result);
 void irb_end_computation(ir_builder *b, ir_attr_list *attrs);
+/* An inline computation body (to_apply={ ... }): begin before its instructions, end after
+ * them; end returns a name value naming the new computation (placed before the one it is
+ * written in), to be used as the attribute's value. */
+void irb_begin_inline(ir_builder *b, ir_loc loc);
+/* XLA's single-instruction input: an entry computation named after the module holding the
+ * instruction as its ROOT (named after the module too when unnamed), with a parameter for
+ * every operand it does not define (named as written, "_N" for a bare shape), numbered in
+ * the order they appear. */
+void irb_single_instruction(ir_builder *b, ir_av *name, ir_shape *shape, ir_av *opcode, ir_av *args,
+                            ir_attr_list *attrs);
+ir_av *irb_end_inline(ir_builder *b, ir_loc loc, size_t start, size_t end);
 void irb_instruction(ir_builder *b, bool root, ir_av *name, ir_shape *shape, ir_av *opcode,
                      ir_av *args, ir_attr_list *attrs);
 /* Resolves computation references, fills entry, rebuilds uses.  Returns false on errors. */

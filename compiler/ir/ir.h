@@ -347,6 +347,9 @@ typedef struct ir_attrs {
       ir_str execution_thread;
       ir_opcode wrapped_opcode;  /* for compact forms like call-start: the wrapped opcode */
       bool compact;              /* written "<op>-start"/"-update"/"-done" */
+      /* On a compact start wrapping an op other than call: the computation XLA's parser builds
+       * for it (parameters for the operands, the op as ROOT with the start's attributes). */
+      struct ir_computation *wrapped_comp;
     } async;
     struct { int64_t cross_program_prefetch_index; bool has_index; } copy_start;
   } u;
@@ -399,6 +402,7 @@ struct ir_computation {
   int n_params;
   ir_instr *root;
   ir_str execution_thread;     /* empty when not written */
+  bool hidden;                 /* made by the parser for a compact async form; not printed */
   ir_module *module;
   ir_loc loc;
   int id;

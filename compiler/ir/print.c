@@ -951,6 +951,8 @@ char *ir_print_module_to_string(const ir_module *m, size_t *out_len) {
   sbuf b = {0};
   print_header(&b, m);
   for (int i = 0; i < m->n_comps; i++) {
+    if (m->comps[i]->hidden)
+      continue;
     sb_puts(&b, "\n");
     print_computation(&b, m->comps[i]);
   }

@@ -83,14 +83,18 @@ static hlo_status drop_dead_computations(ir_module *m) {
   work[n++] = m->entry;
   while (n > 0) {
     ir_computation *c = work[--n];
-    for (int i = 0; i < c->n_instrs; i++)
-      for (int k = 0; k < c->instrs[i]->n_called; k++) {
-        ir_computation *callee = c->instrs[i]->called[k];
+    for (int i = 0; i < c->n_instrs; i++) {
+      const ir_instr *in = c->instrs[i];
+      /* A compact async start (dot-start, ...) runs the computation the parser built for it. */
+      ir_computation *wrapped = ir_opcode_table[in->op].family == IR_FAM_ASYNC ? in->attrs.u.async.wrapped_comp : NULL;
+      for (int k = 0; k <= in->n_called; k++) {
+        ir_computation *callee = k < in->n_called ? in->called[k] : wrapped;
         if (callee && !live[callee->id]) {
           live[callee->id] = 1;
           work[n++] = callee;
         }
       }
+    }
   }
   int j = 0;
   for (int i = 0; i < m->n_comps; i++)

@@ -134,40 +134,113 @@ static bool async_value_ok(shape_ctx *x, ir_instr *in, const ir_shape *s, const 
                      shape_kind_str(s, a, sizeof a));
 }
 
-/* async-start: the written shape holds the operands and the wrapped computation's result. */
+/* The start of an async chain (start -> update... -> done). */
+static const ir_instr *chain_start(const ir_instr *in) {
+  while (in->op != IR_OP_ASYNC_START && in->n_operands > 0)
+    in = in->operands[0];
+  return in;
+}
+
+/* Whether the chain runs the computation it names: the generic form, or the compact call-start
+ * (whose to_apply= is the called computation); other compact forms wrap an opcode whose
+ * called computations (a reducer, a comparator) are not what the wrapper runs. */
+static const ir_computation *chain_comp(const ir_instr *start) {
+  if (start->op != IR_OP_ASYNC_START)
+    return NULL;
+  if (start->attrs.u.async.wrapped_comp)
+    return start->attrs.u.async.wrapped_comp;
+  if (start->n_called == 1 && (!start->attrs.u.async.compact || start->attrs.u.async.wrapped_opcode == IR_OP_CALL))
+    return start->called[0];
+  return NULL;
+}
+
+/* A result slot written `()`: the output is bound later in the chain (late binding). */
+static bool unbound(const ir_shape *s) { return s->et == IR_TUPLE && s->n_elems == 0; }
+
+/* The result slot holds the computation's result (or that result alone in a 1-tuple). */
+static bool result_ok(const ir_shape *slot, const ir_shape *root) {
+  return shape_compatible(slot, root) ||
+         (slot->et == IR_TUPLE && slot->n_elems == 1 && shape_compatible(slot->elems[0], root));
+}
+
+/* The operands bound so far at `in`: the start's, then each update's beyond the first. */
+static int bound_operands(const ir_instr *in, ir_instr **out, int cap) {
+  int n = in->op == IR_OP_ASYNC_START || in->n_operands == 0 ? 0 : bound_operands(in->operands[0], out, cap);
+  for (int i = in->op == IR_OP_ASYNC_START ? 0 : 1; i < in->n_operands && n < cap; i++)
+    out[n++] = in->operands[i];
+  return n;
+}
+
+/* The first element of `in`'s written shape holds exactly the bound operands, which are a
+ * prefix of the computation's parameters. */
+static bool bound_ok(shape_ctx *x, ir_instr *in) {
+  ir_instr *ops[SHAPE_MAX_OPERANDS];
+  int n = bound_operands(in, ops, SHAPE_MAX_OPERANDS);
+  const ir_instr *st = chain_start(in);
+  const ir_computation *c = chain_comp(st);
+  if (c && n > c->n_params)
+    n = c->n_params; /* operands past the parameters bind output buffers (late-bound outputs) */
+  ir_shape *e[SHAPE_MAX_OPERANDS];
+  for (int i = 0; i < n; i++)
+    e[i] = ops[i]->shape;
+  ir_shape *want = shape_tuple_of(x, e, n);
+  char a[256], b[256];
+  if (!want || !shape_compatible(in->shape->elems[0], want))
+    return shape_error(x, in, "the first element of the result, %s, must hold the bound operands %s",
+                       shape_str(in->shape->elems[0], a, sizeof a), shape_str(want, b, sizeof b));
+  for (int i = 0; c && i < n; i++)
+    if (!shape_compatible(c->params[i]->shape, ops[i]->shape))
+      return shape_error(x, in, "async computation %%%s parameter %d is %s but the operand is %s", c->name.p, i,
+                         shape_str(c->params[i]->shape, a, sizeof a), shape_str(ops[i]->shape, b, sizeof b));
+  return true;
+}
+
+/* The result slot of `slot` (written on a start or update, or a done's result) against the
+ * computation the chain runs. */
+static bool slot_ok(shape_ctx *x, ir_instr *in, const ir_shape *slot, const char *what) {
+  const ir_instr *st = chain_start(in);
+  const ir_computation *c = chain_comp(st);
+  if (unbound(slot) || !c || !c->root || !c->root->shape || result_ok(slot, c->root->shape))
+    return true;
+  char a[256], b[256];
+  return shape_error(x, in, "%s, %s, must be the result of %%%s, %s", what, shape_str(slot, a, sizeof a),
+                     c->name.p, shape_str(c->root->shape, b, sizeof b));
+}
+
+/* async-start: ((bound operands...), result or (), context...); the computation may take more
+ * parameters than the start binds (late binding: updates bind the rest). */
 static ir_shape *infer_async_start(shape_ctx *x, ir_instr *in) {
   const ir_shape *r = in->shape;
   if (!r || !async_value_ok(x, in, r, "the result of async-start"))
     return NULL;
-  char a[256], b[256];
-  ir_shape *ops = shape_operands_collated(x, in, 0, in->n_operands);
-  if (ops && ops->et != IR_TUPLE) {
-    ir_shape *one[1] = {ops};
-    ops = shape_tuple_of(x, one, 1);
-  }
-  if (!ops || !shape_compatible(r->elems[0], ops))
-    return shape_fail(x, in, "the first element of the result, %s, must hold the operands %s",
-                      shape_str(r->elems[0], a, sizeof a), shape_str(ops, b, sizeof b));
-  if (in->n_called == 0 && in->attrs.u.async.compact)
+  if (in->attrs.u.async.compact && !chain_comp(in)) {
+    bound_ok(x, in);
     return NULL; /* a compact form wrapping an op without a computation */
-  if (!shape_need_called(x, in, 1, "calls=%computation"))
+  }
+  if ((!in->attrs.u.async.wrapped_comp && !shape_need_called(x, in, 1, "calls=%computation")) || !bound_ok(x, in))
     return NULL;
-  const ir_computation *c = in->called[0];
-  if (!in->attrs.u.async.compact && !params_match(x, in, c, in->operands, in->n_operands, "async computation"))
-    return NULL;
-  if (!in->attrs.u.async.compact && !shape_compatible(r->elems[1], c->root->shape))
-    return shape_fail(x, in, "the second element of the result, %s, must be the result of %%%s, %s",
-                      shape_str(r->elems[1], a, sizeof a), c->name.p, shape_str(c->root->shape, b, sizeof b));
+  slot_ok(x, in, r->elems[1], "the second element of the result");
   return NULL; /* the context elements are as written */
 }
 
+/* async-update: the operand's value with further operands bound; async-done: the result. */
 ir_shape *shape_infer_async(shape_ctx *x, ir_instr *in) {
   if (in->op == IR_OP_ASYNC_START)
     return infer_async_start(x, in);
-  if (!shape_need_operands(x, in, 1) || !async_value_ok(x, in, shape_operand(in, 0), "the operand"))
+  if (!shape_need_min_operands(x, in, 1) || !async_value_ok(x, in, shape_operand(in, 0), "the operand"))
     return NULL;
   const ir_shape *s = shape_operand(in, 0);
-  return ir_shape_clone(x->m, in->op == IR_OP_ASYNC_UPDATE ? s : s->elems[1]);
+  if (in->op == IR_OP_ASYNC_UPDATE) {
+    if (in->n_operands == 1 && !unbound(s->elems[1]))
+      return ir_shape_clone(x->m, s);
+    if (in->shape && async_value_ok(x, in, in->shape, "the result of async-update") && bound_ok(x, in))
+      slot_ok(x, in, in->shape->elems[1], "the second element of the result");
+    return NULL;
+  }
+  if (!unbound(s->elems[1]) || !in->shape)
+    return ir_shape_clone(x->m, s->elems[1]);
+  slot_ok(x, in, in->shape, "the result of async-done");
+  return NULL; /* the output is bound here: as written */
 }
 
 /* copy-start: (destination, source, u32[] context); copy-done: the destination. */

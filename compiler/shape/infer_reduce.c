@@ -211,9 +211,31 @@ static int body_results(const ir_shape *r, const ir_shape **out, int cap) {
   return n;
 }
 
-/* scan(carries..., inputs...), num_carries=C, dimensions={d}: the body takes the carries and
- * one element of each input along d, returns (carries..., outputs...); the result is
- * (carries..., outputs stacked along d). */
+/* scan(inputs..., inits...), num_carries=C, dimensions={d}, as XLA reads it (HloScanInstruction):
+ * the last C operands are the initial carries; the body takes one element of each input along
+ * d followed by the carries and returns (outputs..., carries...); the result is (outputs
+ * stacked along d..., final carries...), a tuple exactly when the body returns one. */
+static bool scan_check_params(shape_ctx *x, ir_instr *in, int64_t d, int64_t len) {
+  const ir_computation *c = in->called[0];
+  int nc = (int)in->attrs.u.scan.num_carries, ni = in->n_operands - nc;
+  char a[256], b[256];
+  if (c->n_params != in->n_operands)
+    return shape_error(x, in, "scan computation %%%s takes %d parameters but scan has %d operands", c->name.p,
+                       c->n_params, in->n_operands);
+  for (int i = 0; i < in->n_operands; i++) {
+    const ir_shape *s = shape_operand(in, i);
+    bool carry = i >= ni;
+    if (!carry && (!shape_need_array(x, in, i) || s->rank <= d || s->dims[d] != len))
+      return shape_error(x, in, "scanned input %d must have dimension %lld of size %lld", i, (long long)d,
+                         (long long)len);
+    ir_shape *want = carry ? (ir_shape *)s : drop_dim(x, s, d);
+    if (!shape_compatible(c->params[i]->shape, want))
+      return shape_error(x, in, "scan computation %%%s parameter %d is %s but must be %s", c->name.p, i,
+                         shape_str(c->params[i]->shape, a, sizeof a), shape_str(want, b, sizeof b));
+  }
+  return true;
+}
+
 ir_shape *shape_infer_scan(shape_ctx *x, ir_instr *in) {
   int64_t nc = in->attrs.u.scan.num_carries;
   if (!shape_need_min_operands(x, in, 1) || !shape_need_called(x, in, 1, "to_apply"))
@@ -222,43 +244,34 @@ ir_shape *shape_infer_scan(shape_ctx *x, ir_instr *in) {
     return shape_fail(x, in, "num_carries=%lld must leave at least one of the %d operands to scan", (long long)nc,
                       in->n_operands);
   const ir_i64_list *dl = &in->attrs.dimensions;
-  const ir_shape *x0 = shape_operand(in, (int)nc);
-  if (!shape_need_array(x, in, (int)nc))
+  if (!shape_need_array(x, in, 0))
     return NULL;
+  const ir_shape *x0 = shape_operand(in, 0);
   if (dl->n != 1 || dl->v[0] < 0 || dl->v[0] >= x0->rank)
     return shape_fail(x, in, "scan needs one dimension in [0, %d)", x0->rank);
   int64_t d = dl->v[0], len = x0->dims[d];
+  if (!scan_check_params(x, in, d, len))
+    return NULL;
   const ir_computation *c = in->called[0];
-  if (c->n_params != in->n_operands)
-    return shape_fail(x, in, "scan computation %%%s takes %d parameters but scan has %d operands", c->name.p,
-                      c->n_params, in->n_operands);
-  char a[256], b[256];
-  for (int i = 0; i < in->n_operands; i++) {
-    const ir_shape *s = shape_operand(in, i);
-    bool carry = i < nc;
-    if (!carry && (!shape_need_array(x, in, i) || s->rank <= d || s->dims[d] != len))
-      return shape_fail(x, in, "scanned operand %d must have dimension %lld of size %lld", i, (long long)d,
-                        (long long)len);
-    ir_shape *want = carry ? (ir_shape *)s : drop_dim(x, s, d);
-    if (!shape_compatible(c->params[i]->shape, want))
-      return shape_fail(x, in, "scan computation %%%s parameter %d is %s but must be %s", c->name.p, i,
-                        shape_str(c->params[i]->shape, a, sizeof a), shape_str(want, b, sizeof b));
-  }
+  int ni = in->n_operands - (int)nc;
   const ir_shape *res[SHAPE_MAX_OPERANDS];
-  int nr = body_results(c->root->shape, res, SHAPE_MAX_OPERANDS);
-  if (nr <= nc)
-    return shape_fail(x, in, "scan computation %%%s must return the %lld carries and at least one output", c->name.p,
+  int nr = body_results(c->root->shape, res, SHAPE_MAX_OPERANDS), no = nr - (int)nc;
+  char a[256], b[256];
+  if (no < 0)
+    return shape_fail(x, in, "scan computation %%%s must return its outputs and the %lld carries", c->name.p,
                       (long long)nc);
   ir_shape *out[SHAPE_MAX_OPERANDS];
   for (int i = 0; i < nr; i++) {
-    if (i < nc && !shape_compatible(res[i], shape_operand(in, i)))
+    bool carry = i >= no;
+    const ir_shape *init = carry ? shape_operand(in, ni + i - no) : NULL;
+    if (carry && !shape_compatible(res[i], init))
       return shape_fail(x, in, "scan computation %%%s result %d is %s but carry %d is %s", c->name.p, i,
-                        shape_str(res[i], a, sizeof a), i, shape_str(shape_operand(in, i), b, sizeof b));
-    if (i >= nc && !shape_is_array(res[i]))
+                        shape_str(res[i], a, sizeof a), i - no, shape_str(init, b, sizeof b));
+    if (!carry && !shape_is_array(res[i]))
       return shape_fail(x, in, "scan output %d must be an array, not %s", i, shape_kind_str(res[i], a, sizeof a));
-    out[i] = i < nc ? ir_shape_clone(x->m, res[i]) : insert_dim(x, res[i], d, len);
+    out[i] = carry ? ir_shape_clone(x->m, res[i]) : insert_dim(x, res[i], d, len);
   }
-  return nr == 1 ? out[0] : shape_tuple_of(x, out, nr);
+  return c->root->shape->et == IR_TUPLE ? shape_tuple_of(x, out, nr) : out[0];
 }
 
 /* ---- sort and topk ------------------------------------------------------------------------ */
