@@ -68,6 +68,10 @@ struct hlo_context {
   void **libs;
   int n_libs;
   hlo_pool pool;
+  /* rng-get-and-update-state and rng (rt_rng.c): XLA's 128-bit generator state, low word
+   * first, guarded by `mu`; set to XLA's initial value on first use (rng_started). */
+  uint64_t rng_state[2];
+  bool rng_started;
 };
 
 #endif
