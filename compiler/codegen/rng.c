@@ -82,7 +82,8 @@ void cg_lower_rng(cg_function *f, ir_instr *in) {
   ir_etype et = in->shape->et;
   bool flt = ir_etype_is_float(et), wide = et == IR_F16 || et == IR_BF16;
   int bytes = ir_etype_table[et].storage_bytes;
-  bool ok = flt ? (wide || et == IR_F32 || et == IR_F64) : (ir_etype_is_int(et) && ir_etype_table[et].bits == 8 * bytes);
+  bool ok = flt ? (wide || et == IR_F32 || et == IR_F64)
+                : et == IR_PRED || (ir_etype_is_int(et) && ir_etype_table[et].bits == 8 * bytes);
   if (!ok || (!flt && in->attrs.u.rng.distribution == IR_RNG_NORMAL)) {
     cg_fail(cm, in, "rng %s of %s elements is not defined", in->attrs.u.rng.distribution == IR_RNG_NORMAL ? "normal" : "uniform",
             ir_etype_table[et].spelling);
