@@ -171,6 +171,51 @@ def sort_cases():
                       ["%r = pred[3,9]{1,0} sort(%p0), dimensions={1}, to_apply=%lt"], "pred[3,9]{1,0}")
     add("sort_pred", hlo, [p], [np.sort(p, axis=1)])
 
+    # Radix path (more than 32 per line) for 8-, 2- and 1-byte keys.
+    v = R.integers(-2**62, 2**62, size=(2, 500), dtype=np.int64) * 2
+    v[:, ::50] = v[:, 1:2]  # ties
+    hlo = module_with("sort_radix_s64", less_cmp("s64", "GT"), [(np.int64, v.shape)],
+                      ["%r = s64[2,500]{1,0} sort(%p0), dimensions={1}, is_stable=true, to_apply=%lt"], "s64[2,500]{1,0}")
+    add("sort_radix_s64", hlo, [v], [-np.sort(-v, axis=1)])
+    d = R.standard_normal((2, 300)) * 1e300
+    d[:, ::31] = np.nan
+    d[:, 1::37] = -np.nan
+    d[:, 2::41] = -0.0
+    d[:, 3::43] = np.inf
+    d[:, 4::47] = 5e-324  # subnormal
+    bits = d.view(np.uint64)
+    order = np.argsort(total_key(bits, 64), axis=1, kind="stable")
+    hlo = module_with("sort_radix_totalorder_f64", less_cmp("f64", "LT", ", type=TOTALORDER"), [(np.float64, d.shape)],
+                      ["%s = f64[2,300]{1,0} sort(%p0), dimensions={1}, is_stable=true, to_apply=%lt",
+                       "%r = u64[2,300]{1,0} bitcast-convert(%s)"], "u64[2,300]{1,0}")
+    add("sort_radix_totalorder_f64", hlo, [d], [np.take_along_axis(bits, order, axis=1)])
+    h = R.standard_normal((3, 100)).astype(np.float16)
+    h[:, ::9] = np.float16(np.nan)
+    h[:, 1::11] = np.float16(-0.0)
+    hb = h.view(np.uint16)
+    order = np.argsort(~total_key(hb, 16) & np.uint64(0xFFFF), axis=1, kind="stable")
+    hlo = module_with("sort_radix_totalorder_desc_f16", less_cmp("f16", "GT", ", type=TOTALORDER"),
+                      [(np.float16, h.shape)],
+                      ["%s = f16[3,100]{1,0} sort(%p0), dimensions={1}, is_stable=true, to_apply=%lt",
+                       "%r = u16[3,100]{1,0} bitcast-convert(%s)"], "u16[3,100]{1,0}")
+    add("sort_radix_totalorder_desc_f16", hlo, [h], [np.take_along_axis(hb, order, axis=1)])
+    q = R.integers(0, 256, size=(4, 64)).astype(np.uint8)
+    iq = np.broadcast_to(np.arange(64, dtype=np.int32), (4, 64)).copy()
+    comps = """%u8gt {
+  %a = u8[] parameter(0)
+  %b = u8[] parameter(1)
+  %i = s32[] parameter(2)
+  %j = s32[] parameter(3)
+  ROOT %c = pred[] compare(%b, %a), direction=LT
+}
+"""
+    order = np.argsort(255 - q.astype(np.int64), axis=1, kind="stable")
+    shp = ["u8[4,64]{1,0}", "s32[4,64]{1,0}"]
+    hlo = module_with("sort_radix_desc_swapped_u8", comps, [(np.uint8, q.shape), (np.int32, iq.shape)],
+                      ["%%r = %s sort(%%p0, %%p1), dimensions={1}, is_stable=true, to_apply=%%u8gt" % tup(shp)],
+                      tup(shp))
+    add("sort_radix_desc_swapped_u8", hlo, [q, iq], [np.take_along_axis(q, order, axis=1), order.astype(np.int32)])
+
     # Empty dimensions: nothing to sort, empty results.
     e = np.zeros((0, 5), dtype=np.float32)
     hlo = module_with("sort_empty_f32", less_cmp("f32"), [(np.float32, (0, 5))],
