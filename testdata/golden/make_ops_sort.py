@@ -403,6 +403,21 @@ def rbg_kat_cases():
         name = "rng_bit_generator_threefry_random123_kat%d" % i
         add(name, rbg_module(name, "rng_three_fry", 2, "u64[1]{0}"), [st],
             [exp_state, np.array([u64(*o)], dtype=np.uint64)])
+    # XLA's own output (PJRT CPU), printed to 5 digits in r-xla/anvil's documentation
+    # (reference/nvl_rng_bit_generator.md): THREE_FRY from state (0, 0) into u32[3,2] gives
+    # [[1.7973e9, 2.5791e9], [1.3515e9, 3.2358e9], [1.6886e9, 4.2293e9]] and state (0, 3).  The
+    # data is compared through f64 within the printed precision.
+    name = "rng_bit_generator_threefry_u32_3x2_xla_pjrt"
+    shp = ["u64[2]{0}", "u32[3,2]{1,0}"]
+    hlo = module(name, [(np.uint64, (2,))],
+                 ["%%g = %s rng-bit-generator(%%p0), algorithm=rng_three_fry" % tup(shp),
+                  "%s = u64[2]{0} get-tuple-element(%g), index=0",
+                  "%d = u32[3,2]{1,0} get-tuple-element(%g), index=1",
+                  "%f = f64[3,2]{1,0} convert(%d)",
+                  "%r = (u64[2]{0}, f64[3,2]{1,0}) tuple(%s, %f)"], "(u64[2]{0}, f64[3,2]{1,0})")
+    add(name, hlo, [np.zeros(2, dtype=np.uint64)],
+        [np.array([0, 3], dtype=np.uint64),
+         np.array([[1.7973e9, 2.5791e9], [1.3515e9, 3.2358e9], [1.6886e9, 4.2293e9]])], {"rtol": 1e-4})
     # PHILOX with a u64[3] state (key, counter low, counter high): u32[4] is one block.
     for i, (c, k, o) in enumerate(PH_KAT):
         lo, hi = u64(c[0], c[1]), u64(c[2], c[3])
