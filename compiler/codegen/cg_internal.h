@@ -192,6 +192,16 @@ bool cg_fused_member_ok(const ir_instr *x);
 bool cg_fusion_supported(const ir_instr *in);
 bool cg_lower_fusion(cg_function *f, ir_instr *in);
 bool cg_lower_fused_single(cg_function *f, ir_instr *in);
+/* sort.c: sort and topk through the runtime (hlo_rt_sort, hlo_rt_topk). */
+void cg_lower_sort(cg_function *f, ir_instr *in);
+void cg_lower_topk(cg_function *f, ir_instr *in);
+/* linalg.c: cholesky and triangular-solve through the runtime. */
+void cg_lower_cholesky(cg_function *f, ir_instr *in);
+void cg_lower_triangular_solve(cg_function *f, ir_instr *in);
+/* rng.c: rng, rng-bit-generator and rng-get-and-update-state. */
+void cg_lower_rng(cg_function *f, ir_instr *in);
+void cg_lower_rng_bit_generator(cg_function *f, ir_instr *in);
+void cg_lower_rng_state(cg_function *f, ir_instr *in);
 
 /* Element conversion between compute types (convert's semantics: saturating float->int,
  * NaN -> 0, round to nearest even). */

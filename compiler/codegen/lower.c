@@ -856,6 +856,13 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
       return;
     }
     break;
+  case IR_FAM_SORT: lower_value(f, in, cg_lower_sort); return;
+  case IR_FAM_TOPK: cg_outline_value(f, in, cg_lower_topk, true); return;
+  case IR_FAM_CHOLESKY: cg_outline_value(f, in, cg_lower_cholesky, true); return;
+  case IR_FAM_TRIANGULAR_SOLVE: cg_outline_value(f, in, cg_lower_triangular_solve, true); return;
+  case IR_FAM_RNG: cg_outline_value(f, in, cg_lower_rng, false); return;
+  case IR_FAM_RNG_BIT_GENERATOR: cg_outline_value(f, in, cg_lower_rng_bit_generator, true); return;
+  case IR_FAM_RNG_STATE: cg_outline_value(f, in, cg_lower_rng_state, false); return;
   case IR_FAM_WHILE: cg_lower_while(f, in); return;
   case IR_FAM_CONDITIONAL: cg_lower_conditional(f, in); return;
   case IR_FAM_CALL: cg_lower_call(f, in); return;

@@ -71,6 +71,10 @@ struct hlo_context {
   void *arena;               /* scratch of model calls (hlo_rt_arena_acquire) */
   size_t arena_size;
   bool arena_borrowed;       /* given by hlo_context_set_arena: never freed here */
+  /* rng-get-and-update-state and rng (rt_rng.c): XLA's 128-bit generator state, low word
+   * first, guarded by `mu`; set to XLA's initial value on first use (rng_started). */
+  uint64_t rng_state[2];
+  bool rng_started;
 };
 
 #endif

@@ -962,6 +962,8 @@ def main():
     control_cases()
     batch_norm_cases()
     convolution_cases()
+    import make_ops_sort  # sort, topk, linear algebra, random numbers (make_ops_sort.py)
+    make_ops_sort.all_cases()
     write_all()
 
 
