@@ -114,6 +114,9 @@ void cg_call_computation(cg_function *f, ir_computation *c, LLVMValueRef *args, 
 void cg_call_scalar(cg_function *f, ir_computation *c, LLVMValueRef *vals, const ir_etype *ets,
                     int n, LLVMValueRef *out, const ir_etype *out_ets, int n_out);
 LLVMValueRef cg_runtime_fn(cg_module *cm, const char *name, LLVMTypeRef fn_type);
+/* Calls hlo_rt_poll(ctx) and takes the failure path when the context was cancelled
+ * (cancel.c; emitted at while-loop back-edges). */
+void cg_check_cancel(cg_function *f);
 LLVMValueRef cg_intrinsic(cg_module *cm, const char *name, LLVMTypeRef type, int n_args);
 
 /* ---- lowering ---- */

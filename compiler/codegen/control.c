@@ -209,6 +209,7 @@ void cg_lower_while(cg_function *f, ir_instr *in) {
   cg_call_computation(f, in->called[1], state.leaves, state.n, next.leaves, next.n);
   for (int i = 0; i < state.n; i++)
     cg_copy_leaf(f, state.leaves[i], next.leaves[i], state.shapes[i]);
+  cg_check_cancel(f); /* the back-edge: hlo_context_cancel / hlorun --timeout stop here */
   LLVMBuildBr(b, cond);
   LLVMPositionBuilderAtEnd(b, done);
   free(next.leaves);

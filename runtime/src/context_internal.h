@@ -7,6 +7,7 @@
 #define HLO_RUNTIME_CONTEXT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +69,7 @@ struct hlo_context {
   void **libs;
   int n_libs;
   hlo_pool pool;
+  atomic_int cancelled;       /* hlo_context_cancel; read at while back-edges (cancel.c) */
 };
 
 #endif
