@@ -19,3 +19,7 @@ foreach(t cancel concurrency)
   add_test(NAME reliability.${t} COMMAND ${t}_test ${COUNTER_SO})
   set_tests_properties(reliability.${t} PROPERTIES FIXTURES_REQUIRED counter_so TIMEOUT 120)
 endforeach()
+# The compile cache under concurrent compiles and tampering (tools/cache.c).
+add_test(NAME reliability.cache_safety COMMAND ${CMAKE_SOURCE_DIR}/tests/cache_safety.sh $<TARGET_FILE:hlorun>
+  ${CMAKE_SOURCE_DIR}/testdata/npy)
+set_tests_properties(reliability.cache_safety PROPERTIES TIMEOUT 300)
