@@ -23,3 +23,8 @@ endforeach()
 add_test(NAME reliability.cache_safety COMMAND ${CMAKE_SOURCE_DIR}/tests/cache_safety.sh $<TARGET_FILE:hlorun>
   ${CMAKE_SOURCE_DIR}/testdata/npy)
 set_tests_properties(reliability.cache_safety PROPERTIES TIMEOUT 300)
+# Determinism: byte-identical .so files from two compiles; bit-identical results run after run
+# and with 1, 2 and 4 threads (tests/determinism.sh).
+add_test(NAME reliability.determinism COMMAND ${CMAKE_SOURCE_DIR}/tests/determinism.sh $<TARGET_FILE:hloc>
+  $<TARGET_FILE:hlorun> ${CMAKE_SOURCE_DIR})
+set_tests_properties(reliability.determinism PROPERTIES TIMEOUT 600)

@@ -15,6 +15,8 @@ import shutil
 
 import numpy as np
 
+import edges
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RNG = np.random.default_rng(20261122)
 
@@ -961,6 +963,7 @@ def main():
     control_cases()
     batch_norm_cases()
     convolution_cases()
+    edges.edge_cases(case, module, module_with)
     write_all()
 
 
