@@ -2,7 +2,8 @@
 # build.sh — the README's two commands.
 #   ./build.sh example   install what is missing, build, compile and run an example model
 #   ./build.sh test      install what is missing, build, run every test (CTest)
-# Environment: BUILD_DIR (default build), JOBS (default nproc), HLOC_WERROR=1 in CI.
+# Environment: BUILD_DIR (default build), JOBS (default nproc), HLOC_WERROR=1 in CI,
+#   SANITIZE=0 skips the sanitizer pass of `test` (ASAN_DIR, default build-asan).
 set -euo pipefail
 cd "$(dirname "$0")"
 BUILD_DIR=${BUILD_DIR:-build}
@@ -32,6 +33,22 @@ build() {
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
 
+# The sanitizer pass of `test`: a second build with AddressSanitizer + UndefinedBehavior-
+# Sanitizer over everything (compiler, runtime, tools, and the runtime archive hloc links into
+# every model.so, so models loaded by the ASan hlorun are checked too), running the subset
+# docs/testing.md "Sanitizers" names; any report fails the test that printed it.  Warnings are
+# errors in the main build only (GCC's -fsanitize changes its warnings, not our code).
+SANITIZE_TESTS='^(unit\.|errors\.|parse\.err\.|verify\.err\.|hostile\.|reliability\.|cli\.|golden\.(edge_|binary_(divide|remainder|shift)|reduce|gather|scatter|dynamic|sort|while|conditional|conv_gemm|dot_|batch_norm|convert_f32_to_s))'
+sanitize() {
+  local dir=${ASAN_DIR:-build-asan}
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHLOC_SANITIZE=ON -DHLOC_WERROR=OFF >/dev/null
+  cmake --build "$dir" -j "$JOBS" >/dev/null
+  (cd "$dir" &&
+    ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:allocator_may_return_null=1 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ctest --output-on-failure -j "$JOBS" -R "$SANITIZE_TESTS")
+}
+
 case "${1:-}" in
   example)
     install_missing
@@ -47,6 +64,12 @@ case "${1:-}" in
   test)
     install_missing
     build
+    # Under the sanitizers first (a report stops here, ending with that CTest summary); then
+    # the whole suite, whose summary ends the output.
+    if [ "${SANITIZE:-1}" != 0 ]; then
+      echo "build.sh: sanitizer pass (ASan + UBSan) in ${ASAN_DIR:-build-asan}"
+      sanitize
+    fi
     cd "$BUILD_DIR"
     # The conformance suite first and verbosely, so the log shows its per-family table and
     # pass count (it runs its cases two at a time itself); then every other test.

@@ -136,6 +136,86 @@ static hlo_status read_file(const char *path, unsigned char **out, size_t *out_n
   return NULL;
 }
 
+/* ---- integrity and ownership -------------------------------------------------------------
+ * A stored entry is the .so followed by a 40-byte trailer: "HLOCACHE", the .so's size, and its
+ * 128-bit hash (the key's hash function).  dlopen maps by program headers, so the trailer is
+ * invisible to it.  A hit is loaded only when the trailer matches the bytes before it, and
+ * the entry and its folder belong to this user and are not writable by others (loading a .so
+ * runs its code).  Written to the temporary file before the atomic rename. */
+enum { TRAILER_BYTES = 40 };
+static const char trailer_magic[8] = {'H', 'L', 'O', 'C', 'A', 'C', 'H', 'E'};
+
+static void trailer_of(const unsigned char *data, size_t n, unsigned char out[TRAILER_BYTES]) {
+  hash128 h = {1469598103934665603ull, 0x243f6a8885a308d3ull, 0, 0};
+  hash_update(&h, data, n);
+  hash_final(&h, (uint64_t)n);
+  uint64_t words[4] = {0, (uint64_t)n, h.a, h.b};
+  memcpy(words, trailer_magic, 8);
+  memcpy(out, words, TRAILER_BYTES - 8);
+  memset(out + 32, 0, 8);
+}
+
+/* Appends the trailer to a freshly compiled file and makes it private (0600). */
+static hlo_status seal_entry(const char *path) {
+  unsigned char *data = NULL, tr[TRAILER_BYTES];
+  size_t n = 0;
+  HLO_RETURN_IF_ERROR(read_file(path, &data, &n));
+  trailer_of(data, n, tr);
+  free(data);
+  int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  bool ok = fd >= 0 && write(fd, tr, sizeof tr) == (ssize_t)sizeof tr && fchmod(fd, 0600) == 0;
+  if (fd >= 0 && close(fd) != 0)
+    ok = false;
+  if (!ok)
+    return hlo_status_make(HLO_IO, "%s: cannot write the cache entry: %s", path, strerror(errno));
+  return NULL;
+}
+
+/* Who may change st: NULL when only this user, else why not (for a message). */
+static const char *unsafe_owner(const struct stat *st, char *why, size_t cap) {
+  if (st->st_uid != geteuid())
+    snprintf(why, cap, "it belongs to user %ld, not to this user (%ld)", (long)st->st_uid, (long)geteuid());
+  else if (st->st_mode & 022)
+    snprintf(why, cap, "it is writable by other users (mode %04o)", (unsigned)(st->st_mode & 07777));
+  else
+    return NULL;
+  return why;
+}
+
+/* Checks a cached entry before it is loaded: NULL if it may be; else a message why not
+ * (corrupt, truncated, foreign or writable by others) into why. */
+static const char *entry_problem(const char *path, char *why, size_t cap) {
+  struct stat st;
+  if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    return snprintf(why, cap, "it is not a regular file"), why;
+  if (unsafe_owner(&st, why, cap))
+    return why;
+  unsigned char *data = NULL, tr[TRAILER_BYTES];
+  size_t n = 0;
+  hlo_status s = read_file(path, &data, &n);
+  if (s) {
+    hlo_status_free(s);
+    return snprintf(why, cap, "it cannot be read"), why;
+  }
+  bool ok = n > TRAILER_BYTES;
+  if (ok) {
+    trailer_of(data, n - TRAILER_BYTES, tr);
+    ok = memcmp(tr, data + n - TRAILER_BYTES, TRAILER_BYTES) == 0;
+  }
+  free(data);
+  return ok ? NULL : (snprintf(why, cap, "it is truncated or corrupt (size or checksum mismatch)"), why);
+}
+
+/* Is the cache folder safe to load code from?  NULL if so, else why not. */
+static const char *dir_problem(const char *dir, char *why, size_t cap) {
+  struct stat st;
+  if (lstat(dir, &st) != 0)
+    return NULL; /* made below, private */
+  if (!S_ISDIR(st.st_mode))
+    return snprintf(why, cap, "it is not a folder"), why;
+  return unsafe_owner(&st, why, cap);
+}
+
 /* mkdir -p; false (errno set) when the folder cannot be made. */
 static bool make_dirs(const char *dir) {
   char tmp[4096];
@@ -150,7 +230,7 @@ static bool make_dirs(const char *dir) {
         return false;
       *p = '/';
     }
-  if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+  if (mkdir(tmp, 0700) != 0 && errno != EEXIST) /* the cache itself: this user's only */
     return false;
   struct stat st;
   return stat(tmp, &st) == 0 && S_ISDIR(st.st_mode);
@@ -316,10 +396,19 @@ hlo_status cache_get(const char *model_path, const cache_options *o, bool force,
   cache_dir(dir, sizeof dir);
   if (snprintf(out_path, cap, "%s/%s.so", dir, key) >= (int)cap)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: the cache path is too long", dir);
-  if (!force && access(out_path, R_OK) == 0) {
-    utimensat(AT_FDCWD, out_path, NULL, 0); /* recently used: kept by prune() */
-    *out_outcome = CACHE_HIT;              /* no parsing, no LLVM */
-    return NULL;
+  char why[160];
+  if (dir_problem(dir, why, sizeof why)) {
+    fprintf(stderr, "hlorun: warning: not using the compile cache %s: %s; compiling into a temporary file\n", dir,
+            why);
+    return compile_uncached(model_path, o, out_path, cap, out_outcome);
+  }
+  if (!force && access(out_path, F_OK) == 0) {
+    if (!entry_problem(out_path, why, sizeof why)) {
+      utimensat(AT_FDCWD, out_path, NULL, 0); /* recently used: kept by prune() */
+      *out_outcome = CACHE_HIT;              /* no parsing, no LLVM */
+      return NULL;
+    }
+    fprintf(stderr, "hlorun: warning: not loading the cached %s: %s; compiling it again\n", out_path, why);
   }
   if (!make_dirs(dir) || access(dir, W_OK) != 0)
     return compile_uncached(model_path, o, out_path, cap, out_outcome);
@@ -327,6 +416,11 @@ hlo_status cache_get(const char *model_path, const cache_options *o, bool force,
   char tmp[4200];
   snprintf(tmp, sizeof tmp, "%s/%s.%ld.tmp.so", dir, key, (long)getpid());
   HLO_RETURN_IF_ERROR(compile_to(model_path, tmp, o));
+  hlo_status sealed = seal_entry(tmp);
+  if (sealed) {
+    unlink(tmp);
+    return sealed;
+  }
   if (rename(tmp, out_path) != 0) {
     hlo_status s = hlo_status_make(HLO_IO, "%s: cannot store the compiled model: %s", out_path, strerror(errno));
     unlink(tmp);

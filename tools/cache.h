@@ -5,9 +5,11 @@
  * parsing, no LLVM.  A miss runs hloc (next to hlorun, else on PATH; it compiles with
  * drv_compile_file) into a temporary file in the cache folder and renames it into place, so
  * concurrent runs never see half a file; it also removes entries unused for 30 days (a hit
- * refreshes the file's time).  Compiling in a child process keeps LLVM's shared library out
+ * refreshes the file's time).  An entry carries a size and checksum trailer and is loaded only
+ * when it matches and the entry and folder are this user's and not writable by others
+ * (otherwise it is rebuilt, or the cache is not used, with a warning).  Compiling in a child process keeps LLVM's shared library out
  * of hlorun, whose start-up it would otherwise dominate (docs/cli.md "Start-up time").
- * Tests: tests/hlorun_cli.cmake (hlorun_cache.sh).
+ * Tests: tests/hlorun_cli.cmake (hlorun_cache.sh), tests/cache_safety.sh.
  */
 #ifndef HLOC_TOOLS_CACHE_H
 #define HLOC_TOOLS_CACHE_H

@@ -4,6 +4,7 @@
  * Tests: tests/hlorun_cli.cmake, the golden and conformance suites.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,10 @@ static const char usage[] =
     "  --replicas N            run N replicas at once (default: the module's replica_count);\n"
     "                          results are printed per replica, written and compared for replica 0\n"
     "  --threads N             worker threads per replica (default: one per CPU)\n"
+    "  --timeout SECONDS       cancel the model call after SECONDS (exit 1); checked at while-loop\n"
+    "                          back-edges, and hlorun exits 1 s later if the call has not stopped\n"
+    "  --max-memory BYTES      refuse (exit 1) a model whose parameter and result buffers exceed\n"
+    "                          BYTES (suffixes K, M, G), before allocating them\n"
     "other:\n"
     "  --benchmark N           then run N more times; print: benchmark: iterations=N min_ms=A median_ms=B max_ms=C\n"
     "  -O0..-O3 --target-cpu=CPU --strict   compile options for .hlo input (see hloc --help)\n"
@@ -71,6 +76,26 @@ static bool parse_double(const char *v, double *out) {
   if (errno || end == v || *end || !(x >= 0))
     return false;
   *out = x;
+  return true;
+}
+
+/* A byte count with an optional K, M or G suffix (powers of 1024). */
+static bool parse_bytes(const char *v, int64_t *out) {
+  errno = 0;
+  char *end;
+  unsigned long long x = strtoull(v, &end, 10);
+  int shift = 0;
+  if (*end == 'K' || *end == 'k')
+    shift = 10;
+  else if (*end == 'M' || *end == 'm')
+    shift = 20;
+  else if (*end == 'G' || *end == 'g')
+    shift = 30;
+  if (shift)
+    end++;
+  if (errno || end == v || *end || v[0] == '-' || x > (unsigned long long)(INT64_MAX >> shift))
+    return false;
+  *out = (int64_t)(x << shift);
   return true;
 }
 
@@ -135,6 +160,12 @@ static int parse_args(int argc, char **argv, run_options *o) {
     } else if ((v = cli_flag_value("--threads", argc, argv, &i))) {
       if (!parse_int(v, 0, 1024, &o->threads))
         return usage_error("--threads needs a count from 0 (one per CPU) to 1024", v);
+    } else if ((v = cli_flag_value("--timeout", argc, argv, &i))) {
+      if (!parse_double(v, &o->timeout_s) || !(o->timeout_s > 0) || o->timeout_s > 1e9)
+        return usage_error("--timeout needs a number of seconds > 0", v);
+    } else if ((v = cli_flag_value("--max-memory", argc, argv, &i))) {
+      if (!parse_bytes(v, &o->max_memory) || o->max_memory <= 0)
+        return usage_error("--max-memory needs a byte count > 0 (suffixes K, M, G)", v);
     } else if ((v = cli_flag_value("--target-cpu", argc, argv, &i))) {
       o->target_cpu = v;
     } else if (strlen(a) == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {

@@ -413,6 +413,95 @@ static void teardown_replica(replica *r, int nr) {
   hlo_status_free(r->status);
 }
 
+/* --timeout: a thread that waits for the call to finish or the deadline.  At the deadline it
+ * cancels every replica's context (the call returns HLO_CANCELLED at its next while back-edge);
+ * a model with no back-edge to stop at gets 1 s more, then hlorun exits with status 1. */
+typedef struct watchdog {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t thread;
+  bool started, done, fired;
+  double timeout_s;
+  replica *reps;
+  int count;
+} watchdog;
+
+static struct timespec deadline_after(double s) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  double whole = floor(s);
+  t.tv_sec += (time_t)whole;
+  t.tv_nsec += (long)((s - whole) * 1e9);
+  if (t.tv_nsec >= 1000000000L) {
+    t.tv_sec++;
+    t.tv_nsec -= 1000000000L;
+  }
+  return t;
+}
+
+/* Waits on w->cv until done or `s` seconds passed (called with w->mu held). */
+static void wait_done(watchdog *w, double s) {
+  struct timespec t = deadline_after(s);
+  while (!w->done)
+    if (pthread_cond_timedwait(&w->cv, &w->mu, &t) == ETIMEDOUT)
+      break;
+}
+
+static void *watchdog_main(void *arg) {
+  watchdog *w = arg;
+  pthread_mutex_lock(&w->mu);
+  wait_done(w, w->timeout_s);
+  if (!w->done) {
+    w->fired = true;
+    for (int i = 0; i < w->count; i++)
+      hlo_context_cancel(w->reps[i].ctx);
+    wait_done(w, 1.0);
+    if (!w->done) {
+      fprintf(stderr, "hlorun: timed out after %g s (--timeout) and the model did not stop at a while-loop "
+                      "back-edge within 1 s more; exiting\n", w->timeout_s);
+      fflush(stdout);
+      _exit(1);
+    }
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+static void watchdog_start(watchdog *w, double timeout_s, replica *reps, int count) {
+  memset(w, 0, sizeof *w);
+  if (timeout_s <= 0)
+    return;
+  w->timeout_s = timeout_s;
+  w->reps = reps;
+  w->count = count;
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&w->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_mutex_init(&w->mu, NULL);
+  w->started = pthread_create(&w->thread, NULL, watchdog_main, w) == 0;
+}
+
+/* Stops the watchdog; a status the deadline caused says so. */
+static hlo_status watchdog_stop(watchdog *w, hlo_status s) {
+  if (w->timeout_s <= 0)
+    return s;
+  pthread_mutex_lock(&w->mu);
+  w->done = true;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  if (w->started)
+    pthread_join(w->thread, NULL);
+  pthread_cond_destroy(&w->cv);
+  pthread_mutex_destroy(&w->mu);
+  if (w->fired && hlo_status_code_of(s) == HLO_CANCELLED) {
+    hlo_status_free(s);
+    s = hlo_status_make(HLO_CANCELLED, "timed out after %g s (--timeout): the model call was cancelled", w->timeout_s);
+  }
+  return s;
+}
+
 /* Runs every replica at once (collectives need them all), each on its own thread. */
 static hlo_status run_replicas(replica *reps, int count) {
   if (count == 1) {
@@ -659,6 +748,36 @@ static void print_benchmark(int n, double *t, FILE *out) {
 
 /* ---- the whole run ------------------------------------------------------------------------- */
 
+static int replica_count(const run_options *o, const hlo_module_desc *desc) {
+  return o->replicas > 0 ? o->replicas : desc->replica_count > 1 ? desc->replica_count : 1;
+}
+
+static int64_t add_sat(int64_t a, int64_t b) { return b > 0 && a > INT64_MAX - b ? INT64_MAX : a + (b > 0 ? b : 0); }
+
+int64_t run_memory_needed(const hlo_module_desc *desc, int replicas) {
+  int64_t params = 0, results = 0, total = 0;
+  for (int i = 0; i < desc->num_params; i++)
+    params = add_sat(params, desc->params[i].byte_size);
+  for (int i = 0; i < desc->num_results; i++)
+    results = add_sat(results, desc->results[i].byte_size);
+  total = params;
+  for (int r = 0; r < replicas && total < INT64_MAX; r++)
+    total = add_sat(total, results);
+  return total;
+}
+
+/* --max-memory: refused before anything is allocated for the model. */
+static hlo_status check_memory(const run_options *o, const hlo_module_desc *desc) {
+  if (o->max_memory <= 0)
+    return NULL;
+  int64_t need = run_memory_needed(desc, replica_count(o, desc));
+  if (need <= o->max_memory)
+    return NULL;
+  return hlo_status_make(HLO_RESOURCE_EXHAUSTED,
+                         "%s needs %lld bytes for its parameter and result buffers, more than --max-memory %lld",
+                         o->model, (long long)need, (long long)o->max_memory);
+}
+
 void run_options_init(run_options *o) {
   memset(o, 0, sizeof *o);
   o->opt_level = 2;
@@ -667,7 +786,7 @@ void run_options_init(run_options *o) {
 }
 
 static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, void **params, FILE *out) {
-  int count = o->replicas > 0 ? o->replicas : desc->replica_count > 1 ? desc->replica_count : 1;
+  int count = replica_count(o, desc);
   if (count > MAX_REPLICAS)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "--replicas %d: at most %d", count, MAX_REPLICAS);
   call_plan plan = {0};
@@ -682,8 +801,11 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
     reps[r] = (replica){.o = o, .desc = desc, .plan = &plan, .infeeds = &infeeds, .params = params};
     s = setup_replica(o, desc, r, count, &reps[r]);
   }
-  if (!s)
-    s = run_replicas(reps, count);
+  if (!s) {
+    watchdog w;
+    watchdog_start(&w, o->timeout_s, reps, count);
+    s = watchdog_stop(&w, run_replicas(reps, count));
+  }
   if (!s && o->benchmark > 0)
     print_benchmark(o->benchmark, reps[0].times, out);
   if (!s)
@@ -706,6 +828,8 @@ hlo_status run_model(const run_options *o, FILE *out) {
   const hlo_module_desc *desc = m.desc;
   void **params = calloc((size_t)desc->num_params + 1, sizeof *params);
   hlo_status s = params ? check_counts(o, desc) : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  if (!s)
+    s = check_memory(o, desc);
   if (!s)
     s = read_inputs(o, desc, params);
   if (!s)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hlo/abi.h"
 #include "hlo/status.h"
 
 enum { RUN_MAX_ARRAYS = 4096, RUN_MAX_LIBS = 64 };
@@ -39,9 +40,15 @@ typedef struct run_options {
   const char *target_cpu;
   bool strict;
   bool verbose;                      /* cache hits and misses on stderr */
+  double timeout_s;                  /* --timeout: cancel the call after this long; 0 = none */
+  int64_t max_memory;                /* --max-memory: byte limit for the model's buffers; 0 = none */
 } run_options;
 
 void run_options_init(run_options *o);
+/* The bytes a run of `desc` with `replicas` replicas allocates for its buffers: parameters once,
+ * results per replica.  The one place --max-memory is checked against; when the module
+ * descriptor states its scratch arena size, this is where it is added. */
+int64_t run_memory_needed(const hlo_module_desc *desc, int replicas);
 /* Runs the model; printed results and the benchmark line go to out, notes to stderr. */
 HLO_MUST_USE hlo_status run_model(const run_options *o, FILE *out);
 

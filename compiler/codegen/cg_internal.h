@@ -141,6 +141,9 @@ LLVMValueRef cg_runtime_fn(cg_module *cm, const char *name, LLVMTypeRef fn_type)
 /* The frame pointer a function passes to the computations it calls: after its own buffers
  * in a computation function, unchanged in a kernel, null in a loop body. */
 LLVMValueRef cg_callee_frame(cg_function *f);
+/* Calls hlo_rt_poll(ctx) and takes the failure path when the context was cancelled
+ * (cancel.c; emitted at while-loop back-edges). */
+void cg_check_cancel(cg_function *f);
 LLVMValueRef cg_intrinsic(cg_module *cm, const char *name, LLVMTypeRef type, int n_args);
 
 /* ---- lowering ---- */

@@ -120,6 +120,7 @@ static void define_runtime(LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
       {"hlo_rt_complex_op", (void (*)(void))hlo_rt_complex_op},
       {"hlo_rt_f8_to_f32", (void (*)(void))hlo_rt_f8_to_f32},
       {"hlo_rt_f32_to_f8", (void (*)(void))hlo_rt_f32_to_f8},
+      {"hlo_rt_poll", (void (*)(void))hlo_rt_poll},
   };
   enum { N = sizeof rt / sizeof *rt };
   LLVMOrcCSymbolMapPair pairs[N];

@@ -201,6 +201,8 @@ void cg_lower_while(cg_function *f, ir_instr *in) {
   LLVMBasicBlockRef cond = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "while.cond");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "while.body");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "while.done");
+  LLVMValueRef counter = cg_entry_alloca(f, cm->i64, "while.trips");
+  LLVMBuildStore(b, cg_i64(cm, 0), counter);
   LLVMBuildBr(b, cond);
   LLVMPositionBuilderAtEnd(b, cond);
   cg_call_computation(f, in->called[0], state.leaves, state.n, &pred, 1);
@@ -209,6 +211,15 @@ void cg_lower_while(cg_function *f, ir_instr *in) {
   cg_call_computation(f, in->called[1], state.leaves, state.n, next.leaves, next.n);
   for (int i = 0; i < state.n; i++)
     cg_copy_leaf(f, state.leaves[i], next.leaves[i], state.shapes[i]);
+  /* The back-edge: hlo_context_cancel / hlorun --timeout stop here, checked every 1024
+   * iterations so that a tight loop stays register code between checks. */
+  LLVMValueRef trips = LLVMBuildAdd(b, LLVMBuildLoad2(b, cm->i64, counter, "trips"), cg_i64(cm, 1), "");
+  LLVMBuildStore(b, trips, counter);
+  LLVMBasicBlockRef poll = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "while.poll");
+  LLVMValueRef due = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, trips, cg_i64(cm, 1023), ""), cg_i64(cm, 0), "");
+  LLVMBuildCondBr(b, due, poll, cond);
+  LLVMPositionBuilderAtEnd(b, poll);
+  cg_check_cancel(f);
   LLVMBuildBr(b, cond);
   LLVMPositionBuilderAtEnd(b, done);
   free(next.leaves);

@@ -2081,6 +2081,14 @@ static ir_instr *single_parameter(ir_builder *b, ir_av *v, ir_str n) {
   return in;
 }
 
+/* Does operand v name the instruction being defined (`%a = f32[] add(%a, %p)`)? */
+static bool uses_itself(const ir_instr *in, const ir_av *v) {
+  if (v->kind != AV_OPERAND)
+    return false;
+  ir_str n = bare_name(v->s);
+  return n.len == in->name.len && n.len && memcmp(n.p, in->name.p, n.len) == 0;
+}
+
 static ir_instr *resolve_operand(ir_builder *b, ir_av *v) {
   if (v->kind == AV_NESTED)
     return nested_instr(b, v);
@@ -2305,6 +2313,11 @@ static bool build_operands(ir_builder *b, ir_instr *in, ir_av *args) {
   for (int i = 0; i < n; i++) {
     if (args->kids[i]->kind == AV_INT) {
       irb_error(b, args->kids[i]->loc, "expected an operand name, found a number");
+      return false;
+    }
+    if (uses_itself(in, args->kids[i])) {
+      irb_error(b, args->kids[i]->loc, "instruction %%%s uses itself as an operand (an HLO computation is acyclic)",
+                in->name.p);
       return false;
     }
     if (!(in->operands[i] = resolve_operand(b, args->kids[i])))

@@ -252,7 +252,8 @@ ir_shape *shape_infer_bitcast_convert(shape_ctx *x, ir_instr *in) {
   int64_t dims[SHAPE_MAX_RANK + 1];
   if (s->rank >= SHAPE_MAX_RANK)
     return shape_fail(x, in, "operand rank %d is too large", s->rank);
-  memcpy(dims, s->dims, (size_t)s->rank * sizeof(int64_t));
+  if (s->rank) /* a scalar's dims may be NULL, and memcpy from NULL is undefined even for 0 bytes */
+    memcpy(dims, s->dims, (size_t)s->rank * sizeof(int64_t));
   if (a == b)
     return shape_array(x, to, s->rank, dims);
   int big = a > b ? a : b, small = a > b ? b : a;

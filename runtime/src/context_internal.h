@@ -7,6 +7,7 @@
 #define HLO_RUNTIME_CONTEXT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,6 +76,7 @@ struct hlo_context {
    * first, guarded by `mu`; set to XLA's initial value on first use (rng_started). */
   uint64_t rng_state[2];
   bool rng_started;
+  atomic_int cancelled;       /* hlo_context_cancel; read at while back-edges (cancel.c) */
 };
 
 #endif

@@ -7,6 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* glibc defines CMPLX for GCC only; clang (the fuzz build) has the same builtin. */
+#ifndef CMPLX
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
+
 HLO_RT_EXPORT void *hlo_rt_alloc(hlo_context *ctx, int64_t bytes) {
   (void)ctx;
   if (bytes < 0)

@@ -15,6 +15,8 @@ import shutil
 
 import numpy as np
 
+import edges
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RNG = np.random.default_rng(20261122)
 
@@ -964,6 +966,7 @@ def main():
     convolution_cases()
     import make_ops_sort  # sort, topk, linear algebra, random numbers (make_ops_sort.py)
     make_ops_sort.all_cases()
+    edges.edge_cases(case, module, module_with)
     write_all()
 
 

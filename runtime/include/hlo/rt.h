@@ -86,6 +86,10 @@ HLO_RT_EXPORT void hlo_rt_free(hlo_context *ctx, void *p);
 /* A status for a run-time failure inside a compiled model (message is a constant string). */
 HLO_RT_EXPORT hlo_status hlo_rt_error(const char *message);
 
+/* Called by generated code at every while-loop back-edge: NULL, or an HLO_CANCELLED status
+ * when hlo_context_cancel was called on ctx (ctx may be NULL: never cancelled). */
+HLO_RT_EXPORT hlo_status hlo_rt_poll(hlo_context *ctx);
+
 /* Complex functions without an LLVM intrinsic, on c64 (is_double = 0) or c128 values passed
  * by pointer (interleaved re, im).  `op` is an HLO_RT_C_* code. */
 enum {

@@ -30,6 +30,15 @@ void hlo_context_options_init(hlo_context_options *o);
 HLO_MUST_USE hlo_status hlo_context_create(const hlo_context_options *opts, hlo_context **out_ctx);
 void hlo_context_destroy(hlo_context *ctx);
 
+/* Cancellation (thread-safe; runtime/src/cancel.c).  hlo_context_cancel may be called from
+ * any thread: a model call running on ctx returns an HLO_CANCELLED status at its next while-
+ * loop back-edge, after freeing the buffers it allocated, and so does every later call until
+ * hlo_context_reset_cancel.  Straight-line code between back-edges is not interrupted.
+ * hlo_context_is_cancelled says whether the flag is set. */
+void hlo_context_cancel(hlo_context *ctx);
+void hlo_context_reset_cancel(hlo_context *ctx);
+int hlo_context_is_cancelled(hlo_context *ctx);
+
 /* Infeed: the runtime copies `nbytes` from data; the model's next infeed of that size pops it. */
 HLO_MUST_USE hlo_status hlo_infeed_push(hlo_context *ctx, const void *data, size_t nbytes);
 /* Outfeed: pops the oldest buffer the model sent; the caller owns *out_data (free()). */

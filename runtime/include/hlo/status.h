@@ -23,6 +23,7 @@ typedef enum hlo_status_code {
   HLO_OUT_OF_RANGE = 6,
   HLO_INTERNAL = 7,           /* a broken invariant inside hloc (a bug) */
   HLO_IO = 8,                 /* read/write failure */
+  HLO_CANCELLED = 9,          /* hlo_context_cancel stopped the call (or hlorun --timeout) */
 } hlo_status_code;
 
 typedef struct hlo_status_rec *hlo_status;
