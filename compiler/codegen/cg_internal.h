@@ -151,6 +151,9 @@ void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out);
 void cg_lower_scatter(cg_function *f, ir_instr *in);
 void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out);
 
+/* custom_call.c */
+void cg_lower_custom_call(cg_function *f, ir_instr *in);
+
 /* Element conversion between compute types (convert's semantics: saturating float->int,
  * NaN -> 0, round to nearest even). */
 LLVMValueRef cg_convert(cg_function *f, LLVMValueRef v, ir_etype from, ir_etype to);
