@@ -151,6 +151,9 @@ void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out);
 void cg_lower_scatter(cg_function *f, ir_instr *in);
 void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out);
 
+/* feeds.c */
+void cg_lower_infeed(cg_function *f, ir_instr *in);
+void cg_lower_outfeed(cg_function *f, ir_instr *in);
 /* custom_call.c */
 void cg_lower_custom_call(cg_function *f, ir_instr *in);
 

@@ -849,6 +849,8 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   case IR_FAM_CONDITIONAL: cg_lower_conditional(f, in); return;
   case IR_FAM_CALL: cg_lower_call(f, in); return;
   case IR_FAM_CUSTOM_CALL: cg_lower_custom_call(f, in); return;
+  case IR_FAM_INFEED: cg_lower_infeed(f, in); return;
+  case IR_FAM_OUTFEED: cg_lower_outfeed(f, in); return;
   default:
     break;
   }

@@ -24,6 +24,9 @@ typedef struct hlo_context_options {
   int32_t replica_id;
   int32_t num_replicas;  /* 0 or 1: a single replica */
   int32_t partition_id;
+  /* An infeed that finds its queue empty: 0 fails at once (the message names the
+   * instruction); > 0 waits up to this many milliseconds for a push; < 0 waits without limit. */
+  int32_t infeed_timeout_ms;
 } hlo_context_options;
 
 void hlo_context_options_init(hlo_context_options *o);
@@ -32,6 +35,10 @@ void hlo_context_destroy(hlo_context *ctx);
 
 /* Infeed: the runtime copies `nbytes` from data; the model's next infeed of that size pops it. */
 HLO_MUST_USE hlo_status hlo_infeed_push(hlo_context *ctx, const void *data, size_t nbytes);
+/* Infeed with a shape: the model's next infeed checks it against the instruction's leaf
+ * (dtype an hlo_dtype or -1 for any; rank -1 for any; dims holds rank entries). */
+HLO_MUST_USE hlo_status hlo_infeed_push_array(hlo_context *ctx, const void *data, size_t nbytes, int32_t dtype,
+                                              int32_t rank, const int64_t *dims);
 /* Outfeed: pops the oldest buffer the model sent; the caller owns *out_data (free()). */
 HLO_MUST_USE hlo_status hlo_outfeed_pop(hlo_context *ctx, void **out_data, size_t *out_nbytes);
 size_t hlo_outfeed_count(hlo_context *ctx);
