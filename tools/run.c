@@ -283,6 +283,7 @@ typedef struct replica {
   outfeed_buf *outfeeds;/* what the first call sent */
   int n_outfeeds, cap_outfeeds;
   double *times;        /* benchmark iterations, ms */
+  hlo_collective_group *group; /* shared by every replica; NULL for one */
   hlo_status status;
 } replica;
 
@@ -369,6 +370,8 @@ static void *run_replica(void *arg) {
     r->status = call_once(r);
   if (!r->status)
     r->status = keep_outfeeds(r);
+  if (r->status && r->group) /* the others must not wait for this replica in a collective */
+    hlo_collective_group_abort(r->group);
   for (int k = 0; k < r->o->benchmark && !r->status; k++) {
     r->status = push_infeeds(r); /* untimed */
     if (r->status)
@@ -400,6 +403,7 @@ static hlo_status setup_replica(const run_options *o, const hlo_module_desc *des
   co.num_threads = o->threads;
   co.replica_id = id;
   co.num_replicas = count;
+  co.group = r->group;
   HLO_RETURN_IF_ERROR(hlo_context_create(&co, &r->ctx));
   for (int i = 0; i < o->n_custom_call_libs; i++)
     HLO_RETURN_IF_ERROR(hlo_custom_call_add_library(r->ctx, o->custom_call_libs[i]));
@@ -712,8 +716,11 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
     s = plan_call(desc, &plan);
   if (!s)
     s = read_infeeds(o, &infeeds);
+  hlo_collective_group *group = NULL;
+  if (!s && count > 1)
+    s = hlo_collective_group_create(count, &group);
   for (int r = 0; r < count && !s; r++) {
-    reps[r] = (replica){.o = o, .desc = desc, .plan = &plan, .infeeds = &infeeds, .params = params};
+    reps[r] = (replica){.o = o, .desc = desc, .plan = &plan, .infeeds = &infeeds, .params = params, .group = group};
     s = setup_replica(o, desc, r, count, &reps[r]);
   }
   if (!s)
@@ -731,6 +738,7 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
   for (int r = 0; reps && r < count; r++)
     teardown_replica(&reps[r], desc->num_results);
   free(reps);
+  hlo_collective_group_destroy(group);
   free(plan.types);
   free_feeds(&infeeds);
   return s;

@@ -154,6 +154,10 @@ void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out)
 /* feeds.c */
 void cg_lower_infeed(cg_function *f, ir_instr *in);
 void cg_lower_outfeed(cg_function *f, ir_instr *in);
+/* collectives.c */
+void cg_lower_replica_id(cg_function *f, ir_instr *in);
+void cg_lower_collective(cg_function *f, ir_instr *in);
+void cg_lower_collective_done(cg_function *f, ir_instr *in);
 /* custom_call.c */
 void cg_lower_custom_call(cg_function *f, ir_instr *in);
 
