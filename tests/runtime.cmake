@@ -16,3 +16,16 @@ foreach(m ${RUNTIME_CASES})
     ${dir}/${name} $<TARGET_FILE:runtime_cc_lib>)
   set_tests_properties(runtime.${name} PROPERTIES ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
 endforeach()
+
+# docs/runtime_example.c, the embedding program of docs/runtime.md, against a model hloc builds.
+add_test(NAME runtime.embed_example COMMAND bash -c [=[
+  set -e
+  src=$1 build=$2 hloc=$3
+  work=$build/runtime-example
+  rm -rf "$work" && mkdir -p "$work" && cd "$work"
+  "$hloc" "$src/testdata/examples/embed.hlo" -o embed.so --header embed.h
+  cc -std=c17 -Wall -Wextra -Werror "$src/docs/runtime_example.c" -I. -I"$src/runtime/include" embed.so \
+    "$build/libhlort.a" -lffi -lm -lpthread -ldl -Wl,-rpath,"$work" -o runtime_example
+  ./runtime_example | tee out.txt
+  printf 'replica 0: result {6, 10, 14} outfeed {6, 10, 14}\nreplica 1: result {6, 10, 14} outfeed {6, 10, 14}\n' |
+    diff - out.txt]=] _ ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} $<TARGET_FILE:hloc>)
