@@ -72,7 +72,7 @@ static void put_groups(cg_module *cm, desc_buf *d, const ir_replica_groups *g) {
       put(cm, d, g->groups[i].v[k]);
 }
 
-static LLVMValueRef build_desc(cg_module *cm, const ir_instr *in, int kind, const cg_value *ops) {
+static LLVMValueRef build_desc(cg_module *cm, const ir_instr *in, int kind, const cg_value *ops, const cg_value *res) {
   desc_buf *d = calloc(1, sizeof *d);
   const ir_attrs *a = &in->attrs;
   put(cm, d, kind);
@@ -90,6 +90,12 @@ static LLVMValueRef build_desc(cg_module *cm, const ir_instr *in, int kind, cons
     put(cm, d, s->rank);
     for (int k = 0; k < s->rank; k++)
       put(cm, d, s->dims[k]);
+  }
+  for (int i = 0; i < res->n; i++) { /* result leaf sizes: checked against the group size */
+    int64_t bytes = 0;
+    if (ir_etype_is_array(res->shapes[i]->et))
+      ir_shape_byte_size(res->shapes[i], &bytes);
+    put(cm, d, bytes);
   }
   LLVMValueRef g = NULL;
   if (d->n <= (int)(sizeof d->v / sizeof d->v[0]))
@@ -171,7 +177,8 @@ void cg_lower_collective(cg_function *f, ir_instr *in) {
   } else {
     for (int i = 0; i < off; i++) /* the start's copy of its operands */
       cg_copy_leaf(f, v.leaves[i], ops.leaves[i], v.shapes[i]);
-    LLVMValueRef desc = build_desc(cm, in, kind, &ops);
+    cg_value res = {v.leaves + off, v.shapes + off, ops.n};
+    LLVMValueRef desc = build_desc(cm, in, kind, &ops, &res);
     if (desc)
       emit_call(f, in, desc, &ops, v.leaves + off);
   }

@@ -58,7 +58,7 @@ typedef hlo_status (*reducer_fn)(hlo_context *ctx, void *const *params, void *co
 typedef struct leaf_info {
   int64_t eb, rank;
   const int64_t *dims;
-  int64_t bytes;
+  int64_t bytes, result_bytes;
 } leaf_info;
 
 typedef struct coll {
@@ -136,7 +136,12 @@ static hlo_status run_leaf(const coll *c, int64_t i, void *res) {
   const leaf_info *l = &c->leaves[i];
   unsigned char *out = res;
   int64_t outer = c->dim >= 0 ? outer_of(l, c->dim) : 1, inner = l->bytes / (outer ? outer : 1);
-  switch (c->kind) {
+  bool carried = (c->kind == K_ALL_GATHER || c->kind == K_REDUCE_SCATTER) && l->rank <= c->dim;
+  if (carried && c->kind == K_ALL_GATHER) { /* a scalar tuple element: this replica's own */
+    memcpy(out, view(c, member(c, c->me), i), (size_t)l->bytes);
+    return NULL;
+  }
+  switch (carried ? K_ALL_REDUCE : c->kind) {
   case K_ALL_REDUCE: return reduce_range(c, i, out, 0, l->bytes);
   case K_ALL_GATHER:
     for (int64_t o = 0; o < outer; o++)
@@ -197,8 +202,20 @@ static hlo_status describe(coll *c, const int64_t *d, int32_t me, int32_t num) {
     for (int64_t k = 0; k < l->rank; k++)
       l->bytes *= l->dims[k];
   }
-  if ((c->kind == K_REDUCE_SCATTER || c->kind == K_ALL_TO_ALL) && c->n > 0 && c->leaves[0].rank > c->dim &&
-      c->leaves[0].dims[c->dim] % c->g != 0)
+  for (int64_t i = 0; i < c->n; i++) {
+    leaf_info *l = &c->leaves[i];
+    l->result_bytes = d[pos++];
+    bool carried = l->rank <= c->dim;
+    int64_t want = c->kind == K_ALL_GATHER && !carried ? l->bytes * c->g
+                   : c->kind == K_REDUCE_SCATTER && !carried ? l->bytes / c->g
+                                                             : l->bytes;
+    if (l->result_bytes != want)
+      return hlo_status_make(HLO_INVALID_ARGUMENT,
+                             "%s: result %lld holds %lld bytes, but a group of %lld replicas gives %lld", c->instr,
+                             (long long)i, (long long)l->result_bytes, (long long)c->g, (long long)want);
+  }
+  if ((c->kind == K_REDUCE_SCATTER || c->kind == K_ALL_TO_ALL) && c->n > 0 && c->dim >= 0 &&
+      c->leaves[0].rank > c->dim && c->leaves[0].dims[c->dim] % c->g != 0)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: dimension %lld of size %lld does not split into %lld parts",
                            c->instr, (long long)c->dim, (long long)c->leaves[0].dims[c->dim], (long long)c->g);
   if (c->kind == K_ALL_TO_ALL_TUPLE && c->n != c->g)
