@@ -283,6 +283,7 @@ typedef struct replica {
   outfeed_buf *outfeeds;/* what the first call sent */
   int n_outfeeds, cap_outfeeds;
   double *times;        /* benchmark iterations, ms */
+  hlo_collective_group *group; /* shared by every replica; NULL for one */
   hlo_status status;
 } replica;
 
@@ -292,10 +293,24 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* The element type a .npy dtype stores, or -1 where several do (|u1: u8 and the f8 types;
+ * <u2: u16 and bf16), so that the model's infeed checks the type as well as the dimensions. */
+static int32_t npy_dtype(const npy_array *a) {
+  static const struct { char kind; int size; int32_t dtype; } map[] = {
+      {'b', 1, HLO_DTYPE_IR_PRED}, {'i', 1, HLO_DTYPE_IR_S8},  {'i', 2, HLO_DTYPE_IR_S16},
+      {'i', 4, HLO_DTYPE_IR_S32},  {'i', 8, HLO_DTYPE_IR_S64}, {'u', 4, HLO_DTYPE_IR_U32},
+      {'u', 8, HLO_DTYPE_IR_U64},  {'f', 2, HLO_DTYPE_IR_F16}, {'f', 4, HLO_DTYPE_IR_F32},
+      {'f', 8, HLO_DTYPE_IR_F64},  {'c', 8, HLO_DTYPE_IR_C64}, {'c', 16, HLO_DTYPE_IR_C128}};
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+    if (map[i].kind == a->kind && map[i].size == a->itemsize)
+      return map[i].dtype;
+  return -1;
+}
+
 static hlo_status push_infeeds(replica *r) {
   for (int i = 0; i < r->infeeds->n; i++) {
     const npy_array *a = &r->infeeds->arrays[i];
-    HLO_RETURN_IF_ERROR(hlo_infeed_push(r->ctx, a->data, (size_t)a->nbytes));
+    HLO_RETURN_IF_ERROR(hlo_infeed_push_array(r->ctx, a->data, (size_t)a->nbytes, npy_dtype(a), a->rank, a->dims));
   }
   return NULL;
 }
@@ -355,6 +370,8 @@ static void *run_replica(void *arg) {
     r->status = call_once(r);
   if (!r->status)
     r->status = keep_outfeeds(r);
+  if (r->status && r->group) /* the others must not wait for this replica in a collective */
+    hlo_collective_group_abort(r->group);
   for (int k = 0; k < r->o->benchmark && !r->status; k++) {
     r->status = push_infeeds(r); /* untimed */
     if (r->status)
@@ -386,6 +403,7 @@ static hlo_status setup_replica(const run_options *o, const hlo_module_desc *des
   co.num_threads = o->threads;
   co.replica_id = id;
   co.num_replicas = count;
+  co.group = r->group;
   HLO_RETURN_IF_ERROR(hlo_context_create(&co, &r->ctx));
   for (int i = 0; i < o->n_custom_call_libs; i++)
     HLO_RETURN_IF_ERROR(hlo_custom_call_add_library(r->ctx, o->custom_call_libs[i]));
@@ -735,6 +753,26 @@ static hlo_status write_outfeeds(const run_options *o, replica *reps, int count)
   return NULL;
 }
 
+/* Without --outfeed-dir: every shaped outfeed buffer printed as a literal after the results,
+ * headed "outfeed I:" (with the replica when there are several). */
+static hlo_status print_outfeeds(replica *reps, int count, FILE *out) {
+  for (int r = 0; r < count; r++)
+    for (int i = 0; i < reps[r].n_outfeeds; i++) {
+      const outfeed_buf *a = &reps[r].outfeeds[i];
+      if (count > 1)
+        fprintf(out, "replica %d outfeed %d:\n", r, i);
+      else
+        fprintf(out, "outfeed %d:\n", i);
+      if (a->dtype < 0 || a->dtype >= IR_ETYPE_COUNT) {
+        fprintf(out, "(%lld bytes without a shape)\n", (long long)a->nbytes);
+        continue;
+      }
+      hlo_array_desc d = {.dtype = a->dtype, .rank = a->rank, .dims = a->dims, .byte_size = (int64_t)a->nbytes};
+      HLO_RETURN_IF_ERROR(litio_print(&d, a->data, out));
+    }
+  return NULL;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -797,8 +835,11 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
     s = plan_call(desc, &plan);
   if (!s)
     s = read_infeeds(o, &infeeds);
+  hlo_collective_group *group = NULL;
+  if (!s && count > 1)
+    s = hlo_collective_group_create(count, &group);
   for (int r = 0; r < count && !s; r++) {
-    reps[r] = (replica){.o = o, .desc = desc, .plan = &plan, .infeeds = &infeeds, .params = params};
+    reps[r] = (replica){.o = o, .desc = desc, .plan = &plan, .infeeds = &infeeds, .params = params, .group = group};
     s = setup_replica(o, desc, r, count, &reps[r]);
   }
   if (!s) {
@@ -812,11 +853,14 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
     s = emit_results(o, desc, reps, count, out);
   if (!s && o->outfeed_dir)
     s = write_outfeeds(o, reps, count);
+  else if (!s && o->n_outputs == 0 && !o->output_dir && !o->n_expected && o->benchmark <= 0)
+    s = print_outfeeds(reps, count, out);
   for (int i = 0; i < o->n_expected && !s; i++)
     s = compare(o, o->expected[i], i, &desc->results[i], reps[0].results[i]);
   for (int r = 0; reps && r < count; r++)
     teardown_replica(&reps[r], desc->num_results);
   free(reps);
+  hlo_collective_group_destroy(group);
   free(plan.types);
   free_feeds(&infeeds);
   return s;

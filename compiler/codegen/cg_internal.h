@@ -205,6 +205,15 @@ void cg_lower_triangular_solve(cg_function *f, ir_instr *in);
 void cg_lower_rng(cg_function *f, ir_instr *in);
 void cg_lower_rng_bit_generator(cg_function *f, ir_instr *in);
 void cg_lower_rng_state(cg_function *f, ir_instr *in);
+/* feeds.c */
+void cg_lower_infeed(cg_function *f, ir_instr *in);
+void cg_lower_outfeed(cg_function *f, ir_instr *in);
+/* collectives.c */
+void cg_lower_replica_id(cg_function *f, ir_instr *in);
+void cg_lower_collective(cg_function *f, ir_instr *in);
+void cg_lower_collective_done(cg_function *f, ir_instr *in);
+/* custom_call.c */
+void cg_lower_custom_call(cg_function *f, ir_instr *in);
 
 /* Element conversion between compute types (convert's semantics: saturating float->int,
  * NaN -> 0, round to nearest even). */

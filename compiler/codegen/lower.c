@@ -869,6 +869,17 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   case IR_FAM_SCAN: lower_value(f, in, cg_lower_scan); return;
   case IR_FAM_ASYNC: cg_lower_async(f, in); return;
   case IR_FAM_COPY_ASYNC: cg_lower_copy_async(f, in); return;
+  case IR_FAM_CUSTOM_CALL: cg_lower_custom_call(f, in); return;
+  case IR_FAM_INFEED: cg_lower_infeed(f, in); return;
+  case IR_FAM_REPLICA_ID: cg_lower_replica_id(f, in); return;
+  case IR_FAM_COLLECTIVE: cg_lower_collective(f, in); return;
+  case IR_FAM_ASYNC_DONE:
+    if (in->op == IR_OP_ALL_REDUCE_DONE || in->op == IR_OP_ALL_GATHER_DONE || in->op == IR_OP_COLLECTIVE_PERMUTE_DONE) {
+      cg_lower_collective_done(f, in);
+      return;
+    }
+    break;
+  case IR_FAM_OUTFEED: cg_lower_outfeed(f, in); return;
   default:
     break;
   }

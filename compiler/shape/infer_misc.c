@@ -117,6 +117,11 @@ static ir_shape *gather_or_scatter(shape_ctx *x, ir_instr *in, int n, int64_t gs
   ir_shape *out[SHAPE_MAX_OPERANDS];
   for (int i = 0; i < n; i++) {
     const ir_shape *s = shape_operand(in, i);
+    /* A scalar element of a tuple (PyTorch/XLA writes them) is carried along unchanged. */
+    if (n > 1 && s->rank == 0 && dl->n == 1 && dl->v[0] >= 0) {
+      out[i] = ir_shape_clone(x->m, s);
+      continue;
+    }
     if (dl->n != 1 || dl->v[0] < 0 || dl->v[0] >= s->rank)
       return shape_fail(x, in, "needs one dimension in [0, %d)", s->rank);
     int64_t d = dl->v[0];
@@ -211,6 +216,29 @@ static ir_shape *infer_ragged_all_to_all(shape_ctx *x, ir_instr *in) {
   return ir_shape_clone(x->m, op);
 }
 
+/* With no replica groups and no replica_count the group size is unknown: a written
+ * all-gather / reduce-scatter shape is taken when it differs from the operand only in the
+ * gathered (scattered) dimension, by a whole factor, as XLA's parser takes it. */
+static bool written_gather_shape_ok(shape_ctx *x, const ir_instr *in, int n) {
+  const ir_replica_groups *g = &in->attrs.u.collective.replica_groups;
+  const ir_shape *w = in->shape;
+  if (x->m->replica_count > 0 || (g->n_groups && g->groups[0].n) || !w || in->attrs.dimensions.n != 1)
+    return false;
+  bool gather = in->op != IR_OP_REDUCE_SCATTER;
+  int64_t d = in->attrs.dimensions.v[0];
+  for (int i = 0; i < n; i++) {
+    const ir_shape *o = shape_operand(in, i), *r = n == 1 ? w : (w->et == IR_TUPLE && i < w->n_elems ? w->elems[i] : NULL);
+    if (!r || r->et != o->et || r->rank != o->rank)
+      return false;
+    for (int k = 0; k < o->rank; k++) {
+      int64_t a = gather ? r->dims[k] : o->dims[k], b = gather ? o->dims[k] : r->dims[k];
+      if (k == d ? (b == 0 || a % b != 0) : a != b)
+        return false;
+    }
+  }
+  return true;
+}
+
 ir_shape *shape_infer_collective(shape_ctx *x, ir_instr *in) {
   int n = array_operands(x, in);
   if (!n)
@@ -226,9 +254,11 @@ ir_shape *shape_infer_collective(shape_ctx *x, ir_instr *in) {
   case IR_OP_COLLECTIVE_REDUCE:
     return collective_reducer_ok(x, in, n) ? shape_operands_collated(x, in, 0, n) : NULL;
   case IR_OP_REDUCE_SCATTER:
-    return collective_reducer_ok(x, in, n) ? gather_or_scatter(x, in, n, gs, false) : NULL;
+    if (!collective_reducer_ok(x, in, n))
+      return NULL;
+    return written_gather_shape_ok(x, in, n) ? NULL : gather_or_scatter(x, in, n, gs, false);
   case IR_OP_ALL_GATHER:
-    return gather_or_scatter(x, in, n, gs, true);
+    return written_gather_shape_ok(x, in, n) ? NULL : gather_or_scatter(x, in, n, gs, true);
   case IR_OP_ALL_GATHER_START: {
     ir_shape *e[2] = {shape_operands_collated(x, in, 0, n), gather_or_scatter(x, in, n, gs, true)};
     if (!e[0] || !e[1])

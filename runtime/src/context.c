@@ -57,6 +57,7 @@ HLO_PUBLIC hlo_status hlo_context_create(const hlo_context_options *opts, hlo_co
   c->layout_size = sizeof *c;
   c->opts = o;
   pthread_mutex_init(&c->mu, NULL);
+  pthread_cond_init(&c->feed_cv, NULL);
   pool_init(&c->pool);
   *out_ctx = c;
   return NULL;
@@ -105,12 +106,13 @@ HLO_PUBLIC void hlo_context_destroy(hlo_context *c) {
   if (!c->arena_borrowed)
     free(c->arena);
   free(c->libs);
+  pthread_cond_destroy(&c->feed_cv);
   pthread_mutex_destroy(&c->mu);
   free(c);
 }
 
 /* Was ctx made by a runtime with this layout?  (See context_internal.h.) */
-static bool same_layout(const hlo_context *c) { return c->magic == HLO_CONTEXT_MAGIC && c->layout_size == sizeof *c; }
+bool hlo_ctx_same_layout(const hlo_context *c) { return c->magic == HLO_CONTEXT_MAGIC && c->layout_size == sizeof *c; }
 
 static hlo_status foreign_context(const char *what) {
   return hlo_status_make(HLO_FAILED_PRECONDITION,
@@ -164,12 +166,12 @@ static void pool_start(hlo_pool *p, int num_threads) {
   }
 }
 
-HLO_RT_CTX_EXPORT int32_t hlo_rt_num_threads(hlo_context *c) { return c && same_layout(c) ? c->opts.num_threads : 1; }
+HLO_RT_CTX_EXPORT int32_t hlo_rt_num_threads(hlo_context *c) { return c && hlo_ctx_same_layout(c) ? c->opts.num_threads : 1; }
 
 HLO_RT_CTX_EXPORT void hlo_rt_parallel_for(hlo_context *c, int64_t n, hlo_rt_range_fn fn, void *arg) {
   if (n <= 0)
     return;
-  if (!c || !same_layout(c) || c->opts.num_threads <= 1 || n < 2 || pthread_mutex_trylock(&c->pool.busy) != 0) {
+  if (!c || !hlo_ctx_same_layout(c) || c->opts.num_threads <= 1 || n < 2 || pthread_mutex_trylock(&c->pool.busy) != 0) {
     fn(arg, 0, n);
     return;
   }
@@ -258,7 +260,7 @@ HLO_RT_CTX_EXPORT void hlo_rt_arena_release(hlo_context *c, void *arena) {
 
 /* ---- feeds ------------------------------------------------------------------------------- */
 
-static hlo_status push(hlo_context *c, hlo_feed_queue *q, const void *data, size_t n, int32_t dtype, int32_t rank,
+hlo_status hlo_ctx_queue_push(hlo_context *c, hlo_feed_queue *q, const void *data, size_t n, int32_t dtype, int32_t rank,
                        const int64_t *dims) {
   if (n > SIZE_MAX - sizeof(hlo_feed_item))
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "a feed buffer of %zu bytes is too large", n);
@@ -280,11 +282,12 @@ static hlo_status push(hlo_context *c, hlo_feed_queue *q, const void *data, size
     q->head = it;
   q->tail = it;
   q->count++;
+  pthread_cond_broadcast(&c->feed_cv);
   pthread_mutex_unlock(&c->mu);
   return NULL;
 }
 
-static hlo_feed_item *pop(hlo_context *c, hlo_feed_queue *q) {
+hlo_feed_item *hlo_ctx_queue_pop(hlo_context *c, hlo_feed_queue *q) {
   pthread_mutex_lock(&c->mu);
   hlo_feed_item *it = q->head;
   if (it) {
@@ -300,12 +303,12 @@ static hlo_feed_item *pop(hlo_context *c, hlo_feed_queue *q) {
 HLO_PUBLIC hlo_status hlo_infeed_push(hlo_context *c, const void *data, size_t nbytes) {
   if (!c || (!data && nbytes))
     return hlo_status_make(HLO_INVALID_ARGUMENT, "hlo_infeed_push: no context or no data");
-  return push(c, &c->infeed, data, nbytes, -1, 0, NULL);
+  return hlo_ctx_queue_push(c, &c->infeed, data, nbytes, -1, -1, NULL);
 }
 
 HLO_PUBLIC hlo_status hlo_outfeed_pop_array(hlo_context *c, void **out_data, size_t *out_nbytes, int32_t *out_dtype,
                                             int32_t *out_rank, int64_t *out_dims) {
-  hlo_feed_item *it = c ? pop(c, &c->outfeed) : NULL;
+  hlo_feed_item *it = c ? hlo_ctx_queue_pop(c, &c->outfeed) : NULL;
   if (!it)
     return hlo_status_make(HLO_FAILED_PRECONDITION, "the outfeed queue is empty");
   void *data = malloc(it->nbytes ? it->nbytes : 1);
@@ -340,9 +343,9 @@ HLO_PUBLIC size_t hlo_outfeed_count(hlo_context *c) {
 }
 
 HLO_RT_CTX_EXPORT hlo_status hlo_rt_infeed(hlo_context *c, void *dst, int64_t nbytes) {
-  if (c && !same_layout(c))
+  if (c && !hlo_ctx_same_layout(c))
     return foreign_context("infeed");
-  hlo_feed_item *it = c ? pop(c, &c->infeed) : NULL;
+  hlo_feed_item *it = c ? hlo_ctx_queue_pop(c, &c->infeed) : NULL;
   if (!it)
     return hlo_status_make(HLO_FAILED_PRECONDITION, "infeed: the queue is empty (the model wants %lld bytes)",
                            (long long)nbytes);
@@ -360,11 +363,11 @@ HLO_RT_CTX_EXPORT hlo_status hlo_rt_outfeed(hlo_context *c, const void *src, int
                                             int32_t rank, const int64_t *dims) {
   if (!c)
     return hlo_status_make(HLO_FAILED_PRECONDITION, "outfeed: the model was called without a context");
-  if (!same_layout(c))
+  if (!hlo_ctx_same_layout(c))
     return foreign_context("outfeed");
   if (nbytes < 0 || rank < 0 || rank > HLO_FEED_MAX_RANK || (rank > 0 && !dims))
     return hlo_status_make(HLO_INTERNAL, "outfeed: bad buffer description");
-  return push(c, &c->outfeed, src, (size_t)nbytes, dtype, rank, dims);
+  return hlo_ctx_queue_push(c, &c->outfeed, src, (size_t)nbytes, dtype, rank, dims);
 }
 
 /* ---- custom calls ------------------------------------------------------------------------ */
@@ -442,7 +445,7 @@ HLO_RT_CTX_EXPORT hlo_status hlo_rt_custom_call_resolve(hlo_context *c, const ch
                                      "custom-call target '%s' not found in the process (the model ran without a context)",
                                      target);
   }
-  if (!same_layout(c))
+  if (!hlo_ctx_same_layout(c))
     return foreign_context("custom call");
   pthread_mutex_lock(&c->mu);
   bool cached = find_target(c->targets, c->n_targets, target) || find_target(c->resolved, c->n_resolved, target);
@@ -465,6 +468,6 @@ HLO_RT_CTX_EXPORT hlo_status hlo_rt_custom_call_resolve(hlo_context *c, const ch
 
 /* ---- replica identity -------------------------------------------------------------------- */
 
-HLO_RT_CTX_EXPORT int32_t hlo_rt_replica_id(hlo_context *c) { return c && same_layout(c) ? c->opts.replica_id : 0; }
-HLO_RT_CTX_EXPORT int32_t hlo_rt_num_replicas(hlo_context *c) { return c && same_layout(c) ? c->opts.num_replicas : 1; }
-HLO_RT_CTX_EXPORT int32_t hlo_rt_partition_id(hlo_context *c) { return c && same_layout(c) ? c->opts.partition_id : 0; }
+HLO_RT_CTX_EXPORT int32_t hlo_rt_replica_id(hlo_context *c) { return c && hlo_ctx_same_layout(c) ? c->opts.replica_id : 0; }
+HLO_RT_CTX_EXPORT int32_t hlo_rt_num_replicas(hlo_context *c) { return c && hlo_ctx_same_layout(c) ? c->opts.num_replicas : 1; }
+HLO_RT_CTX_EXPORT int32_t hlo_rt_partition_id(hlo_context *c) { return c && hlo_ctx_same_layout(c) ? c->opts.partition_id : 0; }

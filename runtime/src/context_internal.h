@@ -61,6 +61,7 @@ struct hlo_context {
   uint32_t layout_size;      /* sizeof(struct hlo_context) of the runtime that made it */
   hlo_context_options opts;  /* num_threads resolved (>= 1), num_replicas >= 1 */
   pthread_mutex_t mu;
+  pthread_cond_t feed_cv;    /* signalled on every push (blocking infeed) */
   hlo_feed_queue infeed, outfeed;
   hlo_custom_target *targets;  /* registered by the embedder */
   int n_targets;
@@ -78,5 +79,13 @@ struct hlo_context {
   bool rng_started;
   atomic_int cancelled;       /* hlo_context_cancel; read at while back-edges (cancel.c) */
 };
+
+/* Queue primitives of context.c, for the other runtime files: push copies the buffer (dtype -1:
+ * no element type; rank -1: no dimensions) and signals feed_cv; pop returns the head or NULL. */
+hlo_status hlo_ctx_queue_push(hlo_context *c, hlo_feed_queue *q, const void *data, size_t n, int32_t dtype,
+                              int32_t rank, const int64_t *dims);
+hlo_feed_item *hlo_ctx_queue_pop(hlo_context *c, hlo_feed_queue *q);
+/* Was c made by a runtime with this layout (context_internal.h's magic and size)? */
+bool hlo_ctx_same_layout(const hlo_context *c);
 
 #endif

@@ -41,7 +41,7 @@ done
 
 for t in 1 4; do
   run "$X" --infeed "$INFEED" --custom-call-lib "$scale" --threads $t || fail "--threads $t"
-  printf 'f32[3] {5, 0, 12}\ns32[] 0\n' | cmp -s - "$dir/out" || fail "--threads $t printed something else"
+  printf 'f32[3] {5, 0, 12}\ns32[] 0\noutfeed 0:\nf32[3] {5, 0, 12}\n' | cmp -s - "$dir/out" || fail "--threads $t printed something else"
 done
 run "$X" --infeed "$INFEED" --custom-call-lib "$scale" --benchmark 3 || fail "benchmark with an infeed"
 grep -Eq "^benchmark: iterations=3 min_ms=[0-9.]+ median_ms=[0-9.]+ max_ms=[0-9.]+$" "$dir/out" || fail "benchmark line"

@@ -199,4 +199,28 @@ HLO_RT_EXPORT void hlo_rt_rng(hlo_context *ctx, int32_t distribution, int32_t is
                               int32_t is_signed, const void *a, const void *b, void *out, int64_t count);
 /* ---- end of the OPS-SORT block ---- */
 
+/* ---- custom calls (runtime/src/custom_call.c) ---- */
+/* Runs one custom-call instruction.  desc is the instruction's constant description:
+ * [api_version (XLA's numbering: 0 unspecified, 1 original, 2 status returning, 3 status
+ * returning unified), n_operands, n_operand_leaves, n_result_leaves, then the shape tree of each
+ * operand and of the result in preorder (-1 an array leaf, k >= 0 a tuple of k elements)].
+ * operands / results: the leaf buffers, depth-first.  target is resolved through ctx
+ * (hlo_rt_custom_call_resolve); instr names the instruction in messages; opaque is the
+ * backend_config text (opaque_len bytes).  A target that reports a failure through
+ * XlaCustomCallStatusSetFailure gives a FAILED_PRECONDITION status carrying its message. */
+HLO_RT_EXPORT hlo_status hlo_rt_custom_call(hlo_context *ctx, const int64_t *desc, const char *target,
+                                            const char *instr, const char *opaque, int64_t opaque_len,
+                                            void *const *operands, void *const *results);
+
+/* ---- collectives (runtime/src/collectives.c) ---- */
+/* Runs one collective instruction (instr names it in messages) on n operand leaves into n
+ * result leaves.  desc: [kind (0 all-reduce, 1 all-gather, 2 reduce-scatter, 3 all-to-all,
+ * 4 all-to-all of a tuple, 5 collective-permute, 6 collective-broadcast), n, dimension (-1
+ * none), n_groups, group_size, the groups' replica ids, n_pairs, (source, target) pairs, then
+ * per leaf: element bytes, rank, operand dims; then each result leaf's byte size].
+ * reducer: the all-reduce / reduce-scatter
+ * computation, hlo_status fn(ctx, params, results, frame) on scalars (else NULL). */
+HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc, const char *instr,
+                                           void *const *operands, void *const *results, void *reducer);
+
 #endif

@@ -44,6 +44,12 @@ HLO_RT_CTX_EXPORT void hlo_rt_arena_release(hlo_context *ctx, void *arena);
 /* Infeed: pops the oldest buffer pushed with hlo_infeed_push into dst, which holds nbytes.
  * FAILED_PRECONDITION when the queue is empty (or ctx is NULL) or the sizes differ. */
 HLO_RT_CTX_EXPORT hlo_status hlo_rt_infeed(hlo_context *ctx, void *dst, int64_t nbytes);
+/* Infeed of one leaf of instruction `instr` (for messages) of element type dtype and dims
+ * (rank entries) into dst (nbytes): pops the oldest buffer, checking its shape where it was
+ * pushed with one and its size always; waits for a push as the context's infeed_timeout_ms
+ * says.  FAILED_PRECONDITION naming the instruction on an empty queue or a mismatch. */
+HLO_RT_CTX_EXPORT hlo_status hlo_rt_infeed_leaf(hlo_context *ctx, const char *instr, void *dst, int64_t nbytes,
+                                                int32_t dtype, int32_t rank, const int64_t *dims);
 /* Outfeed: copies one array (dtype an hlo_dtype, rank <= HLO_FEED_MAX_RANK) to the back of
  * the outfeed queue.  FAILED_PRECONDITION when ctx is NULL. */
 HLO_RT_CTX_EXPORT hlo_status hlo_rt_outfeed(hlo_context *ctx, const void *src, int64_t nbytes, int32_t dtype,

@@ -18,12 +18,26 @@
 extern "C" {
 #endif
 
+/* The replicas that run one program together: collectives exchange data through it.  Make
+ * one for N replicas, give it to each replica's context (hlo_context_options.group), run the
+ * replicas concurrently (one thread each), destroy it after every context.  Thread-safe. */
+typedef struct hlo_collective_group hlo_collective_group;
+HLO_MUST_USE hlo_status hlo_collective_group_create(int32_t num_replicas, hlo_collective_group **out_group);
+/* Makes every replica waiting in (or later entering) a collective fail instead of waiting for
+ * a replica that stopped: call it when one replica's run returns an error. */
+void hlo_collective_group_abort(hlo_collective_group *group);
+void hlo_collective_group_destroy(hlo_collective_group *group);
+
 typedef struct hlo_context_options {
   uint32_t struct_size;  /* sizeof(hlo_context_options) */
   int32_t num_threads;   /* 0: one per online CPU; 1: run on the calling thread only */
   int32_t replica_id;
   int32_t num_replicas;  /* 0 or 1: a single replica */
   int32_t partition_id;
+  /* An infeed that finds its queue empty: 0 fails at once (the message names the
+   * instruction); > 0 waits up to this many milliseconds for a push; < 0 waits without limit. */
+  int32_t infeed_timeout_ms;
+  hlo_collective_group *group; /* required when num_replicas > 1 and the model has collectives */
 } hlo_context_options;
 
 void hlo_context_options_init(hlo_context_options *o);
@@ -41,6 +55,10 @@ int hlo_context_is_cancelled(hlo_context *ctx);
 
 /* Infeed: the runtime copies `nbytes` from data; the model's next infeed of that size pops it. */
 HLO_MUST_USE hlo_status hlo_infeed_push(hlo_context *ctx, const void *data, size_t nbytes);
+/* Infeed with a shape: the model's next infeed checks it against the instruction's leaf
+ * (dtype an hlo_dtype or -1 for any; rank -1 for any; dims holds rank entries). */
+HLO_MUST_USE hlo_status hlo_infeed_push_array(hlo_context *ctx, const void *data, size_t nbytes, int32_t dtype,
+                                              int32_t rank, const int64_t *dims);
 /* Outfeed: pops the oldest buffer the model sent; the caller owns *out_data (free()). */
 HLO_MUST_USE hlo_status hlo_outfeed_pop(hlo_context *ctx, void **out_data, size_t *out_nbytes);
 size_t hlo_outfeed_count(hlo_context *ctx);

@@ -1,0 +1,206 @@
+/* collectives.c — lowering of collectives between replicas: replica-id and partition-id read
+ * the context; all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute and
+ * collective-broadcast (and their async -start/-done pairs) become one hlo_rt_collective call
+ * (hlo/rt.h) with a constant description of the replica groups, the permute pairs and every
+ * leaf's shape; the reducer computation is passed as a function pointer.  All data movement
+ * lives behind the runtime's collective backend, so no code here knows about threads or MPI.
+ * Tests: testdata/runtime/coll_* (tests/runtime.cmake).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "codegen/cg_internal.h"
+
+static LLVMValueRef const_global(cg_module *cm, LLVMValueRef init, const char *name) {
+  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), name);
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  return g;
+}
+
+void cg_lower_replica_id(cg_function *f, ir_instr *in) {
+  cg_module *cm = f->cm;
+  LLVMTypeRef ty = LLVMFunctionType(cm->i32, &cm->ptr, 1, 0);
+  const char *fn = in->op == IR_OP_REPLICA_ID ? "hlo_rt_replica_id" : "hlo_rt_partition_id";
+  LLVMValueRef id = LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, fn, ty), &f->ctx_arg, 1, "id");
+  cg_value v = cg_alloc_value(f, in->shape);
+  LLVMBuildStore(cm->b, id, v.leaves[0]);
+  f->values[in->id] = v;
+}
+
+typedef struct desc_buf {
+  LLVMValueRef v[4096];
+  int n;
+} desc_buf;
+
+static void put(cg_module *cm, desc_buf *d, int64_t x) {
+  if (d->n < (int)(sizeof d->v / sizeof d->v[0]))
+    d->v[d->n] = cg_i64(cm, x);
+  d->n++;
+}
+
+static int kind_of(const ir_instr *in) {
+  switch (in->op) {
+  case IR_OP_ALL_REDUCE:
+  case IR_OP_ALL_REDUCE_START: return 0;
+  case IR_OP_ALL_GATHER:
+  case IR_OP_ALL_GATHER_START: return 1;
+  case IR_OP_REDUCE_SCATTER: return 2;
+  case IR_OP_ALL_TO_ALL: return in->n_operands > 1 ? 4 : 3;
+  case IR_OP_COLLECTIVE_PERMUTE:
+  case IR_OP_COLLECTIVE_PERMUTE_START: return 5;
+  case IR_OP_COLLECTIVE_BROADCAST: return 6;
+  default: return -1;
+  }
+}
+
+static void put_groups(cg_module *cm, desc_buf *d, const ir_replica_groups *g) {
+  int size = g->n_groups > 0 ? g->groups[0].n : 0;
+  for (int i = 0; i < g->n_groups; i++)
+    if (g->groups[i].n != size)
+      size = -1;
+  if (size <= 0) { /* no groups, or an empty {} */
+    put(cm, d, 0);
+    put(cm, d, 0);
+    return;
+  }
+  put(cm, d, g->n_groups);
+  put(cm, d, size);
+  for (int i = 0; i < g->n_groups; i++)
+    for (int k = 0; k < size; k++)
+      put(cm, d, g->groups[i].v[k]);
+}
+
+static LLVMValueRef build_desc(cg_module *cm, const ir_instr *in, int kind, const cg_value *ops, const cg_value *res) {
+  desc_buf *d = calloc(1, sizeof *d);
+  const ir_attrs *a = &in->attrs;
+  put(cm, d, kind);
+  put(cm, d, ops->n);
+  put(cm, d, (kind >= 1 && kind <= 3 && a->dimensions.n > 0) ? a->dimensions.v[0] : -1);
+  put_groups(cm, d, &a->u.collective.replica_groups);
+  put(cm, d, a->u.collective.n_source_target_pairs);
+  for (int p = 0; p < a->u.collective.n_source_target_pairs; p++) {
+    put(cm, d, a->u.collective.source_target_pairs[p].v[0]);
+    put(cm, d, a->u.collective.source_target_pairs[p].v[1]);
+  }
+  for (int i = 0; i < ops->n; i++) {
+    const ir_shape *s = ops->shapes[i];
+    put(cm, d, ir_etype_table[s->et].storage_bytes);
+    put(cm, d, s->rank);
+    for (int k = 0; k < s->rank; k++)
+      put(cm, d, s->dims[k]);
+  }
+  for (int i = 0; i < res->n; i++) { /* result leaf sizes: checked against the group size */
+    int64_t bytes = 0;
+    if (ir_etype_is_array(res->shapes[i]->et))
+      ir_shape_byte_size(res->shapes[i], &bytes);
+    put(cm, d, bytes);
+  }
+  LLVMValueRef g = NULL;
+  if (d->n <= (int)(sizeof d->v / sizeof d->v[0]))
+    g = const_global(cm, LLVMConstArray2(cm->i64, d->v, (uint64_t)d->n), "coll.desc");
+  else
+    cg_fail(cm, in, "collective description too large");
+  free(d);
+  return g;
+}
+
+static LLVMValueRef ptr_table(cg_function *f, LLVMValueRef *ptrs, int n, const char *name) {
+  cg_module *cm = f->cm;
+  LLVMValueRef arr = cg_entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)(n ? n : 1)), name);
+  for (int i = 0; i < n; i++)
+    LLVMBuildStore(cm->b, ptrs[i] ? ptrs[i] : LLVMConstNull(cm->ptr),
+                   LLVMBuildGEP2(cm->b, cm->ptr, arr, (LLVMValueRef[]){cg_i64(cm, i)}, 1, ""));
+  return arr;
+}
+
+/* Every operand leaf, in order. */
+static cg_value operand_leaves(cg_function *f, const ir_instr *in) {
+  int n = 0;
+  for (int i = 0; i < in->n_operands; i++)
+    n += f->values[in->operands[i]->id].n;
+  cg_value v = {calloc((size_t)n + 1, sizeof(LLVMValueRef)), calloc((size_t)n + 1, sizeof(ir_shape *)), n};
+  for (int i = 0, k = 0; i < in->n_operands; i++) {
+    cg_value o = f->values[in->operands[i]->id];
+    for (int j = 0; j < o.n; j++, k++) {
+      v.leaves[k] = o.leaves[j];
+      v.shapes[k] = o.shapes[j];
+    }
+  }
+  return v;
+}
+
+static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef desc, cg_value *ops, LLVMValueRef *res_leaves) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  char name[300];
+  int nl = snprintf(name, sizeof name, "%.*s", (int)in->name.len, in->name.p);
+  if (nl < 0 || nl >= (int)sizeof name)
+    nl = (int)sizeof name - 1;
+  LLVMValueRef nm = const_global(cm, LLVMConstStringInContext(cm->ctx, name, (unsigned)nl, 0), "coll.name");
+  bool reduces = in->op == IR_OP_ALL_REDUCE || in->op == IR_OP_ALL_REDUCE_START || in->op == IR_OP_REDUCE_SCATTER;
+  LLVMValueRef red = reduces && in->n_called > 0 ? cm->comp_fns[in->called[0]->id] : LLVMConstNull(cm->ptr);
+  LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr},
+                                    6, 0);
+  LLVMValueRef args[6] = {f->ctx_arg, desc, nm, ptr_table(f, ops->leaves, ops->n, "coll.in"),
+                          ptr_table(f, res_leaves, ops->n, "coll.out"), red};
+  LLVMValueRef st = LLVMBuildCall2(b, ty, cg_runtime_fn(cm, "hlo_rt_collective", ty), args, 6, "st");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "coll.ok");
+  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "coll.fail");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), ""), bad, ok);
+  LLVMPositionBuilderAtEnd(b, bad);
+  LLVMBuildStore(b, st, f->fail_slot);
+  LLVMBuildBr(b, f->fail_bb);
+  LLVMPositionBuilderAtEnd(b, ok);
+}
+
+/* all-gather-start and collective-permute-start produce (operand, result[, scratch...]);
+ * the done takes element 1.  Returns where the result leaves start in v. */
+static int result_offset(const ir_instr *in, const cg_value *ops) {
+  bool paired = in->op == IR_OP_ALL_GATHER_START || in->op == IR_OP_COLLECTIVE_PERMUTE_START;
+  return paired && in->shape->et == IR_TUPLE ? ops->n : 0;
+}
+
+void cg_lower_collective(cg_function *f, ir_instr *in) {
+  cg_module *cm = f->cm;
+  int kind = kind_of(in);
+  if (kind < 0) {
+    cg_fail(cm, in, "collective '%s' cannot be compiled", ir_opcode_table[in->op].spelling);
+    return;
+  }
+  cg_value ops = operand_leaves(f, in);
+  cg_value v = cg_alloc_value(f, in->shape);
+  int off = result_offset(in, &ops);
+  if (off + ops.n > v.n) {
+    cg_fail(cm, in, "the result of '%s' has fewer leaves than its operands", ir_opcode_table[in->op].spelling);
+  } else {
+    for (int i = 0; i < off; i++) /* the start's copy of its operands */
+      cg_copy_leaf(f, v.leaves[i], ops.leaves[i], v.shapes[i]);
+    cg_value res = {v.leaves + off, v.shapes + off, ops.n};
+    LLVMValueRef desc = build_desc(cm, in, kind, &ops, &res);
+    if (desc)
+      emit_call(f, in, desc, &ops, v.leaves + off);
+  }
+  free(ops.leaves);
+  free((void *)ops.shapes);
+  f->values[in->id] = v;
+}
+
+/* The -done of an async collective: all-reduce-start's value itself, or element 1 of the
+ * (operand, result, ...) tuple of all-gather-start and collective-permute-start. */
+void cg_lower_collective_done(cg_function *f, ir_instr *in) {
+  const ir_instr *start = in->operands[0];
+  cg_value s = f->values[start->id];
+  int off = 0;
+  if (start->shape->et == IR_TUPLE &&
+      (start->op == IR_OP_ALL_GATHER_START || start->op == IR_OP_COLLECTIVE_PERMUTE_START))
+    off = ir_shape_count_leaves(start->shape->elems[0]);
+  int n = ir_shape_count_leaves(in->shape);
+  cg_value v = {calloc((size_t)n + 1, sizeof(LLVMValueRef)), calloc((size_t)n + 1, sizeof(ir_shape *)), n};
+  for (int i = 0; i < n && off + i < s.n; i++) {
+    v.leaves[i] = s.leaves[off + i];
+    v.shapes[i] = s.shapes[off + i];
+  }
+  f->values[in->id] = v;
+}

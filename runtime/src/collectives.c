@@ -1,0 +1,258 @@
+/* collectives.c — collective operations between replicas (hlo_rt_collective, hlo/rt.h) and the
+ * collective group object of the public API.  Each operation exchanges the leaves of every
+ * replica through the group's backend (collectives_internal.h: in-process threads today),
+ * then computes its own result from the views: all-reduce (any reducer computation, applied
+ * in group order), all-gather, reduce-scatter, all-to-all (array and tuple forms),
+ * collective-permute (no source: zeros) and collective-broadcast, within the replica group
+ * that holds this replica (no groups written: all replicas).
+ * Tests: testdata/runtime/coll_* (tests/runtime.cmake).
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives_internal.h"
+#include "context_internal.h"
+#include "hlo/rt.h"
+
+#define HLO_PUBLIC __attribute__((visibility("default")))
+
+HLO_PUBLIC hlo_status hlo_collective_group_create(int32_t num_replicas, hlo_collective_group **out) {
+  *out = NULL;
+  if (num_replicas < 1)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "a collective group needs at least one replica");
+  hlo_collective_group *g = calloc(1, sizeof *g);
+  if (!g)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory creating a collective group");
+  hlo_status s = hlo_coll_threads_create(num_replicas, &g->backend, &g->impl);
+  if (s) {
+    free(g);
+    return s;
+  }
+  g->magic = HLO_GROUP_MAGIC;
+  g->layout_size = sizeof *g;
+  g->num_replicas = num_replicas;
+  *out = g;
+  return NULL;
+}
+
+HLO_PUBLIC void hlo_collective_group_abort(hlo_collective_group *g) {
+  if (g)
+    g->backend->abort(g->impl);
+}
+
+HLO_PUBLIC void hlo_collective_group_destroy(hlo_collective_group *g) {
+  if (!g)
+    return;
+  g->backend->destroy(g->impl);
+  free(g);
+}
+
+/* ---- the operation ------------------------------------------------------------------------- */
+
+enum { K_ALL_REDUCE, K_ALL_GATHER, K_REDUCE_SCATTER, K_ALL_TO_ALL, K_ALL_TO_ALL_TUPLE, K_PERMUTE, K_BROADCAST };
+
+typedef hlo_status (*reducer_fn)(hlo_context *ctx, void *const *params, void *const *results, void *frame);
+
+/* One leaf: element bytes, operand rank and dims (from the description). */
+typedef struct leaf_info {
+  int64_t eb, rank;
+  const int64_t *dims;
+  int64_t bytes, result_bytes;
+} leaf_info;
+
+typedef struct coll {
+  hlo_context *ctx;
+  const char *instr;
+  int64_t kind, n, dim;
+  const int64_t *members; /* this replica's group */
+  int64_t g, me;          /* group size, index of this replica in it */
+  const int64_t *pairs;
+  int64_t n_pairs;
+  leaf_info leaves[64];
+  const void *const *all; /* replica r, leaf i: all[r * n + i] */
+  reducer_fn reduce;
+} coll;
+
+static const void *view(const coll *c, int64_t replica, int64_t leaf) { return c->all[replica * c->n + leaf]; }
+
+/* The group holding `me` (all replicas when none is written); *out_members NULL = 0..N-1. */
+static hlo_status find_group(coll *c, const int64_t *d, int64_t *pos, int32_t me, int32_t num) {
+  int64_t n_groups = d[(*pos)++], size = d[(*pos)++];
+  const int64_t *m = d + *pos;
+  *pos += n_groups * size;
+  if (n_groups == 0) {
+    c->members = NULL;
+    c->g = num;
+    c->me = me;
+    return NULL;
+  }
+  for (int64_t gi = 0; gi < n_groups; gi++)
+    for (int64_t k = 0; k < size; k++)
+      if (m[gi * size + k] == me) {
+        c->members = m + gi * size;
+        c->g = size;
+        c->me = k;
+        for (int64_t j = 0; j < size; j++)
+          if (m[gi * size + j] < 0 || m[gi * size + j] >= num)
+            return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: replica group names replica %lld of %d", c->instr,
+                                   (long long)m[gi * size + j], num);
+        return NULL;
+      }
+  return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: replica %d is in none of the replica groups", c->instr, me);
+}
+
+static int64_t member(const coll *c, int64_t k) { return c->members ? c->members[k] : k; }
+
+static int64_t outer_of(const leaf_info *l, int64_t dim) {
+  int64_t o = 1;
+  for (int64_t d = 0; d < dim; d++)
+    o *= l->dims[d];
+  return o;
+}
+
+/* dst[k] = reduce(dst[k], src[k]) for count elements of eb bytes. */
+static hlo_status reduce_into(const coll *c, unsigned char *dst, const unsigned char *src, int64_t count, int64_t eb) {
+  unsigned char tmp[32];
+  for (int64_t k = 0; k < count; k++) {
+    void *params[2] = {dst + k * eb, (void *)(src + k * eb)};
+    void *results[1] = {tmp};
+    HLO_RETURN_IF_ERROR(c->reduce(c->ctx, params, results, NULL));
+    memcpy(dst + k * eb, tmp, (size_t)eb);
+  }
+  return NULL;
+}
+
+/* Result = reduction over the group of bytes [off, off + len) of each member's leaf i. */
+static hlo_status reduce_range(const coll *c, int64_t i, unsigned char *dst, int64_t off, int64_t len) {
+  memcpy(dst, (const unsigned char *)view(c, member(c, 0), i) + off, (size_t)len);
+  for (int64_t k = 1; k < c->g; k++)
+    HLO_RETURN_IF_ERROR(reduce_into(c, dst, (const unsigned char *)view(c, member(c, k), i) + off,
+                                    len / c->leaves[i].eb, c->leaves[i].eb));
+  return NULL;
+}
+
+static hlo_status run_leaf(const coll *c, int64_t i, void *res) {
+  const leaf_info *l = &c->leaves[i];
+  unsigned char *out = res;
+  int64_t outer = c->dim >= 0 ? outer_of(l, c->dim) : 1, inner = l->bytes / (outer ? outer : 1);
+  bool carried = (c->kind == K_ALL_GATHER || c->kind == K_REDUCE_SCATTER) && l->rank <= c->dim;
+  if (carried && c->kind == K_ALL_GATHER) { /* a scalar tuple element: this replica's own */
+    memcpy(out, view(c, member(c, c->me), i), (size_t)l->bytes);
+    return NULL;
+  }
+  switch (carried ? K_ALL_REDUCE : c->kind) {
+  case K_ALL_REDUCE: return reduce_range(c, i, out, 0, l->bytes);
+  case K_ALL_GATHER:
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t k = 0; k < c->g; k++)
+        memcpy(out + (o * c->g + k) * inner, (const unsigned char *)view(c, member(c, k), i) + o * inner, (size_t)inner);
+    return NULL;
+  case K_REDUCE_SCATTER: {
+    int64_t blk = inner / c->g;
+    for (int64_t o = 0; o < outer; o++)
+      HLO_RETURN_IF_ERROR(reduce_range(c, i, out + o * blk, o * inner + c->me * blk, blk));
+    return NULL;
+  }
+  case K_ALL_TO_ALL: {
+    int64_t blk = inner / c->g;
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t k = 0; k < c->g; k++)
+        memcpy(out + o * inner + k * blk, (const unsigned char *)view(c, member(c, k), i) + o * inner + c->me * blk,
+               (size_t)blk);
+    return NULL;
+  }
+  case K_ALL_TO_ALL_TUPLE:
+    memcpy(out, view(c, member(c, i), c->me), (size_t)l->bytes);
+    return NULL;
+  case K_PERMUTE: {
+    int64_t me = member(c, c->me);
+    for (int64_t p = 0; p < c->n_pairs; p++)
+      if (c->pairs[2 * p + 1] == me) {
+        memcpy(out, view(c, c->pairs[2 * p], i), (size_t)l->bytes);
+        return NULL;
+      }
+    memset(out, 0, (size_t)l->bytes);
+    return NULL;
+  }
+  case K_BROADCAST: memcpy(out, view(c, member(c, 0), i), (size_t)l->bytes); return NULL;
+  default: return hlo_status_make(HLO_INTERNAL, "%s: unknown collective kind %lld", c->instr, (long long)c->kind);
+  }
+}
+
+/* Reads the description (hlo/rt.h) into c. */
+static hlo_status describe(coll *c, const int64_t *d, int32_t me, int32_t num) {
+  c->kind = d[0];
+  c->n = d[1];
+  c->dim = d[2];
+  if (c->n > 64)
+    return hlo_status_make(HLO_UNIMPLEMENTED, "%s: a collective of more than 64 leaves", c->instr);
+  int64_t pos = 3;
+  HLO_RETURN_IF_ERROR(find_group(c, d, &pos, me, num));
+  c->n_pairs = d[pos++];
+  c->pairs = d + pos;
+  pos += 2 * c->n_pairs;
+  for (int64_t i = 0; i < c->n; i++) {
+    leaf_info *l = &c->leaves[i];
+    l->eb = d[pos++];
+    l->rank = d[pos++];
+    l->dims = d + pos;
+    pos += l->rank;
+    l->bytes = l->eb;
+    for (int64_t k = 0; k < l->rank; k++)
+      l->bytes *= l->dims[k];
+  }
+  for (int64_t i = 0; i < c->n; i++) {
+    leaf_info *l = &c->leaves[i];
+    l->result_bytes = d[pos++];
+    bool carried = l->rank <= c->dim;
+    int64_t want = c->kind == K_ALL_GATHER && !carried ? l->bytes * c->g
+                   : c->kind == K_REDUCE_SCATTER && !carried ? l->bytes / c->g
+                                                             : l->bytes;
+    if (l->result_bytes != want)
+      return hlo_status_make(HLO_INVALID_ARGUMENT,
+                             "%s: result %lld holds %lld bytes, but a group of %lld replicas gives %lld", c->instr,
+                             (long long)i, (long long)l->result_bytes, (long long)c->g, (long long)want);
+  }
+  if ((c->kind == K_REDUCE_SCATTER || c->kind == K_ALL_TO_ALL) && c->n > 0 && c->dim >= 0 &&
+      c->leaves[0].rank > c->dim && c->leaves[0].dims[c->dim] % c->g != 0)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: dimension %lld of size %lld does not split into %lld parts",
+                           c->instr, (long long)c->dim, (long long)c->leaves[0].dims[c->dim], (long long)c->g);
+  if (c->kind == K_ALL_TO_ALL_TUPLE && c->n != c->g)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: %lld operands for a replica group of %lld", c->instr,
+                           (long long)c->n, (long long)c->g);
+  return NULL;
+}
+
+HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc, const char *instr,
+                                           void *const *operands, void *const *results, void *reducer) {
+  int32_t me = hlo_rt_replica_id(ctx), num = hlo_rt_num_replicas(ctx);
+  coll c = {.ctx = ctx, .instr = instr, .reduce = (reducer_fn)reducer};
+  HLO_RETURN_IF_ERROR(describe(&c, desc, me, num));
+  hlo_collective_group *g = ctx && hlo_ctx_same_layout(ctx) ? ctx->opts.group : NULL;
+  if (num > 1 && (!g || g->magic != HLO_GROUP_MAGIC || g->layout_size != sizeof *g || g->num_replicas != num))
+    return hlo_status_make(HLO_FAILED_PRECONDITION,
+                           "%s: %d replicas but the context has no collective group of that size "
+                           "(hlo_context_options.group)", instr, num);
+  if (num == 1) { /* a replica alone: its own leaves are every view */
+    c.all = (const void *const *)operands;
+    for (int64_t i = 0; i < c.n; i++)
+      HLO_RETURN_IF_ERROR(run_leaf(&c, i, results[i]));
+    return NULL;
+  }
+  int64_t bytes[64];
+  for (int64_t i = 0; i < c.n; i++)
+    bytes[i] = c.leaves[i].bytes;
+  const void *const *all = NULL;
+  HLO_RETURN_IF_ERROR(g->backend->exchange(g->impl, me, (int32_t)c.n, (const void *const *)operands, bytes, &all));
+  c.all = all;
+  hlo_status s = NULL;
+  for (int64_t i = 0; i < c.n && !s; i++)
+    s = run_leaf(&c, i, results[i]);
+  hlo_status r = g->backend->release(g->impl, me);
+  if (s) {
+    hlo_status_free(r);
+    return s;
+  }
+  return r;
+}
