@@ -11,6 +11,15 @@
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
 
+/* The row loops are built for AVX-512, AVX2 and the baseline and picked when the library
+ * loads (libhlort runs on many machines); CMake compiles this file with -O3 so that they
+ * vectorize. */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__clang__)
+#define CONV_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#else
+#define CONV_CLONES
+#endif
+
 /* Multiply-adds below which a convolution runs on the calling thread. */
 #define CONV_PARALLEL_MIN_WORK 65536.0
 
@@ -25,7 +34,7 @@ static int64_t div_up(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : 
 
 /* One output row (batch n, output row oy), vectorized along the width: acc holds OW sums of
  * one output feature. */
-static void conv_row_width(const conv_job *j, int64_t n, int64_t oy, float *acc) {
+CONV_CLONES static void conv_row_width(const conv_job *j, int64_t n, int64_t oy, float *acc) {
   const int64_t *d = j->d;
   int64_t ow_n = d[HLO_RT_CONV_OW], w_n = d[HLO_RT_CONV_W], st = d[HLO_RT_CONV_ST_W];
   int64_t per_group = d[HLO_RT_CONV_M], k_in = d[HLO_RT_CONV_KIN];
@@ -67,7 +76,7 @@ static void conv_row_width(const conv_job *j, int64_t n, int64_t oy, float *acc)
 /* One output row vectorized along the output features: acc holds O sums of one position.
  * Depthwise (one input feature per group, one output per group) with unit feature strides
  * takes the contiguous loop. */
-static void conv_row_features(const conv_job *j, int64_t n, int64_t oy, float *acc) {
+CONV_CLONES static void conv_row_features(const conv_job *j, int64_t n, int64_t oy, float *acc) {
   const int64_t *d = j->d;
   int64_t o_n = d[HLO_RT_CONV_O], per_group = d[HLO_RT_CONV_M], k_in = d[HLO_RT_CONV_KIN];
   int64_t cs = d[HLO_RT_CONV_IN_C], ks = d[HLO_RT_CONV_K_O];
