@@ -18,8 +18,8 @@
 #define GEMM_X86 0
 #endif
 
-/* Largest micro tile (elements): 12 rows x 32 f32 columns for AVX-512. */
-#define GEMM_MAX_TILE (12 * 32)
+/* Largest micro tile (elements): 14 rows x 32 f32 columns for AVX-512. */
+#define GEMM_MAX_TILE (14 * 32)
 
 typedef void (*gemm_micro_fn)(void);
 typedef struct gemm_kernel {

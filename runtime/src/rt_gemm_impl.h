@@ -15,7 +15,7 @@ typedef GEMM_T GEMM_NAME(v64b) __attribute__((vector_size(64), aligned(sizeof(GE
 GEMM_MICRO(GEMM_NAME(micro_base), , GEMM_T, GEMM_NAME(v16b), 4, 2)
 #if GEMM_X86
 GEMM_MICRO(GEMM_NAME(micro_avx2), __attribute__((target("avx2,fma"))), GEMM_T, GEMM_NAME(v32b), 6, 2)
-GEMM_MICRO(GEMM_NAME(micro_avx512), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 12, 2)
+GEMM_MICRO(GEMM_NAME(micro_avx512), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 14, 2)
 #endif
 
 /* The micro-kernel for the running CPU and its tile (mr rows x nr columns). */
@@ -24,7 +24,7 @@ static gemm_kernel GEMM_NAME(pick_kernel)(void) {
   gemm_kernel k = {4, (int)(2 * 16 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_base)};
 #if GEMM_X86
   if (isa == 2)
-    k = (gemm_kernel){12, (int)(2 * 64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512)};
+    k = (gemm_kernel){14, (int)(2 * 64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512)};
   else if (isa == 1)
     k = (gemm_kernel){6, (int)(2 * 32 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx2)};
 #else
