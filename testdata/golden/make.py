@@ -981,6 +981,37 @@ def direct_convolution_cases(rng):
     case("conv_grouped_nhwc_f32", hlo, [x, w], [ref.astype(np.float32)], {"rtol": 1e-5, "atol": 1e-5})
 
 
+def half_dot_cases():
+    """bf16/f16 dots through the f32 GEMM: exact products of the rounded operands, summed in
+    float64 here, rounded once to the result type."""
+    rng = np.random.default_rng(11)
+    # attention-shaped batched bf16: [2,2,48,32] x [2,2,48,32] contracting the last dims
+    q = f32_to_bf16_bits(rng.uniform(-1, 1, (2, 2, 48, 32)).astype(np.float32))
+    k = f32_to_bf16_bits(rng.uniform(-1, 1, (2, 2, 48, 32)).astype(np.float32))
+    e = np.einsum("bhqd,bhkd->bhqk", bf16_bits_to_f32(q).astype(np.float64), bf16_bits_to_f32(k))
+    hlo = module("dot_batched_attention_bf16", [(BF16, q.shape), (BF16, k.shape)],
+                 ["%r = bf16[2,2,48,48]{3,2,1,0} dot(%p0, %p1), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, "
+                  "rhs_batch_dims={0,1}, rhs_contracting_dims={3}"], "bf16[2,2,48,48]{3,2,1,0}")
+    case("dot_batched_attention_bf16", hlo, [q, k], [f32_to_bf16_bits(e.astype(np.float32))],
+         {"bf16": True, "rtol": 8e-3, "atol": 1e-6})
+    # f16 operands, f32 result, odd sizes
+    a = rng.uniform(-1, 1, (37, 129)).astype(np.float16)
+    b = rng.uniform(-1, 1, (129, 53)).astype(np.float16)
+    hlo = module("dot_f16_to_f32_odd", [(np.float16, a.shape), (np.float16, b.shape)],
+                 ["%r = f32[37,53]{1,0} dot(%p0, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}"],
+                 "f32[37,53]{1,0}")
+    case("dot_f16_to_f32_odd", hlo, [a, b], [(a.astype(np.float64) @ b).astype(np.float32)],
+         {"rtol": 1e-5, "atol": 1e-5})
+    # f16 result, transposed rhs
+    a = rng.uniform(-1, 1, (67, 65)).astype(np.float16)
+    b = rng.uniform(-1, 1, (33, 65)).astype(np.float16)
+    hlo = module("dot_f16_transposed", [(np.float16, a.shape), (np.float16, b.shape)],
+                 ["%r = f16[67,33]{1,0} dot(%p0, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={1}"],
+                 "f16[67,33]{1,0}")
+    case("dot_f16_transposed", hlo, [a, b], [(a.astype(np.float64) @ b.T.astype(np.float64)).astype(np.float16)],
+         {"rtol": 1e-3, "atol": 1e-3})
+
+
 def main():
     unary_float_cases()
     unary_int_cases()
@@ -998,6 +1029,7 @@ def main():
     control_cases()
     batch_norm_cases()
     convolution_cases()
+    half_dot_cases()
     write_all()
 
 
