@@ -187,7 +187,8 @@ static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
 /* ---- the direct path: depthwise and grouped convolutions with few input features per
  * group, in bf16, f16 or f32, through the runtime's kernel (runtime/src/rt_conv.c) ---- */
 
-/* Input features per group up to this go to the direct kernel (more: GEMM or the loop). */
+/* Grouped convolutions (feature_group_count > 1) with at most this many input features per
+ * group go to the direct kernel (more, or one group: GEMM or the loop). */
 enum { CONV_DIRECT_MAX_KIN = 8 };
 
 static bool conv_direct_type(ir_etype et) { return et == IR_F32 || et == IR_BF16 || et == IR_F16; }
@@ -210,7 +211,7 @@ static bool conv_direct_plan(const ir_instr *in, int64_t *desc, int64_t *k_first
       c->feature_group_count < 1 || ns < 1 || ns > 2)
     return false;
   int64_t kin = r->dims[d->kernel_input_feature], outs = r->dims[d->kernel_output_feature];
-  if (kin > CONV_DIRECT_MAX_KIN || (c->feature_group_count == 1 && kin > 1) || outs > HLO_RT_CONV_MAX_ROW)
+  if (kin > CONV_DIRECT_MAX_KIN || c->feature_group_count == 1 || outs > HLO_RT_CONV_MAX_ROW)
     return false;
   ir_window_dim win[2] = {{1, 1, 0, 0, 1, 1, false}, {1, 1, 0, 0, 1, 1, false}};
   int64_t sz[3][2] = {{1, 1}, {1, 1}, {1, 1}}, st[3][2] = {{0, 0}, {0, 0}, {0, 0}}; /* in, kernel, out */
