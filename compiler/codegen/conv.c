@@ -9,6 +9,7 @@
  * loop over input features x window positions.
  */
 #include "codegen/cg_internal.h"
+#include "hlo/rt.h"
 
 /* At least this many multiply-adds per feature group, and at least this many output features
  * per group, for the GEMM path (below them the packing costs more than it saves). */
@@ -183,8 +184,127 @@ static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   return true;
 }
 
+/* ---- the direct path: depthwise and grouped convolutions with few input features per
+ * group, in bf16, f16 or f32, through the runtime's kernel (runtime/src/rt_conv.c) ---- */
+
+/* Grouped convolutions (feature_group_count > 1) with at most this many input features per
+ * group go to the direct kernel (more, or one group: GEMM or the loop). */
+enum { CONV_DIRECT_MAX_KIN = 8 };
+
+static bool conv_direct_type(ir_etype et) { return et == IR_F32 || et == IR_BF16 || et == IR_F16; }
+
+static int64_t row_major_stride(const ir_shape *s, int64_t d) {
+  int64_t st = 1;
+  for (int64_t e = d + 1; e < s->rank; e++)
+    st *= s->dims[e];
+  return st;
+}
+
+/* Fills the runtime's descriptor (HLO_RT_CONV_*) and the kernel's element offset of its
+ * first element used (nonzero with a reversed window); false when the kernel does not apply. */
+static bool conv_direct_plan(const ir_instr *in, int64_t *desc, int64_t *k_first) {
+  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;
+  const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
+  const ir_conv_dnums *d = &c->dnums;
+  int ns = d->input_spatial.n;
+  if (!conv_direct_type(l->et) || !conv_direct_type(r->et) || !conv_direct_type(o->et) || c->batch_group_count != 1 ||
+      c->feature_group_count < 1 || ns < 1 || ns > 2)
+    return false;
+  int64_t kin = r->dims[d->kernel_input_feature], outs = r->dims[d->kernel_output_feature];
+  if (kin > CONV_DIRECT_MAX_KIN || c->feature_group_count == 1 || outs > HLO_RT_CONV_MAX_ROW)
+    return false;
+  ir_window_dim win[2] = {{1, 1, 0, 0, 1, 1, false}, {1, 1, 0, 0, 1, 1, false}};
+  int64_t sz[3][2] = {{1, 1}, {1, 1}, {1, 1}}, st[3][2] = {{0, 0}, {0, 0}, {0, 0}}; /* in, kernel, out */
+  for (int i = 0; i < ns; i++) {
+    int slot = ns == 1 ? 1 : i;
+    win[slot] = window_dim(in, i);
+    if (win[slot].lhs_dilate != 1)
+      return false;
+    int64_t dl = d->input_spatial.v[i], dr = d->kernel_spatial.v[i], dout = d->output_spatial.v[i];
+    sz[0][slot] = l->dims[dl], sz[1][slot] = r->dims[dr], sz[2][slot] = o->dims[dout];
+    st[0][slot] = row_major_stride(l, dl), st[1][slot] = row_major_stride(r, dr), st[2][slot] = row_major_stride(o, dout);
+  }
+  if (sz[2][1] > HLO_RT_CONV_MAX_ROW)
+    return false;
+  *k_first = 0;
+  for (int s = 0; s < 2; s++)
+    if (win[s].rhs_reversal) {
+      *k_first += (sz[1][s] - 1) * st[1][s];
+      st[1][s] = -st[1][s];
+    }
+  int64_t v[HLO_RT_CONV_DESC_LEN] = {
+      o->dims[d->output_batch], outs, sz[2][0], sz[2][1], sz[0][0], sz[0][1], sz[1][0], sz[1][1], kin,
+      outs / c->feature_group_count,
+      row_major_stride(l, d->input_batch), row_major_stride(l, d->input_feature), st[0][0], st[0][1],
+      row_major_stride(r, d->kernel_input_feature), row_major_stride(r, d->kernel_output_feature), st[1][0], st[1][1],
+      row_major_stride(o, d->output_batch), row_major_stride(o, d->output_feature), st[2][0], st[2][1],
+      win[0].stride, win[1].stride, win[0].pad_lo, win[1].pad_lo, win[0].rhs_dilate, win[1].rhs_dilate};
+  for (int i = 0; i < HLO_RT_CONV_DESC_LEN; i++)
+    desc[i] = v[i];
+  return true;
+}
+
+/* An f32 scratch array of `elems` elements. */
+static LLVMValueRef scratch_f32(cg_function *f, ir_instr *in, int64_t elems) {
+  ir_shape *s = ir_shape_array(in->parent->module, IR_F32, 1, &elems);
+  if (!s) {
+    cg_fail(f->cm, in, "out of memory");
+    return NULL;
+  }
+  return cg_alloc_leaf(f, s);
+}
+
+/* Copies n elements of type `from` at src to type `to` at dst. */
+static void convert_array(cg_function *f, LLVMValueRef src, ir_etype from, LLVMValueRef dst, ir_etype to, int64_t n) {
+  cg_loop lp = cg_loop_begin(f, cg_i64(f->cm, n), "conv.cvt");
+  cg_store(f, to, dst, lp.i, cg_convert(f, cg_load(f, from, src, lp.i), from, to));
+  cg_loop_end(f, &lp);
+}
+
+/* The operand as f32: itself, or a converted copy. */
+static LLVMValueRef operand_f32(cg_function *f, ir_instr *in, int k) {
+  const ir_instr *op = in->operands[k];
+  LLVMValueRef v = f->values[op->id].leaves[0];
+  if (op->shape->et == IR_F32)
+    return v;
+  int64_t n = product(op->shape->dims, op->shape->rank);
+  LLVMValueRef t = scratch_f32(f, in, n);
+  if (t)
+    convert_array(f, v, op->shape->et, t, IR_F32, n);
+  return t;
+}
+
+static bool conv_direct(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  cg_module *cm = f->cm;
+  int64_t desc[HLO_RT_CONV_DESC_LEN], k_first;
+  if (!conv_direct_plan(in, desc, &k_first))
+    return false;
+  LLVMValueRef x = operand_f32(f, in, 0), k = x ? operand_f32(f, in, 1) : NULL;
+  int64_t on = product(in->shape->dims, in->shape->rank);
+  LLVMValueRef y = in->shape->et == IR_F32 ? out : scratch_f32(f, in, on);
+  if (!x || !k || !y)
+    return true; /* the error is recorded */
+  LLVMValueRef c[HLO_RT_CONV_DESC_LEN];
+  for (int i = 0; i < HLO_RT_CONV_DESC_LEN; i++)
+    c[i] = cg_i64(cm, desc[i]);
+  LLVMValueRef init = LLVMConstArray2(cm->i64, c, HLO_RT_CONV_DESC_LEN);
+  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), "conv.desc");
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  LLVMTypeRef ptr = cm->ptr;
+  LLVMTypeRef fn_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, ptr}, 5, 0);
+  LLVMValueRef fn = cg_runtime_fn(cm, "hlo_rt_conv_grouped_f32", fn_t);
+  LLVMValueRef kp = LLVMBuildGEP2(cm->b, cm->f32, k, (LLVMValueRef[]){cg_i64(cm, k_first)}, 1, "kfirst");
+  LLVMBuildCall2(cm->b, fn_t, fn, (LLVMValueRef[]){f->ctx_arg, g, x, kp, y}, 5, "");
+  if (y != out)
+    convert_array(f, y, IR_F32, out, in->shape->et, on);
+  return true;
+}
+
 void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out) {
-  if (conv_gemm(f, in, out))
+  if (conv_direct(f, in, out) || conv_gemm(f, in, out))
     return;
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;

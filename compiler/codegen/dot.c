@@ -1,7 +1,8 @@
-/* dot.c — the matrix-multiply path of dot.  A dot whose operands and result are all f32 or all
- * f64 and that does at least 32768 multiply-adds per batch becomes one call of the runtime's
- * blocked kernel (runtime/src/rt_gemm.c), which accumulates in the element type as XLA's CPU
- * backend does.  Each operand's dimensions fall in index groups (batch, rows or columns,
+/* dot.c — the matrix-multiply path of dot.  A dot whose operands and result are all f64, or
+ * each f32, bf16 or f16, and that does at least 32768 multiply-adds per batch becomes one call
+ * of the runtime's blocked kernel (runtime/src/rt_gemm.c), which accumulates in f32 or f64 as
+ * XLA's CPU backend does (bf16/f16 operands are converted to f32 copies first and a bf16/f16
+ * result is rounded once from the f32 product).  Each operand's dimensions fall in index groups (batch, rows or columns,
  * depth) in the order the result and the contraction pair them; when every group is one
  * strided dimension of the row-major buffer the call passes strides (transposed operands cost
  * nothing), else it passes element-offset tables emitted as constant globals.  Every other
@@ -97,12 +98,16 @@ static void add_free(dot_group *g, const ir_shape *s, const ir_i64_list *batch, 
   }
 }
 
+/* Element types the f32 kernel takes (bf16 and f16 converted to f32 first). */
+static bool dot_f32_type(ir_etype et) { return et == IR_F32 || et == IR_BF16 || et == IR_F16; }
+
 /* Fills p when `in` qualifies for the kernel. */
 static bool dot_plan_make(const ir_instr *in, dot_plan *p) {
   const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape;
   const ir_dot_dnums *d = &in->attrs.u.dot.dnums;
   ir_etype et = in->shape->et;
-  if (in->op != IR_OP_DOT || (et != IR_F32 && et != IR_F64) || l->et != et || r->et != et)
+  bool wide = et == IR_F64 && l->et == et && r->et == et;
+  if (in->op != IR_OP_DOT || (!wide && !(dot_f32_type(et) && dot_f32_type(l->et) && dot_f32_type(r->et))))
     return false;
   if (l->rank > DOT_MAX_RANK || r->rank > DOT_MAX_RANK)
     return false;
@@ -159,14 +164,60 @@ static LLVMValueRef offsets_global(cg_function *f, const ir_shape *s, const dot_
   return g;
 }
 
+/* An f32 scratch array of n elements (NULL, with the error recorded, without memory). */
+static LLVMValueRef dot_scratch_f32(cg_function *f, ir_instr *in, int64_t n) {
+  ir_shape *s = ir_shape_array(in->parent->module, IR_F32, 1, &n);
+  if (!s) {
+    cg_fail(f->cm, in, "out of memory");
+    return NULL;
+  }
+  return cg_alloc_leaf(f, s);
+}
+
+/* Copies n elements of type `from` at src to type `to` at dst (rounding once). */
+static void dot_convert(cg_function *f, LLVMValueRef src, ir_etype from, LLVMValueRef dst, ir_etype to, int64_t n) {
+  cg_loop lp = cg_loop_begin(f, cg_i64(f->cm, n), "dot.cvt");
+  cg_store(f, to, dst, lp.i, cg_convert(f, cg_load(f, from, src, lp.i), from, to));
+  cg_loop_end(f, &lp);
+}
+
+/* Operand k in the kernel's element type: itself, or an f32 copy of a bf16/f16 operand. */
+static LLVMValueRef dot_operand(cg_function *f, ir_instr *in, int k) {
+  const ir_instr *op = in->operands[k];
+  LLVMValueRef v = f->values[op->id].leaves[0];
+  if (op->shape->et == IR_F32 || op->shape->et == IR_F64)
+    return v;
+  int64_t n = 1;
+  for (int64_t i = 0; i < op->shape->rank; i++)
+    n *= op->shape->dims[i];
+  LLVMValueRef t = dot_scratch_f32(f, in, n);
+  if (t)
+    dot_convert(f, v, op->shape->et, t, IR_F32, n);
+  return t;
+}
+
+/* A bf16/f16 result: the f32 product in `product` rounded once into `out`. */
+static void dot_finish(cg_function *f, ir_instr *in, LLVMValueRef product, LLVMValueRef out, int64_t n) {
+  if (product != out)
+    dot_convert(f, product, IR_F32, out, in->shape->et, n);
+}
+
 bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   cg_module *cm = f->cm;
   dot_plan p;
   if (!dot_plan_make(in, &p))
     return false;
   const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape;
-  LLVMValueRef a = f->values[in->operands[0]->id].leaves[0], b = f->values[in->operands[1]->id].leaves[0];
-  const char *suf = in->shape->et == IR_F32 ? "f32" : "f64";
+  LLVMValueRef a = dot_operand(f, in, 0), b = a ? dot_operand(f, in, 1) : NULL;
+  int64_t final_n = 1;
+  for (int64_t i = 0; i < in->shape->rank; i++)
+    final_n *= in->shape->dims[i];
+  LLVMValueRef final_out = out;
+  if (a && b && in->shape->et != IR_F32 && in->shape->et != IR_F64)
+    out = dot_scratch_f32(f, in, final_n);
+  if (!a || !b || !out)
+    return true; /* the error is recorded */
+  const char *suf = in->shape->et == IR_F64 ? "f64" : "f32";
   char name[64];
   int64_t st[6];
   if (group_stride(l, &p.lb, &st[0]) && group_stride(l, &p.lm, &st[1]) && group_stride(l, &p.lk, &st[2]) &&
@@ -177,6 +228,7 @@ bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
                              cg_i64(cm, st[5]), out};
     snprintf(name, sizeof name, "hlo_rt_gemm_strided_%s", suf);
     call_runtime(f, name, args, 14);
+    dot_finish(f, in, out, final_out, final_n);
     return true;
   }
   if (2 * p.batch + p.m + 2 * p.k + p.n > DOT_MAX_TABLE)
@@ -189,5 +241,6 @@ bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
                            a,          ao,                  b,               bo,              out};
   snprintf(name, sizeof name, "hlo_rt_gemm_indexed_%s", suf);
   call_runtime(f, name, args, 10);
+  dot_finish(f, in, out, final_out, final_n);
   return true;
 }

@@ -18,8 +18,8 @@
 #define GEMM_X86 0
 #endif
 
-/* Largest micro tile (elements): 8 rows x 32 f32 columns for AVX-512. */
-#define GEMM_MAX_TILE (8 * 32)
+/* Largest micro tile (elements): 14 rows x 32 f32 columns for AVX-512. */
+#define GEMM_MAX_TILE (14 * 32)
 
 typedef void (*gemm_micro_fn)(void);
 typedef struct gemm_kernel {
@@ -51,19 +51,23 @@ static int gemm_threads(hlo_context *ctx, int64_t m, int64_t n, int64_t k) {
 
 static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-/* Cache blocking: KC deep panels (the B micro-panel stays in L1), MC rows of A (in L2) and
- * NC columns of B (in L3); MC shrinks so that every thread gets a block. */
+/* Cache blocking: KC deep panels (a KC x NR micro-panel of B stays in L1 while the A block
+ * streams past it), MC rows of A (the packed MC x KC block stays in L2) and NC columns of B.
+ * With several threads the row blocks come in a multiple of the thread count, all of one
+ * size, so no thread idles at the end of a panel. */
 static void gemm_blocking(int64_t m, int64_t n, int64_t k, int mr, int nr, int es, int threads, int64_t *out_mc,
                           int64_t *out_kc, int64_t *out_nc) {
-  int64_t kc = es == 4 ? 384 : 256;
-  int64_t mc = round_up(es == 4 ? 144 : 96, mr);
+  int64_t kc = es == 4 ? 256 : 192;
+  int64_t mc = es == 4 ? 192 : 144;
   int64_t nc = round_up(es == 4 ? 3072 : 2048, nr);
   if (k < kc)
     kc = k;
-  if (threads > 1 && m < mc * threads)
-    mc = round_up((m + threads - 1) / threads, mr);
-  if (m < mc)
-    mc = round_up(m, mr);
+  else if (k < 2 * kc)
+    kc = (k + 1) / 2; /* two even panels rather than a full one and a sliver */
+  int64_t blocks = (m + mc - 1) / mc;
+  if (threads > 1)
+    blocks = (blocks + threads - 1) / threads * threads;
+  mc = round_up((m + blocks - 1) / blocks, mr);
   if (n < nc)
     nc = round_up(n, nr);
   *out_mc = mc;

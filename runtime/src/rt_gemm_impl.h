@@ -15,7 +15,7 @@ typedef GEMM_T GEMM_NAME(v64b) __attribute__((vector_size(64), aligned(sizeof(GE
 GEMM_MICRO(GEMM_NAME(micro_base), , GEMM_T, GEMM_NAME(v16b), 4, 2)
 #if GEMM_X86
 GEMM_MICRO(GEMM_NAME(micro_avx2), __attribute__((target("avx2,fma"))), GEMM_T, GEMM_NAME(v32b), 6, 2)
-GEMM_MICRO(GEMM_NAME(micro_avx512), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 8, 2)
+GEMM_MICRO(GEMM_NAME(micro_avx512), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 14, 2)
 #endif
 
 /* The micro-kernel for the running CPU and its tile (mr rows x nr columns). */
@@ -24,7 +24,7 @@ static gemm_kernel GEMM_NAME(pick_kernel)(void) {
   gemm_kernel k = {4, (int)(2 * 16 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_base)};
 #if GEMM_X86
   if (isa == 2)
-    k = (gemm_kernel){8, (int)(2 * 64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512)};
+    k = (gemm_kernel){14, (int)(2 * 64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512)};
   else if (isa == 1)
     k = (gemm_kernel){6, (int)(2 * 32 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx2)};
 #else
@@ -103,7 +103,8 @@ static void GEMM_NAME(macro_kernel)(const gemm_kernel *k, const GEMM_T *ap, cons
   }
 }
 
-/* One product C = A·B, the arguments of a parallel loop over blocks of MC rows. */
+/* One product C = A·B, the arguments of the parallel loops over B micro-panels and over
+ * blocks of MC rows. */
 typedef struct GEMM_NAME(job) {
   gemm_kernel k;
   int64_t m, n, kk, mc, kc, nc;
@@ -114,13 +115,32 @@ typedef struct GEMM_NAME(job) {
   const int64_t *a_row, *a_dep, *b_dep, *b_col;
   GEMM_T *c;
   int64_t ldc;
-  /* The panel being worked on: columns [jc, jc + ncur) and depths [pc, pc + kcur). */
-  const GEMM_T *bp;
-  int64_t jc, ncur, pc, kcur;
+  /* The panel being worked on: columns [jc, jc + ncur) and depths [pc, pc + kcur), packed
+   * into bp; parts: how many threads share the panel. */
+  GEMM_T *bp;
+  int64_t jc, ncur, pc, kcur, parts;
   int failed; /* an A block could not be allocated (written by any thread, only ever set to 1) */
 } GEMM_NAME(job);
 
-/* Row blocks [begin, end) of the current panel (a hlo_rt_range_fn). */
+/* Packs parts [begin, end) of the current B panel, each a run of whole micro-panels (a
+ * hlo_rt_range_fn). */
+static void GEMM_NAME(pack_b_parts)(void *arg, int64_t begin, int64_t end) {
+  GEMM_NAME(job) *j = arg;
+  int64_t panels = (j->ncur + j->k.nr - 1) / j->k.nr;
+  int64_t p0 = panels * begin / j->parts, p1 = panels * end / j->parts;
+  int64_t j0 = p0 * j->k.nr, j1 = p1 * j->k.nr < j->ncur ? p1 * j->k.nr : j->ncur;
+  if (j0 >= j1)
+    return;
+  GEMM_T *dst = j->bp + j0 * j->kcur;
+  if (j->b_col)
+    GEMM_NAME(pack_b)(j->b, j->b_dep + j->pc, j->b_col + j->jc + j0, 0, 0, j->kcur, j1 - j0, j->k.nr, dst);
+  else
+    GEMM_NAME(pack_b)(j->b + j->pc * j->b_rs + (j->jc + j0) * j->b_cs, NULL, NULL, j->b_rs, j->b_cs, j->kcur,
+                      j1 - j0, j->k.nr, dst);
+}
+
+/* Parts [begin, end) of the current panel's row blocks: part t takes blocks t, t + parts,
+ * t + 2 * parts, ... with one packing buffer (a hlo_rt_range_fn). */
 static void GEMM_NAME(row_blocks)(void *arg, int64_t begin, int64_t end) {
   GEMM_NAME(job) *j = arg;
   GEMM_T *ap = hlo_rt_alloc(NULL, (int64_t)sizeof(GEMM_T) * j->mc * j->kc);
@@ -128,15 +148,18 @@ static void GEMM_NAME(row_blocks)(void *arg, int64_t begin, int64_t end) {
     __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
     return;
   }
-  for (int64_t blk = begin; blk < end; blk++) {
-    int64_t ic = blk * j->mc, mcur = j->m - ic < j->mc ? j->m - ic : j->mc;
-    if (j->a_row)
-      GEMM_NAME(pack_a)(j->a, j->a_row + ic, j->a_dep + j->pc, 0, 0, mcur, j->kcur, j->k.mr, ap);
-    else
-      GEMM_NAME(pack_a)(j->a + ic * j->a_rs + j->pc * j->a_cs, NULL, NULL, j->a_rs, j->a_cs, mcur, j->kcur, j->k.mr, ap);
-    GEMM_NAME(macro_kernel)(&j->k, ap, j->bp, mcur, j->ncur, j->kcur, j->c + ic * j->ldc + j->jc, j->ldc,
-                            j->pc > 0);
-  }
+  int64_t blocks = (j->m + j->mc - 1) / j->mc;
+  for (int64_t t = begin; t < end; t++)
+    for (int64_t blk = t; blk < blocks; blk += j->parts) {
+      int64_t ic = blk * j->mc, mcur = j->m - ic < j->mc ? j->m - ic : j->mc;
+      if (j->a_row)
+        GEMM_NAME(pack_a)(j->a, j->a_row + ic, j->a_dep + j->pc, 0, 0, mcur, j->kcur, j->k.mr, ap);
+      else
+        GEMM_NAME(pack_a)(j->a + ic * j->a_rs + j->pc * j->a_cs, NULL, NULL, j->a_rs, j->a_cs, mcur, j->kcur,
+                          j->k.mr, ap);
+      GEMM_NAME(macro_kernel)(&j->k, ap, j->bp, mcur, j->ncur, j->kcur, j->c + ic * j->ldc + j->jc, j->ldc,
+                              j->pc > 0);
+    }
   hlo_rt_free(NULL, ap);
 }
 
@@ -164,22 +187,16 @@ static void GEMM_NAME(gemm)(hlo_context *ctx, int threads, GEMM_NAME(job) *j) {
   }
   gemm_blocking(j->m, j->n, j->kk, j->k.mr, j->k.nr, (int)sizeof(GEMM_T), threads, &j->mc, &j->kc, &j->nc);
   GEMM_T *bp = hlo_rt_alloc(NULL, (int64_t)sizeof(GEMM_T) * j->kc * j->nc);
+  hlo_context *pool = threads > 1 ? ctx : NULL;
   j->failed = 0;
+  j->bp = bp;
+  j->parts = threads;
   for (j->jc = 0; bp && j->jc < j->n; j->jc += j->nc) {
     j->ncur = j->n - j->jc < j->nc ? j->n - j->jc : j->nc;
     for (j->pc = 0; j->pc < j->kk; j->pc += j->kc) {
       j->kcur = j->kk - j->pc < j->kc ? j->kk - j->pc : j->kc;
-      if (j->b_col)
-        GEMM_NAME(pack_b)(j->b, j->b_dep + j->pc, j->b_col + j->jc, 0, 0, j->kcur, j->ncur, j->k.nr, bp);
-      else
-        GEMM_NAME(pack_b)(j->b + j->pc * j->b_rs + j->jc * j->b_cs, NULL, NULL, j->b_rs, j->b_cs, j->kcur, j->ncur,
-                          j->k.nr, bp);
-      j->bp = bp;
-      int64_t blocks = (j->m + j->mc - 1) / j->mc;
-      if (threads > 1)
-        hlo_rt_parallel_for(ctx, blocks, GEMM_NAME(row_blocks), j);
-      else
-        GEMM_NAME(row_blocks)(j, 0, blocks);
+      hlo_rt_parallel_for(pool, threads, GEMM_NAME(pack_b_parts), j);
+      hlo_rt_parallel_for(pool, threads, GEMM_NAME(row_blocks), j);
       if (j->failed)
         break;
     }

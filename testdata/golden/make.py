@@ -945,6 +945,74 @@ def convolution_cases():
                   "rhs_reversal=1x0}, dim_labels=bf01_oi01->bf01" % shape_str(np.float64, ref.shape)],
                  shape_str(np.float64, ref.shape))
     case("conv_gemm_lhs_dilated_f64", hlo, [x, w], [ref], {"rtol": 1e-12, "atol": 1e-12})
+    direct_convolution_cases(rng)
+
+
+def direct_convolution_cases(rng):
+    """Depthwise and grouped convolutions (hloc's direct kernel, runtime/src/rt_conv.c); bf16
+    and f16 accumulate in f32 and round once, so the expected value is the exact sum of the
+    rounded operands, rounded once."""
+    # bf16 depthwise NCHW 3x3 pad 1 (the shape of models/depthwise_conv_3x3, scaled down)
+    x = f32_to_bf16_bits(rng.uniform(-1, 1, (2, 16, 13, 19)).astype(np.float32))
+    w = f32_to_bf16_bits(rng.uniform(-1, 1, (16, 1, 3, 3)).astype(np.float32))
+    ref = conv_reference(bf16_bits_to_f32(x), bf16_bits_to_f32(w), (1, 1), ((1, 1), (1, 1)), groups=16)
+    hlo = module("conv_depthwise_nchw_bf16", [(BF16, x.shape), (BF16, w.shape)],
+                 ["%%r = %s convolution(%%p0, %%p1), window={size=3x3 pad=1_1x1_1}, "
+                  "dim_labels=bf01_oi01->bf01, feature_group_count=16" % shape_str(BF16, ref.shape)],
+                 shape_str(BF16, ref.shape))
+    case("conv_depthwise_nchw_bf16", hlo, [x, w], [f32_to_bf16_bits(ref.astype(np.float32))],
+         {"bf16": True, "rtol": 8e-3, "atol": 1e-6})
+    # f16 depthwise NHWC, multiplier 2, stride 2, dilated and reversed window, f32 result
+    x = rng.uniform(-1, 1, (1, 11, 10, 6)).astype(np.float16)
+    w = rng.uniform(-1, 1, (3, 3, 1, 12)).astype(np.float16)
+    ref = conv_reference(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), (2, 2), ((2, 1), (2, 2)),
+                         rhs_dilate=(2, 1), reversal=(1, 1), groups=6).transpose(0, 2, 3, 1)
+    hlo = module("conv_depthwise_nhwc_f16", [(np.float16, x.shape), (np.float16, w.shape)],
+                 ["%%r = %s convolution(%%p0, %%p1), window={size=3x3 stride=2x2 pad=2_1x2_2 rhs_dilate=2x1 "
+                  "rhs_reversal=1x1}, dim_labels=b01f_01io->b01f, feature_group_count=6" %
+                  shape_str(np.float32, ref.shape)], shape_str(np.float32, ref.shape))
+    case("conv_depthwise_nhwc_f16", hlo, [x, w], [ref.astype(np.float32)], {"rtol": 1e-5, "atol": 1e-5})
+    # f32 grouped NHWC: 4 groups of 2 input features, 3 outputs each, odd sizes
+    x = rng.uniform(-1, 1, (2, 7, 9, 8)).astype(np.float32)
+    w = rng.uniform(-1, 1, (3, 2, 2, 12)).astype(np.float32)
+    ref = conv_reference(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), (1, 1), ((1, 1), (0, 1)),
+                         groups=4).transpose(0, 2, 3, 1)
+    hlo = module("conv_grouped_nhwc_f32", [(np.float32, x.shape), (np.float32, w.shape)],
+                 ["%%r = %s convolution(%%p0, %%p1), window={size=3x2 pad=1_1x0_1}, "
+                  "dim_labels=b01f_01io->b01f, feature_group_count=4" % shape_str(np.float32, ref.shape)],
+                 shape_str(np.float32, ref.shape))
+    case("conv_grouped_nhwc_f32", hlo, [x, w], [ref.astype(np.float32)], {"rtol": 1e-5, "atol": 1e-5})
+
+
+def half_dot_cases():
+    """bf16/f16 dots through the f32 GEMM: exact products of the rounded operands, summed in
+    float64 here, rounded once to the result type."""
+    rng = np.random.default_rng(11)
+    # attention-shaped batched bf16: [2,2,48,32] x [2,2,48,32] contracting the last dims
+    q = f32_to_bf16_bits(rng.uniform(-1, 1, (2, 2, 48, 32)).astype(np.float32))
+    k = f32_to_bf16_bits(rng.uniform(-1, 1, (2, 2, 48, 32)).astype(np.float32))
+    e = np.einsum("bhqd,bhkd->bhqk", bf16_bits_to_f32(q).astype(np.float64), bf16_bits_to_f32(k))
+    hlo = module("dot_batched_attention_bf16", [(BF16, q.shape), (BF16, k.shape)],
+                 ["%r = bf16[2,2,48,48]{3,2,1,0} dot(%p0, %p1), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, "
+                  "rhs_batch_dims={0,1}, rhs_contracting_dims={3}"], "bf16[2,2,48,48]{3,2,1,0}")
+    case("dot_batched_attention_bf16", hlo, [q, k], [f32_to_bf16_bits(e.astype(np.float32))],
+         {"bf16": True, "rtol": 8e-3, "atol": 1e-6})
+    # f16 operands, f32 result, odd sizes
+    a = rng.uniform(-1, 1, (37, 129)).astype(np.float16)
+    b = rng.uniform(-1, 1, (129, 53)).astype(np.float16)
+    hlo = module("dot_f16_to_f32_odd", [(np.float16, a.shape), (np.float16, b.shape)],
+                 ["%r = f32[37,53]{1,0} dot(%p0, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}"],
+                 "f32[37,53]{1,0}")
+    case("dot_f16_to_f32_odd", hlo, [a, b], [(a.astype(np.float64) @ b).astype(np.float32)],
+         {"rtol": 1e-5, "atol": 1e-5})
+    # f16 result, transposed rhs
+    a = rng.uniform(-1, 1, (67, 65)).astype(np.float16)
+    b = rng.uniform(-1, 1, (33, 65)).astype(np.float16)
+    hlo = module("dot_f16_transposed", [(np.float16, a.shape), (np.float16, b.shape)],
+                 ["%r = f16[67,33]{1,0} dot(%p0, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={1}"],
+                 "f16[67,33]{1,0}")
+    case("dot_f16_transposed", hlo, [a, b], [(a.astype(np.float64) @ b.T.astype(np.float64)).astype(np.float16)],
+         {"rtol": 1e-3, "atol": 1e-3})
 
 
 def main():
@@ -967,6 +1035,7 @@ def main():
     import make_ops_sort  # sort, topk, linear algebra, random numbers (make_ops_sort.py)
     make_ops_sort.all_cases()
     edges.edge_cases(case, module, module_with)
+    half_dot_cases()
     write_all()
 
 

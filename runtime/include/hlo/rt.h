@@ -222,5 +222,26 @@ HLO_RT_EXPORT hlo_status hlo_rt_custom_call(hlo_context *ctx, const int64_t *des
  * computation, hlo_status fn(ctx, params, results, frame) on scalars (else NULL). */
 HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc, const char *instr,
                                            void *const *operands, void *const *results, void *reducer);
+/* ---- direct grouped convolution (runtime/src/rt_conv.c) ---- */
+/* Descriptor indices of hlo_rt_conv_grouped_f32: sizes (batch, output features, output
+ * height and width, input height and width, window height and width, input features per
+ * group, output features per group), element strides of the input (batch, feature, y, x),
+ * kernel (input feature in group, output feature, y, x; negative for a reversed window, with
+ * k pointing at the first element used) and output (batch, feature, y, x), then window
+ * strides, low paddings and window dilations (y, x). */
+enum {
+  HLO_RT_CONV_N, HLO_RT_CONV_O, HLO_RT_CONV_OH, HLO_RT_CONV_OW, HLO_RT_CONV_H, HLO_RT_CONV_W, HLO_RT_CONV_KH,
+  HLO_RT_CONV_KW, HLO_RT_CONV_KIN, HLO_RT_CONV_M, HLO_RT_CONV_IN_N, HLO_RT_CONV_IN_C, HLO_RT_CONV_IN_H,
+  HLO_RT_CONV_IN_W, HLO_RT_CONV_K_I, HLO_RT_CONV_K_O, HLO_RT_CONV_K_H, HLO_RT_CONV_K_W, HLO_RT_CONV_OUT_N,
+  HLO_RT_CONV_OUT_O, HLO_RT_CONV_OUT_H, HLO_RT_CONV_OUT_W, HLO_RT_CONV_ST_H, HLO_RT_CONV_ST_W, HLO_RT_CONV_PAD_H,
+  HLO_RT_CONV_PAD_W, HLO_RT_CONV_DIL_H, HLO_RT_CONV_DIL_W, HLO_RT_CONV_DESC_LEN
+};
+/* The largest output width and output feature count hlo_rt_conv_grouped_f32 takes. */
+#define HLO_RT_CONV_MAX_ROW 4096
+/* out(n, o, oy, ox) = sum over i < KIN, ky, kx of in(n, (o / M) * KIN + i, oy*st_h - pad_h +
+ * ky*dil_h, ox*st_w - pad_w + kx*dil_w) * k(i, o, ky, kx), positions outside the input
+ * contributing 0; accumulated in f32.  Output rows run on ctx's pool (ctx may be NULL). */
+HLO_RT_EXPORT void hlo_rt_conv_grouped_f32(hlo_context *ctx, const int64_t *desc, const float *in, const float *k,
+                                           float *out);
 
 #endif
