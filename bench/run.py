@@ -485,7 +485,8 @@ def run_models(args):
                                timeout=args.model_timeout)
             res["first_call_s"] = time.perf_counter() - t0
             if r.returncode != 0:
-                res["note"] = "fails: exit %d: %s" % (r.returncode, r.stderr.strip()[-200:])
+                first = (r.stderr.strip().splitlines() or [""])[0]
+                res["note"] = "fails (exit %d): %s" % (r.returncode, first[:200].replace("|", "/"))
             else:
                 r = subprocess.run(base + ["--benchmark", "1"], capture_output=True, text=True,
                                    timeout=args.model_timeout)
@@ -498,7 +499,7 @@ def run_models(args):
             res["note"] = "skipped: over %d s" % args.model_timeout
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        print("model %-55s %s" % (f, fmt(res.get("ms"), "%.1f ms") if "ms" in res
+        print("model %-55s %s" % (f, fmt(res.get("ms"), "%.3f ms") if "ms" in res
                                    else res.get("note")), flush=True)
         out.append(res)
     return out
@@ -586,7 +587,7 @@ def main():
               "", markdown_table(head, rows), ""]
         if models:
             md += ["| model | ms per call | first call (compile + run) s | note |", "|---|---:|---:|---|"]
-            md += ["| %s | %s | %s | %s |" % (m["model"], fmt(m.get("ms"), "%.1f"),
+            md += ["| %s | %s | %s | %s |" % (m["model"], fmt(m.get("ms"), "%.3f"),
                                               fmt(m.get("first_call_s"), "%.1f"), m.get("note", ""))
                    for m in models]
         with open(os.path.join(args.out_dir, "results.md"), "w") as f:
