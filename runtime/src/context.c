@@ -211,7 +211,7 @@ HLO_RT_CTX_EXPORT void hlo_rt_parallel_for(hlo_context *c, int64_t n, hlo_rt_ran
 /* ---- the arena --------------------------------------------------------------------------- */
 
 HLO_PUBLIC hlo_status hlo_context_set_arena(hlo_context *c, void *buffer, size_t nbytes) {
-  if (!c || !same_layout(c))
+  if (!c || !hlo_ctx_same_layout(c))
     return foreign_context("hlo_context_set_arena");
   if (buffer && ((uintptr_t)buffer & 63))
     return hlo_status_make(HLO_INVALID_ARGUMENT, "hlo_context_set_arena: the buffer must be 64-byte aligned");
@@ -231,7 +231,7 @@ static void *fresh_arena(size_t n) {
 HLO_RT_CTX_EXPORT void *hlo_rt_arena_acquire(hlo_context *c, int64_t bytes, hlo_status *out_status) {
   *out_status = NULL;
   size_t n = bytes > 0 ? (size_t)bytes : 0;
-  if (!c || !same_layout(c)) {
+  if (!c || !hlo_ctx_same_layout(c)) {
     void *p = fresh_arena(n);
     if (!p)
       *out_status = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory allocating a %zu-byte arena", n);
@@ -254,7 +254,7 @@ HLO_RT_CTX_EXPORT void *hlo_rt_arena_acquire(hlo_context *c, int64_t bytes, hlo_
 }
 
 HLO_RT_CTX_EXPORT void hlo_rt_arena_release(hlo_context *c, void *arena) {
-  if (!c || !same_layout(c))
+  if (!c || !hlo_ctx_same_layout(c))
     free(arena);
 }
 
