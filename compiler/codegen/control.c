@@ -211,12 +211,12 @@ void cg_lower_while(cg_function *f, ir_instr *in) {
   cg_call_computation(f, in->called[1], state.leaves, state.n, next.leaves, next.n);
   for (int i = 0; i < state.n; i++)
     cg_copy_leaf(f, state.leaves[i], next.leaves[i], state.shapes[i]);
-  /* The back-edge: hlo_context_cancel / hlorun --timeout stop here, checked every 1024
-   * iterations so that a tight loop stays register code between checks. */
+  /* The back-edge: hlo_context_cancel / hlorun --timeout stop here, checked after the first
+   * iteration and then every 1024, so that a tight loop stays register code between checks. */
   LLVMValueRef trips = LLVMBuildAdd(b, LLVMBuildLoad2(b, cm->i64, counter, "trips"), cg_i64(cm, 1), "");
   LLVMBuildStore(b, trips, counter);
   LLVMBasicBlockRef poll = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "while.poll");
-  LLVMValueRef due = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, trips, cg_i64(cm, 1023), ""), cg_i64(cm, 0), "");
+  LLVMValueRef due = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, trips, cg_i64(cm, 1023), ""), cg_i64(cm, 1), "");
   LLVMBuildCondBr(b, due, poll, cond);
   LLVMPositionBuilderAtEnd(b, poll);
   cg_check_cancel(f);
