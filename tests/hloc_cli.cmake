@@ -49,7 +49,7 @@ if(HLOC_HAVE_CODEGEN)
     $<TARGET_FILE:hloc> ${MLP} --target-cpu=i686 -o ${CMAKE_BINARY_DIR}/i686.o)
   add_test(NAME cli.hloc.missing_output_dir COMMAND ${EXPECT} 1 "no_such_dir/m.so: cannot write: No such file"
     $<TARGET_FILE:hloc> ${MLP} -o ${CMAKE_BINARY_DIR}/no_such_dir/m.so)
-  foreach(c dump_files header_once header_names entry_name cc_words target_cpus abi_doc)
+  foreach(c dump_files fusion header_once header_names entry_name cc_words target_cpus abi_doc)
     add_test(NAME cli.hloc.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/hloc_cli_cases.sh ${c} ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   endforeach()
   add_test(NAME cli.hloc.later_milestone_op COMMAND ${EXPECT} 1 "fft_c64.hlo:6:8: error: %r: opcode 'fft' cannot be compiled yet"

@@ -29,6 +29,21 @@ case $case_name in
     ! grep -q "constant({...})" d/01-fill-elided-constants.hlo || fail "01 still has an elided constant"
     grep -q "^define" d/llvm-after-opt.ll || fail "llvm-after-opt.ll has no function"
     ;;
+  fusion)
+    # The fusion pass: softmax and layernorm become one fusion each (row fusion, kInput), a
+    # chain of elementwise ops one kLoop; the printed fused modules parse and verify again
+    # under --strict, and recompiling a printed fused module fuses nothing more.
+    for c in softmax_rows layernorm_rows data_movement_rows; do
+      "$hloc" "$src/testdata/golden/fusion_$c/model.hlo" --emit=hlo --after-passes -o $c.hlo || fail "$c: fuse"
+      "$hloc" $c.hlo --emit=none --strict || fail "$c: the fused module does not verify under --strict"
+      "$hloc" $c.hlo --emit=hlo --after-passes -o $c.again.hlo || fail "$c: refuse"
+      [ "$(grep -c ' fusion(' $c.again.hlo)" = "$(grep -c ' fusion(' $c.hlo)" ] || fail "$c: fused again"
+    done
+    [ "$(grep -c 'kind=kInput' softmax_rows.hlo)" = 1 ] && [ "$(grep -c ' fusion(' softmax_rows.hlo)" = 1 ] ||
+      fail "softmax is not one kInput fusion"
+    [ "$(grep -c ' fusion(' layernorm_rows.hlo)" = 1 ] || fail "layernorm is not one fusion"
+    [ "$(grep -c 'kind=kLoop' data_movement_rows.hlo)" = 1 ] || fail "the data-movement chain is not one kLoop fusion"
+    ;;
   header_once)
     # --header with the .so: the module is loaded once, so the elided-constants note is
     # printed once; both files are written.

@@ -1,0 +1,238 @@
+#!/usr/bin/python3
+"""Generates the golden cases of fusion (issue 7): modules whose instructions the fusion pass
+groups (compiler/passes/fusion.c) and the fused loop kernels compute (compiler/codegen/fused.c),
+under testdata/golden/fusion_<case>/ (model.hlo + in<i>.npy + expected<i>.npy + tol.json), as
+make.py does for the other cases.  It writes only its own case folders.
+
+Expected values are numpy formulas in float64 (rounded to the result type) -- never hlorun's
+output.  The cases cover each loop shape the emitter picks: 1-D (elementwise chains with scalar
+broadcasts), rows (broadcast along a minor dimension, slice, pad, concatenate, reverse, iota),
+32x32 tiles (a transpose of the minor dimension, sizes not multiples of 32), row reductions
+(reassociated sums), column reductions (kept minor dimension, blocks of 1024 columns), row
+fusion (softmax and layernorm: reductions of the minor dimension broadcast back), a reduce
+whose max reducer sees NaN, and a module that already holds XLA-style `fusion` instructions
+(kind=kLoop / kInput, calls=), as XLA's after-optimization dumps do.
+
+Run:  /usr/bin/python3 testdata/golden/make_fusion.py
+"""
+import json
+import os
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RNG = np.random.default_rng(7)
+
+
+def case(name, hlo, inputs, expected, tol=None):
+    d = os.path.join(HERE, "fusion_" + name)
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):
+        os.remove(os.path.join(d, f))
+    with open(os.path.join(d, "model.hlo"), "w") as f:
+        f.write(hlo.lstrip())
+    for i, a in enumerate(inputs):
+        np.save(os.path.join(d, "in%d.npy" % i), a)
+    for i, a in enumerate(expected):
+        np.save(os.path.join(d, "expected%d.npy" % i), a)
+    with open(os.path.join(d, "tol.json"), "w") as f:
+        json.dump(tol or {}, f, sort_keys=True)
+        f.write("\n")
+    with open(os.path.join(d, "GENERATOR"), "w") as f:  # make.py leaves this case alone
+        f.write("testdata/golden/make_fusion.py\n")
+
+
+ADD = """
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+"""
+MAX = """
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+"""
+
+
+def f32(a):
+    return np.asarray(a, dtype=np.float32)
+
+
+def softmax():
+    r, n = 37, 300
+    x = f32(RNG.standard_normal((r, n)) * 4)
+    x[3, 7] = 80.0  # a large logit: exp(x - max) must not overflow
+    hlo = ("HloModule softmax\n" + ADD + MAX + """
+ENTRY main {
+  x = f32[37,300] parameter(0)
+  ninf = f32[] constant(-inf)
+  mx = f32[37] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[37,300] broadcast(mx), dimensions={0}
+  d = f32[37,300] subtract(x, mb)
+  e = f32[37,300] exponential(d)
+  z = f32[] constant(0)
+  s = f32[37] reduce(e, z), dimensions={1}, to_apply=add
+  sb = f32[37,300] broadcast(s), dimensions={0}
+  ROOT r = f32[37,300] divide(e, sb)
+}
+""")
+    xd = x.astype(np.float64)
+    e = np.exp(xd - xd.max(1, keepdims=True))
+    case("softmax_rows", hlo, [x], [f32(e / e.sum(1, keepdims=True))], {"rtol": 1e-5, "atol": 1e-7})
+
+
+def layernorm():
+    x = f32(RNG.standard_normal((6, 5, 257)) * 3 + 2)
+    g = f32(RNG.standard_normal(257))
+    b = f32(RNG.standard_normal(257))
+    hlo = ("HloModule layernorm\n" + ADD + """
+ENTRY main {
+  x = f32[6,5,257] parameter(0)
+  g = f32[257] parameter(1)
+  b = f32[257] parameter(2)
+  z = f32[] constant(0)
+  s = f32[6,5] reduce(x, z), dimensions={2}, to_apply=add
+  n = f32[] constant(257)
+  nb = f32[6,5] broadcast(n), dimensions={}
+  mean = f32[6,5] divide(s, nb)
+  mb = f32[6,5,257] broadcast(mean), dimensions={0,1}
+  d = f32[6,5,257] subtract(x, mb)
+  d2 = f32[6,5,257] multiply(d, d)
+  v = f32[6,5] reduce(d2, z), dimensions={2}, to_apply=add
+  var = f32[6,5] divide(v, nb)
+  eps = f32[] constant(1e-5)
+  eb = f32[6,5] broadcast(eps), dimensions={}
+  rs = f32[6,5] rsqrt(f32[6,5] add(var, eb))
+  rb = f32[6,5,257] broadcast(rs), dimensions={0,1}
+  y = f32[6,5,257] multiply(d, rb)
+  gb = f32[6,5,257] broadcast(g), dimensions={2}
+  bb = f32[6,5,257] broadcast(b), dimensions={2}
+  ROOT o = f32[6,5,257] add(f32[6,5,257] multiply(y, gb), bb)
+}
+""")
+    xd = x.astype(np.float64)
+    m = xd.mean(-1, keepdims=True)
+    v = ((xd - m) ** 2).mean(-1, keepdims=True)
+    case("layernorm_rows", hlo, [x, g, b], [f32((xd - m) / np.sqrt(v + 1e-5) * g + b)], {"rtol": 1e-5, "atol": 1e-5})
+
+
+def data_movement():
+    x = f32(RNG.standard_normal((33, 70)))
+    y = f32(RNG.standard_normal((33, 5)))
+    hlo = """
+HloModule moves
+ENTRY main {
+  x = f32[33,70] parameter(0)
+  y = f32[33,5] parameter(1)
+  s = f32[33,20] slice(x), slice={[0:33], [3:63:3]}
+  r = f32[33,20] reverse(s), dimensions={1}
+  c = f32[33,25] concatenate(r, y), dimensions={1}
+  zero = f32[] constant(0.5)
+  p = f32[35,31] pad(c, zero), padding=1_1x2_4_0
+  i = s32[35,31] iota(), iota_dimension=1
+  fi = f32[35,31] convert(i)
+  ROOT o = f32[35,31] add(p, fi)
+}
+"""
+    s = x[:, 3:63:3][:, ::-1]
+    c = np.concatenate([s, y], axis=1)
+    p = np.full((35, 31), 0.5, np.float64)
+    p[1:34, 2:27] = c
+    case("data_movement_rows", hlo, [x, y], [f32(p + np.arange(31)[None, :])], {"rtol": 0, "atol": 0, "exact": True})
+
+
+def transpose_tiles():
+    x = f32(RNG.standard_normal((3, 70, 45)))
+    hlo = """
+HloModule tiles
+ENTRY main {
+  x = f32[3,70,45] parameter(0)
+  t = f32[3,45,70] transpose(x), dimensions={0,2,1}
+  two = f32[] constant(2)
+  tb = f32[3,45,70] broadcast(two), dimensions={}
+  ROOT o = f32[3,45,70] multiply(t, tb)
+}
+"""
+    case("transpose_tiles", hlo, [x], [f32(np.transpose(x, (0, 2, 1)) * 2)], {"exact": True})
+
+
+def reductions():
+    x = f32(RNG.standard_normal((2100, 37)))
+    x[5, 3] = np.nan
+    hlo = ("HloModule sums\n" + ADD + MAX + """
+ENTRY main {
+  x = f32[2100,37] parameter(0)
+  z = f32[] constant(0)
+  sq = f32[2100,37] multiply(x, x)
+  cols = f32[37] reduce(sq, z), dimensions={0}, to_apply=add
+  rows = f32[2100] reduce(x, z), dimensions={1}, to_apply=add
+  ninf = f32[] constant(-inf)
+  colmax = f32[37] reduce(x, ninf), dimensions={0}, to_apply=max
+  ROOT t = (f32[37], f32[2100], f32[37]) tuple(cols, rows, colmax)
+}
+""")
+    xd = x.astype(np.float64)
+    case("reductions_rows_columns", hlo, [x],
+         [f32((xd * xd).sum(0)), f32(xd.sum(1)), f32(np.max(xd, axis=0))], {"rtol": 2e-5, "atol": 1e-4})
+
+
+def column_blocks():
+    x = f32(RNG.standard_normal((3, 40, 2500)))
+    hlo = ("HloModule colblocks\n" + ADD + """
+ENTRY main {
+  x = f32[3,40,2500] parameter(0)
+  z = f32[] constant(0)
+  ROOT s = f32[3,2500] reduce(x, z), dimensions={1}, to_apply=add
+}
+""")
+    case("column_blocks", hlo, [x], [f32(x.astype(np.float64).sum(1))], {"rtol": 1e-5, "atol": 1e-5})
+
+
+def prefused():
+    # Written as XLA's after-optimization dumps write fusions: the fused computations first,
+    # then `fusion(...), kind=..., calls=...`.
+    x = f32(RNG.standard_normal((64, 48)))
+    w = f32(RNG.standard_normal((48,)))
+    hlo = ("HloModule prefused\n" + ADD + """
+%fused_computation (param_0: f32[64,48], param_1: f32[48]) -> f32[64,48] {
+  %param_0 = f32[64,48]{1,0} parameter(0)
+  %param_1 = f32[48]{0} parameter(1)
+  %broadcast.1 = f32[64,48]{1,0} broadcast(f32[48]{0} %param_1), dimensions={1}
+  %multiply.1 = f32[64,48]{1,0} multiply(f32[64,48]{1,0} %param_0, f32[64,48]{1,0} %broadcast.1)
+  ROOT %tanh.1 = f32[64,48]{1,0} tanh(f32[64,48]{1,0} %multiply.1)
+}
+
+%fused_computation.1 (param_0.1: f32[64,48]) -> f32[64] {
+  %param_0.1 = f32[64,48]{1,0} parameter(0)
+  %constant.1 = f32[] constant(0)
+  ROOT %reduce.1 = f32[64]{0} reduce(f32[64,48]{1,0} %param_0.1, f32[] %constant.1), dimensions={1}, to_apply=%add
+}
+
+ENTRY %main (x: f32[64,48], w: f32[48]) -> (f32[64,48], f32[64]) {
+  %x = f32[64,48]{1,0} parameter(0)
+  %w = f32[48]{0} parameter(1)
+  %fusion = f32[64,48]{1,0} fusion(f32[64,48]{1,0} %x, f32[48]{0} %w), kind=kLoop, calls=%fused_computation
+  %fusion.1 = f32[64]{0} fusion(f32[64,48]{1,0} %fusion), kind=kInput, calls=%fused_computation.1
+  ROOT %tuple = (f32[64,48]{1,0}, f32[64]{0}) tuple(%fusion, %fusion.1)
+}
+""")
+    t = np.tanh(x.astype(np.float64) * w)
+    case("xla_prefused", hlo, [x, w], [f32(t), f32(t.sum(1))], {"rtol": 1e-5, "atol": 1e-5})
+
+
+def main():
+    softmax()
+    layernorm()
+    data_movement()
+    transpose_tiles()
+    reductions()
+    column_blocks()
+    prefused()
+
+
+if __name__ == "__main__":
+    main()
