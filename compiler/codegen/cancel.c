@@ -11,12 +11,5 @@ void cg_check_cancel(cg_function *f) {
   LLVMBuilderRef b = cm->b;
   LLVMTypeRef poll_t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr}, 1, 0);
   LLVMValueRef st = LLVMBuildCall2(b, poll_t, cg_runtime_fn(cm, "hlo_rt_poll", poll_t), &f->ctx_arg, 1, "poll");
-  LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), "cancelled");
-  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "poll.ok");
-  LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "poll.cancelled");
-  LLVMBuildCondBr(b, bad, fail, ok);
-  LLVMPositionBuilderAtEnd(b, fail);
-  LLVMBuildStore(b, st, f->fail_slot);
-  LLVMBuildBr(b, f->fail_bb);
-  LLVMPositionBuilderAtEnd(b, ok);
+  cg_fail_if_status(f, st);
 }

@@ -138,6 +138,9 @@ void cg_call_computation(cg_function *f, ir_computation *c, LLVMValueRef *args, 
 void cg_call_scalar(cg_function *f, ir_computation *c, LLVMValueRef *vals, const ir_etype *ets,
                     int n, LLVMValueRef *out, const ir_etype *out_ets, int n_out);
 LLVMValueRef cg_runtime_fn(cg_module *cm, const char *name, LLVMTypeRef fn_type);
+/* Leaves through the function's failure path (its buffers freed, st returned) when the
+ * status value st is not null; continues on the success path otherwise. */
+void cg_fail_if_status(cg_function *f, LLVMValueRef st);
 /* The frame pointer a function passes to the computations it calls: after its own buffers
  * in a computation function, unchanged in a kernel, null in a loop body. */
 LLVMValueRef cg_callee_frame(cg_function *f);

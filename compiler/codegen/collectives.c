@@ -146,13 +146,7 @@ static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef desc, cg_value 
   LLVMValueRef args[6] = {f->ctx_arg, desc, nm, ptr_table(f, ops->leaves, ops->n, "coll.in"),
                           ptr_table(f, res_leaves, ops->n, "coll.out"), red};
   LLVMValueRef st = LLVMBuildCall2(b, ty, cg_runtime_fn(cm, "hlo_rt_collective", ty), args, 6, "st");
-  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "coll.ok");
-  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "coll.fail");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), ""), bad, ok);
-  LLVMPositionBuilderAtEnd(b, bad);
-  LLVMBuildStore(b, st, f->fail_slot);
-  LLVMBuildBr(b, f->fail_bb);
-  LLVMPositionBuilderAtEnd(b, ok);
+  cg_fail_if_status(f, st);
 }
 
 /* all-gather-start and collective-permute-start produce (operand, result[, scratch...]);

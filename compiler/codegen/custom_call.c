@@ -238,13 +238,7 @@ static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef *args) {
   LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->i64,
                                                              cm->ptr, cm->ptr}, 8, 0);
   LLVMValueRef st = LLVMBuildCall2(b, ty, cg_runtime_fn(cm, "hlo_rt_custom_call", ty), args, 8, "st");
-  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "cc.ok");
-  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "cc.fail");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), ""), bad, ok);
-  LLVMPositionBuilderAtEnd(b, bad);
-  LLVMBuildStore(b, st, f->fail_slot);
-  LLVMBuildBr(b, f->fail_bb);
-  LLVMPositionBuilderAtEnd(b, ok);
+  cg_fail_if_status(f, st);
 }
 
 void cg_lower_custom_call(cg_function *f, ir_instr *in) {

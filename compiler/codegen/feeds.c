@@ -27,18 +27,6 @@ static LLVMValueRef dims_global(cg_module *cm, const ir_shape *s) {
   return const_global(cm, LLVMConstArray2(cm->i64, d, (uint64_t)(s->rank ? s->rank : 1)), "feed.dims");
 }
 
-static void check_status(cg_function *f, LLVMValueRef st) {
-  cg_module *cm = f->cm;
-  LLVMBuilderRef b = cm->b;
-  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "feed.ok");
-  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "feed.fail");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), ""), bad, ok);
-  LLVMPositionBuilderAtEnd(b, bad);
-  LLVMBuildStore(b, st, f->fail_slot);
-  LLVMBuildBr(b, f->fail_bb);
-  LLVMPositionBuilderAtEnd(b, ok);
-}
-
 static LLVMValueRef name_global(cg_module *cm, const ir_instr *in) {
   char name[300];
   int n = snprintf(name, sizeof name, "%.*s", (int)in->name.len, in->name.p);
@@ -61,7 +49,7 @@ void cg_lower_infeed(cg_function *f, ir_instr *in) {
     LLVMValueRef args[7] = {f->ctx_arg, name, v.leaves[i], cg_i64(cm, bytes),
                             LLVMConstInt(cm->i32, (unsigned long long)s->et, 0),
                             LLVMConstInt(cm->i32, (unsigned long long)s->rank, 0), dims_global(cm, s)};
-    check_status(f, LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, "hlo_rt_infeed_leaf", ty), args, 7, "st"));
+    cg_fail_if_status(f, LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, "hlo_rt_infeed_leaf", ty), args, 7, "st"));
   }
   f->values[in->id] = v;
 }
@@ -79,7 +67,7 @@ void cg_lower_outfeed(cg_function *f, ir_instr *in) {
     LLVMValueRef args[6] = {f->ctx_arg, o.leaves[i], cg_i64(cm, bytes),
                             LLVMConstInt(cm->i32, (unsigned long long)s->et, 0),
                             LLVMConstInt(cm->i32, (unsigned long long)s->rank, 0), dims_global(cm, s)};
-    check_status(f, LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, "hlo_rt_outfeed", ty), args, 6, "st"));
+    cg_fail_if_status(f, LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, "hlo_rt_outfeed", ty), args, 6, "st"));
   }
   cg_value v = cg_alloc_value(f, in->shape); /* a token */
   f->values[in->id] = v;

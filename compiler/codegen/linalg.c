@@ -56,18 +56,6 @@ static void narrow(cg_function *f, const ir_shape *s, LLVMValueRef leaf, LLVMVal
   convert_copy(f, leaf, s->et, buf, IR_F32, n);
 }
 
-static void check_status(cg_function *f, LLVMValueRef st) {
-  cg_module *cm = f->cm;
-  LLVMBuilderRef b = cm->b;
-  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "la.ok");
-  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "la.fail");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), ""), bad, ok);
-  LLVMPositionBuilderAtEnd(b, bad);
-  LLVMBuildStore(b, st, f->fail_slot);
-  LLVMBuildBr(b, f->fail_bb);
-  LLVMPositionBuilderAtEnd(b, ok);
-}
-
 static LLVMValueRef i32c(cg_module *cm, int64_t v) { return LLVMConstInt(cm->i32, (unsigned long long)v, 1); }
 
 static int64_t batch_of(const ir_shape *s) {
@@ -92,7 +80,7 @@ void cg_lower_cholesky(cg_function *f, ir_instr *in) {
   LLVMValueRef args[7] = {f->ctx_arg, i32c(cm, kind_of(s->et)), cg_i64(cm, batch_of(s)),
                           cg_i64(cm, s->rank ? s->dims[s->rank - 1] : 1), a, out,
                           i32c(cm, in->attrs.u.cholesky.lower)};
-  check_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_cholesky", t), args, 7, "st"));
+  cg_fail_if_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_cholesky", t), args, 7, "st"));
   narrow(f, s, r.leaves[0], out);
   f->values[in->id] = r;
 }
@@ -117,7 +105,7 @@ void cg_lower_triangular_solve(cg_function *f, ir_instr *in) {
                            i32c(cm, in->attrs.u.triangular_solve.lower),
                            i32c(cm, in->attrs.u.triangular_solve.unit_diagonal),
                            i32c(cm, (int)in->attrs.u.triangular_solve.transpose_a)};
-  check_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_triangular_solve", t), args, 13, "st"));
+  cg_fail_if_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_triangular_solve", t), args, 13, "st"));
   narrow(f, s, r.leaves[0], out);
   f->values[in->id] = r;
 }

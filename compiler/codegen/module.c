@@ -316,6 +316,18 @@ static LLVMValueRef pointer_array(cg_function *f, LLVMValueRef *ptrs, int n) {
   return arr;
 }
 
+void cg_fail_if_status(cg_function *f, LLVMValueRef st) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "status.ok");
+  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "status.fail");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), "failed"), bad, ok);
+  LLVMPositionBuilderAtEnd(b, bad);
+  LLVMBuildStore(b, st, f->fail_slot);
+  LLVMBuildBr(b, f->fail_bb);
+  LLVMPositionBuilderAtEnd(b, ok);
+}
+
 LLVMValueRef cg_callee_frame(cg_function *f) {
   cg_module *cm = f->cm;
   if (!f->frame_arg)
@@ -334,14 +346,7 @@ void cg_call_computation(cg_function *f, ir_computation *c, LLVMValueRef *args, 
   LLVMValueRef results = pointer_array(f, outs, n_outs);
   LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, cm->comp_fns[c->id],
                                    (LLVMValueRef[]){f->ctx_arg, params, results, cg_callee_frame(f)}, 4, "st");
-  LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), "failed");
-  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "call.ok");
-  LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "call.fail");
-  LLVMBuildCondBr(b, bad, fail, ok);
-  LLVMPositionBuilderAtEnd(b, fail);
-  LLVMBuildStore(b, st, f->fail_slot);
-  LLVMBuildBr(b, f->fail_bb);
-  LLVMPositionBuilderAtEnd(b, ok);
+  cg_fail_if_status(f, st);
 }
 
 void cg_call_scalar(cg_function *f, ir_computation *c, LLVMValueRef *vals, const ir_etype *ets, int n,
@@ -540,15 +545,8 @@ static void kernel_end(cg_function *f, kernel_call *kc, bool may_fail) {
   LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, kc->fn,
                                    (LLVMValueRef[]){f->ctx_arg, kc->args, LLVMConstNull(cm->ptr), cg_callee_frame(f)}, 4,
                                    "st");
-  if (!may_fail)
-    return;
-  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "kernel.ok");
-  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "kernel.fail");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), ""), bad, ok);
-  LLVMPositionBuilderAtEnd(b, bad);
-  LLVMBuildStore(b, st, f->fail_slot);
-  LLVMBuildBr(b, f->fail_bb);
-  LLVMPositionBuilderAtEnd(b, ok);
+  if (may_fail)
+    cg_fail_if_status(f, st);
 }
 
 /* The buffer for `in`'s single array result: the caller's result buffer when `in` writes one. */

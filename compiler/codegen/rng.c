@@ -8,18 +8,6 @@
 
 static LLVMValueRef i32c(cg_module *cm, int64_t v) { return LLVMConstInt(cm->i32, (unsigned long long)v, 1); }
 
-static void check_status(cg_function *f, LLVMValueRef st) {
-  cg_module *cm = f->cm;
-  LLVMBuilderRef b = cm->b;
-  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "rng.ok");
-  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "rng.fail");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), ""), bad, ok);
-  LLVMPositionBuilderAtEnd(b, bad);
-  LLVMBuildStore(b, st, f->fail_slot);
-  LLVMBuildBr(b, f->fail_bb);
-  LLVMPositionBuilderAtEnd(b, ok);
-}
-
 /* Element types whose bits rng-bit-generator fills (XLA: any array type but pred, complex and
  * sub-byte types). */
 static bool bits_type(ir_etype et) {
@@ -52,7 +40,7 @@ void cg_lower_rng_bit_generator(cg_function *f, ir_instr *in) {
   LLVMValueRef args[8] = {i32c(cm, alg == IR_RNG_ALG_THREE_FRY ? 0 : 1), f->values[in->operands[0]->id].leaves[0],
                           i32c(cm, n_state), r.leaves[0], r.leaves[1],
                           i32c(cm, ir_etype_table[data->et].storage_bytes), i32c(cm, rank), dims};
-  check_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_rng_bits", t), args, 8, "st"));
+  cg_fail_if_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_rng_bits", t), args, 8, "st"));
   f->values[in->id] = r;
 }
 

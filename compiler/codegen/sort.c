@@ -170,18 +170,6 @@ static LLVMValueRef emit_less(cg_function *f, ir_instr *in) {
 /* ---- lowering ------------------------------------------------------------------------------ */
 
 /* A failing status from a runtime call goes to f's failure path. */
-static void check_status(cg_function *f, LLVMValueRef st) {
-  cg_module *cm = f->cm;
-  LLVMBuilderRef b = cm->b;
-  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "rt.ok");
-  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "rt.fail");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, st, LLVMConstNull(cm->ptr), ""), bad, ok);
-  LLVMPositionBuilderAtEnd(b, bad);
-  LLVMBuildStore(b, st, f->fail_slot);
-  LLVMBuildBr(b, f->fail_bb);
-  LLVMPositionBuilderAtEnd(b, ok);
-}
-
 static LLVMValueRef array_of(cg_function *f, LLVMTypeRef t, LLVMValueRef *v, int n) {
   cg_module *cm = f->cm;
   LLVMValueRef a = cg_entry_alloca(f, LLVMArrayType2(t, (uint64_t)(n ? n : 1)), "arr");
@@ -225,7 +213,7 @@ void cg_lower_sort(cg_function *f, ir_instr *in) {
                            array_of(f, cm->i32, bytes, n), cg_i64(cm, outer), cg_i64(cm, s->rank ? s->dims[dim] : 1),
                            cg_i64(cm, inner), i32c(cm, key.op), i32c(cm, key.kind), i32c(cm, key.descending),
                            LLVMConstInt(cm->i64, key.inf_bits, 0), less};
-  check_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_sort", t), args, 13, "st"));
+  cg_fail_if_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_sort", t), args, 13, "st"));
   f->values[in->id] = r;
 }
 
@@ -249,6 +237,6 @@ void cg_lower_topk(cg_function *f, ir_instr *in) {
                            i32c(cm, ir_etype_table[et].storage_bytes), cg_i64(cm, rows), cg_i64(cm, n),
                            cg_i64(cm, in->attrs.u.topk.k), i32c(cm, kind), i32c(cm, largest),
                            LLVMConstInt(cm->i64, ir_etype_is_float(et) ? inf_bits_of(et) : 0, 0)};
-  check_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_topk", t), args, 11, "st"));
+  cg_fail_if_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_topk", t), args, 11, "st"));
   f->values[in->id] = r;
 }

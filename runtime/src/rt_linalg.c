@@ -1,4 +1,4 @@
-/* rt_linalg.c — cholesky and triangular-solve for compiled models (hlo/rt.h, OPS-SORT block).
+/* rt_linalg.c — cholesky and triangular-solve for compiled models (declared in hlo/rt.h).
  * Matrices are row-major, batched over the leading dimensions; f32, f64, c64 and c128 are
  * computed in double (complex) precision and stored back in their own type (the code generator
  * widens f16/bf16 to f32 around the call).  Cholesky follows XLA's CholeskyExpander: the upper

@@ -1,4 +1,4 @@
-/* rt_rng.c — random numbers for compiled models (hlo/rt.h, OPS-SORT block).
+/* rt_rng.c — random numbers for compiled models (declared in hlo/rt.h).
  * rng-bit-generator reproduces XLA's bit streams exactly (xla/hlo/builder/lib/prng.cc and
  * RngBitGeneratorExpander, which the CPU backend runs with PHILOX as RNG_DEFAULT): Threefry-2x32
  * with 20 rounds and Philox-4x32 with 10 rounds, the counter layouts XLA uses for 32-bit,

@@ -15,68 +15,6 @@
 #define HLO_RT_EXPORT __attribute__((visibility("default")))
 #else
 #define HLO_RT_EXPORT
-
-/* ---- sort, top-k, linear algebra, random bits (rt_sort.c, rt_linalg.c, rt_rng.c; added by
- * the OPS-SORT helper) ---- */
-/* Key orders of hlo_rt_sort's fast path, for elements of 1, 2, 4 or 8 bytes: unsigned
- * integers (and pred), signed integers, XLA's float total order (-NaN < -inf < ... < -0 < +0
- * < ... < +inf < +NaN), and the total order of JAX's canonicalised keys (-0 is +0, every NaN
- * one value above +inf). */
-enum { HLO_RT_SORT_UINT, HLO_RT_SORT_SINT, HLO_RT_SORT_FLOAT_TOTAL, HLO_RT_SORT_FLOAT_CANON };
-/* A generated comparator: whether element i sorts before element j, where lines[k] holds the
- * current line of operand k contiguously.  Returns 1 or 0; -1 after storing a failing status
- * in *out_status. */
-typedef int32_t (*hlo_rt_sort_less_fn)(hlo_context *ctx, void *const *lines, int64_t i, int64_t j,
-                                       hlo_status *out_status);
-/* Sorts n_ops arrays of outer x n x inner elements (row-major; operand k has elem_bytes[k]
- * bytes per element) along the middle dimension, stably, writing out[k] (which may be in[k]).
- * With less == NULL the order is that of operand key_op under key_kind (an HLO_RT_SORT_*;
- * inf_bits: +infinity's bit pattern for the float kinds), reversed when descending; otherwise
- * less decides.  Lines run on ctx's pool.  Fails only when out of memory or less fails. */
-HLO_RT_EXPORT hlo_status hlo_rt_sort(hlo_context *ctx, int32_t n_ops, void *const *in, void *const *out,
-                                     const int32_t *elem_bytes, int64_t outer, int64_t n, int64_t inner,
-                                     int32_t key_op, int32_t key_kind, int32_t descending, uint64_t inf_bits,
-                                     hlo_rt_sort_less_fn less);
-/* Top-k of each of `rows` rows of n elements: the k first of the row stably sorted in
- * descending (largest) or ascending key order, with their positions as s32. */
-HLO_RT_EXPORT hlo_status hlo_rt_topk(hlo_context *ctx, const void *in, void *out_values, int32_t *out_indices,
-                                     int32_t elem_bytes, int64_t rows, int64_t n, int64_t k, int32_t key_kind,
-                                     int32_t largest, uint64_t inf_bits);
-
-/* Element kinds of the linear-algebra helpers. */
-enum { HLO_RT_LA_F32, HLO_RT_LA_F64, HLO_RT_LA_C64, HLO_RT_LA_C128 };
-/* Cholesky factors of `batch` row-major n x n matrices a into out (which may be a): lower
- * (L with A = L L^H, read from A's lower triangle) or upper (U = L^H, read from the upper
- * triangle); the other triangle is zero.  A matrix that is not positive definite (a pivot that
- * is not > 0, or NaN) gives a matrix of NaNs, as XLA's CPU backend does. */
-HLO_RT_EXPORT hlo_status hlo_rt_cholesky(hlo_context *ctx, int32_t kind, int64_t batch, int64_t n, const void *a,
-                                         void *out, int32_t lower);
-/* Triangular solve, batched: a is batch x m x m, b and out batch x rows x cols; solves
- * op(A) X = B (left_side) or X op(A) = B, reading only the `lower` (else upper) triangle of A,
- * diagonal 1 when unit_diagonal; transpose_a 0 none, 1 transpose, 2 adjoint.  Singular
- * matrices give the infinities and NaNs of plain division. */
-HLO_RT_EXPORT hlo_status hlo_rt_triangular_solve(hlo_context *ctx, int32_t kind, int64_t batch, int64_t m,
-                                                 int64_t rows, int64_t cols, const void *a, const void *b, void *out,
-                                                 int32_t left_side, int32_t lower, int32_t unit_diagonal,
-                                                 int32_t transpose_a);
-
-/* rng-bit-generator: XLA's bit streams (THREE_FRY = 0, PHILOX = 1) for n_state u64 words of
- * state (2 for THREE_FRY; 2 or 3 for PHILOX), filling out with `count` elements of elem_bytes
- * (1, 2, 4 or 8) bytes laid out as `rank` dims (THREE_FRY's 32-bit layout depends on them),
- * and writing the new state to out_state. */
-HLO_RT_EXPORT hlo_status hlo_rt_rng_bits(int32_t algorithm, const uint64_t *state, int32_t n_state,
-                                         uint64_t *out_state, void *out, int32_t elem_bytes, int32_t rank,
-                                         const int64_t *dims);
-/* rng-get-and-update-state: the context's 128-bit generator state (two u64, low first) before
- * adding delta to it. */
-HLO_RT_EXPORT void hlo_rt_rng_state(hlo_context *ctx, int64_t delta, uint64_t *out_state);
-/* rng: `count` elements of an f16/bf16-free kind (HLO_RT_LA_F32 or F64 for floats, or
- * integers of elem_bytes with is_signed) drawn from the context's generator; uniform in
- * [a, b) (distribution 0) or normal with mean a and deviation b (distribution 1, floats). */
-HLO_RT_EXPORT void hlo_rt_rng(hlo_context *ctx, int32_t distribution, int32_t is_float, int32_t elem_bytes,
-                              int32_t is_signed, const void *a, const void *b, void *out, int64_t count);
-/* ---- end of the OPS-SORT block ---- */
-
 #endif
 
 /* A 64-byte aligned buffer of `bytes` bytes for an instruction's result; NULL when out of
@@ -107,7 +45,7 @@ HLO_RT_EXPORT void hlo_rt_complex_op(int32_t op, int32_t is_double, const void *
 HLO_RT_EXPORT float hlo_rt_f8_to_f32(int32_t dtype, uint8_t bits);
 HLO_RT_EXPORT uint8_t hlo_rt_f32_to_f8(int32_t dtype, float x);
 
-/* ---- dense matrix products (runtime/src/rt_gemm.c; added by the CODEGEN-OPS helper) ---- */
+/* ---- dense matrix products (runtime/src/rt_gemm.c) ---- */
 /* C = A·B for row-major A (m x k, row stride lda), B (k x n, row stride ldb) and C (m x n, row
  * stride ldc), accumulated in the element type (k == 0 gives zeros).  Uses ctx's thread pool
  * for large products (ctx may be NULL: one thread).  Never fails: without memory for its
@@ -136,10 +74,8 @@ HLO_RT_EXPORT void hlo_rt_gemm_indexed_f32(hlo_context *ctx, int64_t batch, int6
 HLO_RT_EXPORT void hlo_rt_gemm_indexed_f64(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
                                            const double *a, const int64_t *a_off, const double *b,
                                            const int64_t *b_off, double *c);
-/* ---- end of the CODEGEN-OPS block ---- */
 
-/* ---- sort, top-k, linear algebra, random bits (rt_sort.c, rt_linalg.c, rt_rng.c; added by
- * the OPS-SORT helper) ---- */
+/* ---- sort, top-k, linear algebra, random bits (rt_sort.c, rt_linalg.c, rt_rng.c) ---- */
 /* Key orders of hlo_rt_sort's fast path, for elements of 1, 2, 4 or 8 bytes: unsigned
  * integers (and pred), signed integers, XLA's float total order (-NaN < -inf < ... < -0 < +0
  * < ... < +inf < +NaN), and the total order of JAX's canonicalised keys (-0 is +0, every NaN
@@ -197,7 +133,6 @@ HLO_RT_EXPORT void hlo_rt_rng_state(hlo_context *ctx, int64_t delta, uint64_t *o
  * [a, b) (distribution 0) or normal with mean a and deviation b (distribution 1, floats). */
 HLO_RT_EXPORT void hlo_rt_rng(hlo_context *ctx, int32_t distribution, int32_t is_float, int32_t elem_bytes,
                               int32_t is_signed, const void *a, const void *b, void *out, int64_t count);
-/* ---- end of the OPS-SORT block ---- */
 
 /* ---- custom calls (runtime/src/custom_call.c) ---- */
 /* Runs one custom-call instruction.  desc is the instruction's constant description:
