@@ -134,6 +134,21 @@ HLO_RT_EXPORT void hlo_rt_rng_state(hlo_context *ctx, int64_t delta, uint64_t *o
 HLO_RT_EXPORT void hlo_rt_rng(hlo_context *ctx, int32_t distribution, int32_t is_float, int32_t elem_bytes,
                               int32_t is_signed, const void *a, const void *b, void *out, int64_t count);
 
+/* ---- fft (runtime/src/rt_fft.c) ---- */
+/* Transform kinds of hlo_rt_fft (XLA's FftType). */
+enum { HLO_RT_FFT_FFT, HLO_RT_FFT_IFFT, HLO_RT_FFT_RFFT, HLO_RT_FFT_IRFFT };
+/* One fft instruction.  desc: [kind, is_double (c128/f64 rather than c64/f32), rank, fft_rank,
+ * operand dims (rank), result dims (rank), fft_length (fft_rank)].  The transform runs over the
+ * fft_rank trailing axes, batched over the others; IFFT and IRFFT divide by the lengths.  As
+ * in XLA's evaluator, FFT/IFFT operands are zero-padded or cut to fft_length and the result cut
+ * or zero-padded to the result dims; a zero in fft_length gives zeros.  plan_slot: the call
+ * site's pointer-sized slot, NULL at first: the first call stores the site's plan there (once,
+ * atomically; thread-safe), later calls reuse it; hlo_rt_fft_plan_release frees it.  Lines
+ * run on ctx's pool when large (ctx may be NULL).  Fails only when out of memory. */
+HLO_RT_EXPORT hlo_status hlo_rt_fft(hlo_context *ctx, void **plan_slot, const int64_t *desc, const void *in,
+                                    void *out);
+HLO_RT_EXPORT void hlo_rt_fft_plan_release(void **plan_slot);
+
 /* ---- custom calls (runtime/src/custom_call.c) ---- */
 /* Runs one custom-call instruction.  desc is the instruction's constant description:
  * [api_version (XLA's numbering: 0 unspecified, 1 original, 2 status returning, 3 status
