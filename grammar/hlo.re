@@ -179,6 +179,24 @@ static bool opens_inline_computation(const hlo_lexer *lx, const unsigned char *p
   return *p == '=';
 }
 
+/* Whether the token at lx->tok follows `replica_groups=`. */
+static bool after_replica_groups(const hlo_lexer *lx) {
+  if (lx->prev_tok != '=' || lx->prev_prev_tok != T_NAME)
+    return false;
+  const unsigned char *a = lx->attr_name + (*lx->attr_name == '%');
+  size_t n = lx->attr_name_len - (*lx->attr_name == '%');
+  return n == 14 && memcmp(a, "replica_groups", 14) == 0;
+}
+
+/* The end of XLA's mesh-axes replica groups starting at p (`mesh[..]` or `@mesh<..>`, maybe
+ * `, device_ids=(..)`, then the `{axes}` list): the '}' closing the first brace, or NULL.
+ * ir/mesh_groups.c reads the text. */
+static const unsigned char *skip_mesh_groups(const hlo_lexer *lx, const unsigned char *p) {
+  while (p < lx->lim && *p != '{' && *p != '\n' && *p != 0)
+    p++;
+  return p < lx->lim && *p == '{' ? skip_balanced(lx, p) : NULL;
+}
+
 /* Counts bracket nesting; a token that opens one level too many becomes an error. */
 static int check_nesting(hlo_parser *p, hlo_span *lloc, int t) {
   hlo_lexer *lx = &p->lx;
@@ -285,6 +303,19 @@ static int lex_one(hlo_parser *p, HLO_STYPE *lval, hlo_span *lloc) {
       int { return value_token(p, lval, lloc, AV_INT, T_INT); }
       float { return value_token(p, lval, lloc, AV_FLOAT, T_FLOAT); }
       "-"? digit [0-9a-zA-Z_.]* { return bad_number(p, lloc); }
+      "mesh[" | "@mesh<" {
+        if (after_replica_groups(lx)) {
+          const unsigned char *end = skip_mesh_groups(lx, lx->tok);
+          if (!end)
+            return lex_error(p, lloc, "unterminated mesh replica groups (expected {axes} after the mesh)");
+          lx->cur = end;
+          return value_token(p, lval, lloc, AV_RAW, T_RAW);
+        }
+        if (*lx->tok == '@')
+          return lex_error(p, lloc, "a mesh @mesh<...> is only read as replica_groups");
+        lx->cur = lx->tok + 4;
+        return value_token(p, lval, lloc, AV_NAME, T_NAME);
+      }
       name { return value_token(p, lval, lloc, AV_NAME, T_NAME); }
       dstring | sstring { return value_token(p, lval, lloc, AV_STRING, T_STRING); }
       ["'] { return lex_error(p, lloc, "unterminated string"); }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ir/literal.h"
+#include "ir/mesh_groups.h"
 
 /* ---- a small string -> pointer hash table in the arena ---------------------------------- */
 
@@ -1648,6 +1649,31 @@ static bool expand_iota_groups(attr_ctx *x, ir_replica_groups *g) {
   return true;
 }
 
+/* The location `at` bytes into v's text. */
+static ir_loc loc_within(const ir_av *v, size_t at) {
+  ir_loc l = v->loc;
+  for (size_t i = 0; i < at && i < v->s.len; i++) {
+    if (v->s.p[i] == '\n') {
+      l.line++;
+      l.col = 1;
+    } else {
+      l.col++;
+    }
+  }
+  return l;
+}
+
+static bool mesh_replica_groups(attr_ctx *x, ir_replica_groups *g) {
+  char err[256];
+  size_t at;
+  if (!ir_mesh_groups_expand(x->b->m, x->v->s.p, x->v->s.len, &g->groups, &g->n_groups, err, sizeof err, &at)) {
+    irb_error(x->b, loc_within(x->v, at), "%s", err);
+    return false;
+  }
+  g->mesh_text = x->v->s;
+  return true;
+}
+
 static bool a_replica_groups(attr_ctx *x) {
   ir_replica_groups *g = &x->in->attrs.u.collective.replica_groups;
   ir_av *v = x->v;
@@ -1660,6 +1686,8 @@ static bool a_replica_groups(attr_ctx *x) {
       return false;
     return expand_iota_groups(x, g);
   }
+  if (v->kind == AV_RAW)
+    return mesh_replica_groups(x, g);
   if (v->kind != AV_LIST) {
     irb_error(x->b, v->loc, "expected replica_groups={{0,1},...} or [G,S]<=[N]");
     return false;

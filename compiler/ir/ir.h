@@ -256,6 +256,7 @@ typedef struct ir_replica_groups {
   int n_groups;
   bool iota_form;       /* printed back in the iota form */
   ir_i64_list iota_group_shape, iota_reshape, iota_transpose;
+  ir_str mesh_text;     /* the mesh-axes form as written (ir/mesh_groups.h), printed back */
   bool present;
 } ir_replica_groups;
 

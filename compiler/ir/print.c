@@ -495,6 +495,10 @@ static void print_replica_groups(sbuf *b, const ir_replica_groups *g) {
   if (!g->present)
     return;
   sb_puts(b, ", replica_groups=");
+  if (g->mesh_text.p) {
+    sb_str(b, g->mesh_text);
+    return;
+  }
   if (g->iota_form) {
     sb_puts(b, "[");
     for (int i = 0; i < g->iota_group_shape.n; i++)
