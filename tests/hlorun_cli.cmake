@@ -100,3 +100,13 @@ hlorun_test(later_milestone_op 1 "error: %r: opcode 'fft' cannot be compiled yet
 add_test(NAME cli.hlorun.so_build COMMAND $<TARGET_FILE:hloc> ${ADD} -o ${CMAKE_BINARY_DIR}/add_f32_2x3.so)
 hlorun_test(so_run 0 "${SUM}" ${RUN} ${CMAKE_BINARY_DIR}/add_f32_2x3.so --input ${NPY}/f32_2x3.npy --input ${NPY}/f32_2x3.npy)
 set_tests_properties(cli.hlorun.so_run PROPERTIES DEPENDS cli.hlorun.so_build)
+
+# Per-replica inputs (rK:, docs/cli.md "Replicas"): a replica number past the last, and a
+# replica left without enough inputs, are usage errors naming the flag or the replica.
+set(RT ${CMAKE_SOURCE_DIR}/testdata/runtime)
+hlorun_test(replica_prefix_range 2 "--input r4:.*there are only 4 replicas \\(r0 to r3\\)"
+  ${RUN} ${RT}/replica_inputs.hlo --input r4:${RT}/replica_in_r1.npy --input ${RT}/replica_in_shared.npy)
+hlorun_test(replica_missing_input 2 "0 were given for replica 0: parameter 0 \\(%x\\)"
+  ${RUN} ${RT}/replica_inputs.hlo --input r1:${RT}/replica_in_r1.npy)
+hlorun_test(replica_extra_input 2 "2 were given for replica 1: '.*replica_in_r0.npy' is extra"
+  ${RUN} ${RT}/replica_inputs.hlo --input r1:${RT}/replica_in_r1.npy --input r1:${RT}/replica_in_r0.npy --input ${RT}/replica_in_shared.npy)

@@ -168,24 +168,104 @@ static void random_fill(uint64_t seed, int k, const hlo_array_desc *d, void *dst
   }
 }
 
-static hlo_status check_counts(const run_options *o, const hlo_module_desc *desc) {
-  int np = desc->num_params, nr = desc->num_results;
-  if (o->random_inputs && o->n_inputs)
-    return hlo_status_make(HLO_INVALID_ARGUMENT, "give either --input or --random-inputs, not both");
-  if (!o->random_inputs && o->n_inputs < np) {
-    char want[256];
-    desc_text(&desc->params[o->n_inputs], want, sizeof want);
-    return hlo_status_make(HLO_INVALID_ARGUMENT,
-                           "%s takes %d input%s but %d %s given: parameter %d (%%%s) %s has no --input%s", o->model,
-                           np, np == 1 ? "" : "s", o->n_inputs, o->n_inputs == 1 ? "was" : "were", o->n_inputs,
-                           desc->params[o->n_inputs].name, want, np - o->n_inputs > 1 ? " (nor do the ones after it)" : "");
+/* ---- per-replica arguments ---- */
+
+/* --input and --output values may start with rK: (replica K only).  A replica reads its own
+ * rK: inputs when it has any, else the unprefixed ones; unprefixed outputs are replica 0's. */
+typedef struct arg_list {
+  const char **items;
+  int n;
+} arg_list;
+
+/* K for a value written "rK:rest" (rest set), or -1 (rest = the value). */
+static int replica_prefix(const char *arg, const char **rest) {
+  *rest = arg;
+  if (arg[0] != 'r' || arg[1] < '0' || arg[1] > '9')
+    return -1;
+  int k = 0, i = 1;
+  for (; arg[i] >= '0' && arg[i] <= '9'; i++)
+    if ((k = k * 10 + (arg[i] - '0')) > 1000000)
+      return -1;
+  if (arg[i] != ':')
+    return -1;
+  *rest = arg + i + 1;
+  return k;
+}
+
+/* The values of `args` that replica r uses (see above); `shared`: unprefixed values apply to
+ * every replica without its own (inputs), else to replica 0 only (outputs). */
+static hlo_status args_for_replica(const char *const *args, int n, int r, bool shared, arg_list *out) {
+  out->n = 0;
+  out->items = calloc((size_t)n + 1, sizeof *out->items);
+  if (!out->items)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  const char *rest;
+  for (int i = 0; i < n; i++)
+    if (replica_prefix(args[i], &rest) == r)
+      out->items[out->n++] = rest;
+  if (out->n == 0 && (shared || r == 0))
+    for (int i = 0; i < n; i++)
+      if (replica_prefix(args[i], &rest) < 0)
+        out->items[out->n++] = rest;
+  return NULL;
+}
+
+/* Every rK: prefix names a replica that runs. */
+static hlo_status check_prefixes(const char *flag, const char *const *args, int n, int count) {
+  const char *rest;
+  for (int i = 0; i < n; i++) {
+    int k = replica_prefix(args[i], &rest);
+    if (k >= count)
+      return hlo_status_make(HLO_INVALID_ARGUMENT, "%s %s: there %s only %d replica%s (r0 to r%d)", flag, args[i],
+                             count == 1 ? "is" : "are", count, count == 1 ? "" : "s", count - 1);
   }
-  if (!o->random_inputs && o->n_inputs > np)
-    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s takes %d input%s but %d were given: '%s' is extra", o->model, np,
-                           np == 1 ? "" : "s", o->n_inputs, o->inputs[np]);
-  if (o->n_outputs && o->n_outputs != nr)
-    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s has %d result%s but %d --output %s given", o->model, nr,
-                           nr == 1 ? "" : "s", o->n_outputs, o->n_outputs == 1 ? "was" : "were");
+  return NULL;
+}
+
+static hlo_status check_inputs(const run_options *o, const hlo_module_desc *desc, const arg_list *in,
+                               const char *who) {
+  int np = desc->num_params;
+  if (o->random_inputs && in->n)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "give either --input or --random-inputs, not both");
+  if (!o->random_inputs && in->n < np) {
+    char want[256];
+    desc_text(&desc->params[in->n], want, sizeof want);
+    return hlo_status_make(HLO_INVALID_ARGUMENT,
+                           "%s takes %d input%s but %d %s given%s: parameter %d (%%%s) %s has no --input%s", o->model,
+                           np, np == 1 ? "" : "s", in->n, in->n == 1 ? "was" : "were", who, in->n,
+                           desc->params[in->n].name, want, np - in->n > 1 ? " (nor do the ones after it)" : "");
+  }
+  if (!o->random_inputs && in->n > np)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s takes %d input%s but %d were given%s: '%s' is extra", o->model,
+                           np, np == 1 ? "" : "s", in->n, who, in->items[np]);
+  return NULL;
+}
+
+static hlo_status check_replica_args(const run_options *o, const hlo_module_desc *desc, int r, int count) {
+  int nr = desc->num_results;
+  char who[64] = "";
+  if (count > 1)
+    snprintf(who, sizeof who, " for replica %d", r);
+  arg_list in = {0}, out = {0};
+  hlo_status s = args_for_replica(o->inputs, o->n_inputs, r, true, &in);
+  if (!s)
+    s = check_inputs(o, desc, &in, who);
+  free(in.items);
+  if (!s)
+    s = args_for_replica(o->outputs, o->n_outputs, r, false, &out);
+  if (!s && out.n && out.n != nr)
+    s = hlo_status_make(HLO_INVALID_ARGUMENT, "%s has %d result%s but %d --output %s given%s", o->model, nr,
+                        nr == 1 ? "" : "s", out.n, out.n == 1 ? "was" : "were", who);
+  free(out.items);
+  return s;
+}
+
+static hlo_status check_counts(const run_options *o, const hlo_module_desc *desc, int count) {
+  int nr = desc->num_results;
+  HLO_RETURN_IF_ERROR(check_prefixes("--input", o->inputs, o->n_inputs, count));
+  HLO_RETURN_IF_ERROR(check_prefixes("--output", o->outputs, o->n_outputs, count));
+  for (int r = 0; r < count; r++)
+    HLO_RETURN_IF_ERROR(check_replica_args(o, desc, r, count));
   if (o->n_expected && o->n_expected != nr)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s has %d result%s but %d --expected %s given", o->model, nr,
                            nr == 1 ? "" : "s", o->n_expected, o->n_expected == 1 ? "was" : "were");
@@ -200,7 +280,7 @@ static void *alloc_leaf(int64_t bytes) {
   return p;
 }
 
-static hlo_status read_inputs(const run_options *o, const hlo_module_desc *desc, void **params) {
+static hlo_status read_inputs(const run_options *o, const hlo_module_desc *desc, const arg_list *in, void **params) {
   for (int i = 0; i < desc->num_params; i++) {
     const hlo_array_desc *d = &desc->params[i];
     if (d->dtype == IR_TOKEN)
@@ -210,10 +290,10 @@ static hlo_status read_inputs(const run_options *o, const hlo_module_desc *desc,
                              (long long)d->byte_size);
     if (o->random_inputs)
       random_fill(o->seed, i, d, params[i]);
-    else if (litio_looks_inline(o->inputs[i]))
-      HLO_RETURN_IF_ERROR(litio_parse_input(o->inputs[i], i, d, params[i]));
+    else if (litio_looks_inline(in->items[i]))
+      HLO_RETURN_IF_ERROR(litio_parse_input(in->items[i], i, d, params[i]));
     else
-      HLO_RETURN_IF_ERROR(input_from_npy(o->inputs[i], i, d, params[i]));
+      HLO_RETURN_IF_ERROR(input_from_npy(in->items[i], i, d, params[i]));
   }
   return NULL;
 }
@@ -276,7 +356,7 @@ typedef struct replica {
   const hlo_module_desc *desc;
   const call_plan *plan;
   const feeds *infeeds;
-  void **params;        /* shared by every replica, read-only */
+  void **params;        /* read-only; shared by the replicas without rK: inputs */
   void **results;
   void **ptrs, **values;/* ffi argument slots */
   hlo_context *ctx;
@@ -708,21 +788,33 @@ static hlo_status write_leaf(const char *path, const hlo_array_desc *d, const vo
   return npy_write(path, ir_etype_table[d->dtype].npy_descr, d->rank, d->dims, data, d->byte_size);
 }
 
+/* --output (rK: for replica K, unprefixed for replica 0). */
+static hlo_status write_outputs(const run_options *o, const hlo_module_desc *desc, replica *reps, int count) {
+  for (int r = 0; r < count; r++) {
+    arg_list out;
+    HLO_RETURN_IF_ERROR(args_for_replica(o->outputs, o->n_outputs, r, false, &out));
+    hlo_status s = NULL;
+    for (int i = 0; i < out.n && i < desc->num_results && !s; i++)
+      if (desc->results[i].dtype != IR_TOKEN)
+        s = write_leaf(out.items[i], &desc->results[i], reps[r].results[i]);
+    free(out.items);
+    HLO_RETURN_IF_ERROR(s);
+  }
+  return NULL;
+}
+
 static hlo_status emit_results(const run_options *o, const hlo_module_desc *desc, replica *reps, int count,
                                FILE *out) {
   int nr = desc->num_results;
-  for (int i = 0; i < nr; i++) {
+  HLO_RETURN_IF_ERROR(write_outputs(o, desc, reps, count));
+  for (int i = 0; i < nr && o->output_dir; i++) {
     const hlo_array_desc *d = &desc->results[i];
     if (d->dtype == IR_TOKEN)
       continue;
-    if (o->n_outputs)
-      HLO_RETURN_IF_ERROR(write_leaf(o->outputs[i], d, reps[0].results[i]));
-    if (o->output_dir) {
-      HLO_RETURN_IF_ERROR(ensure_dir(o->output_dir));
-      char path[4200];
-      snprintf(path, sizeof path, "%s/out%d.npy", o->output_dir, i);
-      HLO_RETURN_IF_ERROR(write_leaf(path, d, reps[0].results[i]));
-    }
+    HLO_RETURN_IF_ERROR(ensure_dir(o->output_dir));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/out%d.npy", o->output_dir, i);
+    HLO_RETURN_IF_ERROR(write_leaf(path, d, reps[0].results[i]));
   }
   bool print = !o->n_outputs && !o->output_dir && !o->n_expected && o->benchmark <= 0;
   for (int r = 0; print && r < count; r++) {
@@ -823,10 +915,8 @@ void run_options_init(run_options *o) {
   o->atol = 1e-6;
 }
 
-static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, void **params, FILE *out) {
-  int count = replica_count(o, desc);
-  if (count > MAX_REPLICAS)
-    return hlo_status_make(HLO_INVALID_ARGUMENT, "--replicas %d: at most %d", count, MAX_REPLICAS);
+static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, void ***params, int count,
+                             FILE *out) {
   call_plan plan = {0};
   feeds infeeds = {0};
   replica *reps = calloc((size_t)count, sizeof *reps);
@@ -839,7 +929,7 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
   if (!s && count > 1)
     s = hlo_collective_group_create(count, &group);
   for (int r = 0; r < count && !s; r++) {
-    reps[r] = (replica){.o = o, .desc = desc, .plan = &plan, .infeeds = &infeeds, .params = params, .group = group};
+    reps[r] = (replica){.o = o, .desc = desc, .plan = &plan, .infeeds = &infeeds, .params = params[r], .group = group};
     s = setup_replica(o, desc, r, count, &reps[r]);
   }
   if (!s) {
@@ -866,21 +956,69 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
   return s;
 }
 
+static bool has_own_inputs(const run_options *o, int r) {
+  const char *rest;
+  for (int i = 0; i < o->n_inputs; i++)
+    if (replica_prefix(o->inputs[i], &rest) == r)
+      return true;
+  return false;
+}
+
+/* One parameter set per replica with rK: inputs, and sets[count] shared by the others. */
+static hlo_status read_all_inputs(const run_options *o, const hlo_module_desc *desc, int count, void ***sets) {
+  bool need_shared = false;
+  for (int r = 0; r < count; r++)
+    need_shared |= !has_own_inputs(o, r);
+  for (int r = 0; r <= count; r++) {
+    if (r < count ? !has_own_inputs(o, r) : !need_shared)
+      continue;
+    sets[r] = calloc((size_t)desc->num_params + 1, sizeof **sets);
+    if (!sets[r])
+      return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+    arg_list in;
+    HLO_RETURN_IF_ERROR(args_for_replica(o->inputs, o->n_inputs, r < count ? r : -1, true, &in));
+    hlo_status s = read_inputs(o, desc, &in, sets[r]);
+    free(in.items);
+    if (s)
+      return r < count && count > 1 ? hlo_status_annotate(s, "replica %d", r) : s;
+  }
+  for (int r = 0; r < count; r++)
+    if (!sets[r])
+      sets[r] = sets[count];
+  return NULL;
+}
+
+static void free_all_inputs(const hlo_module_desc *desc, int count, void ***sets) {
+  for (int r = 0; sets && r <= count; r++) {
+    if (!sets[r] || (r < count && sets[r] == sets[count]))
+      continue;
+    for (int i = 0; i < desc->num_params; i++)
+      free(sets[r][i]);
+    free(sets[r]);
+  }
+  free(sets);
+}
+
 hlo_status run_model(const run_options *o, FILE *out) {
   model m;
   HLO_RETURN_IF_ERROR(load_model(o, &m));
   const hlo_module_desc *desc = m.desc;
-  void **params = calloc((size_t)desc->num_params + 1, sizeof *params);
-  hlo_status s = params ? check_counts(o, desc) : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  int count = replica_count(o, desc);
+  void ***sets = NULL;
+  hlo_status s = NULL;
+  if (count > MAX_REPLICAS)
+    s = hlo_status_make(HLO_INVALID_ARGUMENT, "--replicas %d: at most %d", count, MAX_REPLICAS);
+  if (!s && !(sets = calloc((size_t)count + 1, sizeof *sets)))
+    s = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  if (!s)
+    s = check_counts(o, desc, count);
   if (!s)
     s = check_memory(o, desc);
   if (!s)
-    s = read_inputs(o, desc, params);
+    s = read_all_inputs(o, desc, count, sets);
   if (!s)
-    s = run_loaded(o, desc, params, out);
-  for (int i = 0; params && i < desc->num_params; i++)
-    free(params[i]);
-  free(params);
+    s = run_loaded(o, desc, sets, count, out);
+  free_all_inputs(desc, count, sets);
   if (s) { /* the status may be the model's own static record: copy it before unloading */
     hlo_status copy = hlo_status_make(hlo_status_code_of(s), "%s", hlo_status_message(s));
     hlo_status_free(s);
