@@ -2,7 +2,7 @@
 # runtime_case.sh HLORUN CASE LIB — one golden case of testdata/runtime/: runs
 #   HLORUN CASE.hlo <the lines of CASE.args, with @LIB@ replaced by LIB and @DIR@ by a scratch dir>
 # and passes when (a) CASE.expected exists, hlorun exits 0 and its standard output equals it,
-# or (b) CASE.err exists, hlorun exits 1 and its standard error equals it (then, if
+# or (b) CASE.err exists, hlorun exits 1 (or the status in CASE.rc) and its standard error equals it (then, if
 # CASE.outfeed.expected exists, the files hlorun wrote to @DIR@ are checked by its lines
 # "FILE VALUES..." with numpy).  Expected files are written by hand from the semantics.
 run=$1 case=$2 lib=$3
@@ -24,7 +24,9 @@ if [ -f "$case.expected" ]; then
   [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; cat "$dir/stderr"; exit 1; }
   diff -u "$case.expected" "$dir/stdout" || exit 1
 else
-  [ "$rc" -eq 1 ] || { echo "FAIL: exit status $rc, expected 1"; cat "$dir/stdout" "$dir/stderr"; exit 1; }
+  want_rc=1
+  [ -f "$case.rc" ] && want_rc=$(cat "$case.rc")
+  [ "$rc" -eq "$want_rc" ] || { echo "FAIL: exit status $rc, expected $want_rc"; cat "$dir/stdout" "$dir/stderr"; exit 1; }
   diff -u "$case.err" "$dir/stderr" || exit 1
 fi
 if [ -f "$case.files" ]; then

@@ -487,6 +487,7 @@ static hlo_status setup_replica(const run_options *o, const hlo_module_desc *des
   HLO_RETURN_IF_ERROR(hlo_context_create(&co, &r->ctx));
   for (int i = 0; i < o->n_custom_call_libs; i++)
     HLO_RETURN_IF_ERROR(hlo_custom_call_add_library(r->ctx, o->custom_call_libs[i]));
+  HLO_RETURN_IF_ERROR(hlo_custom_call_resolve_all(r->ctx, desc)); /* a missing target: before anything runs */
   r->ptrs[0] = r->ctx;
   for (int i = 0; i < np; i++)
     r->ptrs[1 + i] = r->params[i];

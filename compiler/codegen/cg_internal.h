@@ -217,6 +217,8 @@ void cg_lower_collective(cg_function *f, ir_instr *in);
 void cg_lower_collective_done(cg_function *f, ir_instr *in);
 /* custom_call.c */
 void cg_lower_custom_call(cg_function *f, ir_instr *in);
+/* Whether the instruction calls a target resolved by name (a custom call that is no marker). */
+bool cg_custom_call_needs_target(const ir_instr *in);
 
 /* Element conversion between compute types (convert's semantics: saturating float->int,
  * NaN -> 0, round to nearest even). */

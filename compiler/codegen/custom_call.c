@@ -29,6 +29,10 @@ static bool is_marker(ir_str t) {
   return starts_with(t, "xla.sdy.");
 }
 
+bool cg_custom_call_needs_target(const ir_instr *in) {
+  return in->op == IR_OP_CUSTOM_CALL && !is_marker(in->attrs.custom_text);
+}
+
 /* Copies src (shape ss) into dst (shape ds, same element type and rank): the common corner,
  * zeros elsewhere. */
 static void copy_corner(cg_function *f, LLVMValueRef dst, const ir_shape *ds, LLVMValueRef src, const ir_shape *ss) {

@@ -749,6 +749,42 @@ static LLVMValueRef const_string(cg_module *cm, const char *s, const char *name)
   return g;
 }
 
+/* The custom-call targets the module resolves by name, each once: a constant array of
+ * strings (hlo_module_desc.custom_call_targets); *n gets the count. */
+static LLVMValueRef custom_call_targets(cg_module *cm, int32_t *n) {
+  const ir_module *m = cm->ir;
+  int cap = 0;
+  for (int ci = 0; ci < m->n_comps; ci++)
+    cap += m->comps[ci]->n_instrs;
+  ir_str *seen = calloc((size_t)cap + 1, sizeof *seen);
+  LLVMValueRef *elems = calloc((size_t)cap + 1, sizeof *elems);
+  *n = 0;
+  for (int ci = 0; seen && elems && ci < m->n_comps; ci++)
+    for (int i = 0; i < m->comps[ci]->n_instrs; i++) {
+      const ir_instr *in = m->comps[ci]->instrs[i];
+      if (!cg_custom_call_needs_target(in))
+        continue;
+      ir_str t = in->attrs.custom_text;
+      bool dup = false;
+      for (int k = 0; k < *n && !dup; k++)
+        dup = seen[k].len == t.len && memcmp(seen[k].p, t.p, t.len) == 0;
+      if (dup)
+        continue;
+      char name[300];
+      snprintf(name, sizeof name, "%.*s", (int)t.len, t.p);
+      seen[*n] = t;
+      elems[(*n)++] = const_string(cm, name, "module.cc_target");
+    }
+  LLVMValueRef arr = LLVMConstArray2(cm->ptr, elems, (uint64_t)*n);
+  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(arr), "module.cc_targets");
+  LLVMSetInitializer(g, arr);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  free(seen);
+  free(elems);
+  return g;
+}
+
 static LLVMValueRef array_descs(cg_module *cm, LLVMTypeRef desc_t, const ir_shape **leaves, char **names, int n,
                                 const char *tag) {
   LLVMValueRef *elems = calloc((size_t)n + 1, sizeof *elems);
@@ -896,8 +932,8 @@ static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym, int
   LLVMStructSetBody(desc_t, (LLVMTypeRef[]){cm->i32, cm->i32, cm->ptr, cm->i64, cm->ptr}, 5, 0);
   LLVMTypeRef mod_t = LLVMStructCreateNamed(cm->ctx, "hlo_module_desc");
   LLVMTypeRef mfields[] = {cm->i32, cm->i32, cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->ptr, cm->i32,
-                           cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->i32, cm->i32, cm->i64};
-  LLVMStructSetBody(mod_t, mfields, 15, 0);
+                           cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->i32, cm->i32, cm->i64, cm->i32, cm->ptr};
+  LLVMStructSetBody(mod_t, mfields, 17, 0);
   unsigned long long size = LLVMABISizeOfType(LLVMGetModuleDataLayout(cm->mod), mod_t);
   LLVMValueRef pd = array_descs(cm, desc_t, pleaves, pnames, np, "param");
   LLVMValueRef rd = array_descs(cm, desc_t, rleaves, rnames, nr, "result");
@@ -909,9 +945,12 @@ static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym, int
                          LLVMConstInt(cm->i32, features, 0),
                          LLVMConstInt(cm->i32, (unsigned long long)(cm->ir->replica_count ? cm->ir->replica_count : 1), 0),
                          LLVMConstInt(cm->i32, (unsigned long long)(cm->ir->num_partitions ? cm->ir->num_partitions : 1), 0),
-                         cg_i64(cm, arena)};
+                         cg_i64(cm, arena), NULL, NULL};
+  int32_t n_targets = 0;
+  vals[16] = custom_call_targets(cm, &n_targets);
+  vals[15] = LLVMConstInt(cm->i32, (unsigned long long)n_targets, 0);
   LLVMValueRef desc = LLVMAddGlobal(cm->mod, mod_t, "module.desc");
-  LLVMSetInitializer(desc, LLVMConstNamedStruct(mod_t, vals, 15));
+  LLVMSetInitializer(desc, LLVMConstNamedStruct(mod_t, vals, 17));
   LLVMSetGlobalConstant(desc, 1);
   LLVMSetLinkage(desc, LLVMPrivateLinkage);
   LLVMTypeRef describe_t = LLVMFunctionType(cm->ptr, NULL, 0, 0);

@@ -469,6 +469,19 @@ HLO_RT_CTX_EXPORT hlo_status hlo_rt_custom_call_resolve(hlo_context *c, const ch
   return NULL;
 }
 
+HLO_PUBLIC hlo_status hlo_custom_call_resolve_all(hlo_context *c, const hlo_module_desc *desc) {
+  size_t end = offsetof(hlo_module_desc, custom_call_targets) + sizeof desc->custom_call_targets;
+  if (!desc || desc->struct_size < end)
+    return NULL; /* built before models listed their targets: resolved at first use */
+  for (int32_t i = 0; i < desc->num_custom_call_targets; i++) {
+    void *fn;
+    hlo_status s = hlo_rt_custom_call_resolve(c, desc->custom_call_targets[i], &fn);
+    if (s)
+      return hlo_status_annotate(s, "loading %s", desc->module_name ? desc->module_name : "the model");
+  }
+  return NULL;
+}
+
 /* ---- replica identity -------------------------------------------------------------------- */
 
 HLO_RT_CTX_EXPORT int32_t hlo_rt_replica_id(hlo_context *c) { return c && hlo_ctx_same_layout(c) ? c->opts.replica_id : 0; }

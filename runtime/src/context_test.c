@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,17 @@ static void test_custom_calls(void) {
   CHECK(fn == NULL);
   expect_error(hlo_rt_custom_call_resolve(NULL, "no_such_target_xyz", &fn), HLO_NOT_FOUND, "without a context");
   expect_error(hlo_custom_call_register(c, "x", NULL), HLO_INVALID_ARGUMENT, "no context, target or function");
+  /* Every target a model lists, resolved at load; a model built before the list existed
+   * (a smaller struct_size) is left to resolve at first use. */
+  const char *const targets[] = {"my_target", "strlen", "no_such_target_xyz"};
+  hlo_module_desc d = {.struct_size = sizeof d, .module_name = "m", .num_custom_call_targets = 2,
+                       .custom_call_targets = targets};
+  CHECK(hlo_custom_call_resolve_all(c, &d) == NULL);
+  d.num_custom_call_targets = 3;
+  expect_error(hlo_custom_call_resolve_all(c, &d), HLO_NOT_FOUND,
+               "loading m: custom-call target 'no_such_target_xyz' not found");
+  d.struct_size = (uint32_t)offsetof(hlo_module_desc, num_custom_call_targets);
+  CHECK(hlo_custom_call_resolve_all(c, &d) == NULL);
   hlo_context_destroy(c);
 }
 

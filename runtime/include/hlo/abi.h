@@ -66,6 +66,10 @@ typedef struct hlo_module_desc {
   int32_t replica_count;
   int32_t num_partitions;
   int64_t arena_bytes;         /* scratch one call needs (hlo_context_set_arena); since ABI 2 */
+  /* The custom-call targets the model resolves by name, each once (hlo_custom_call_resolve_all);
+   * present when struct_size covers them. */
+  int32_t num_custom_call_targets;
+  const char *const *custom_call_targets;
 } hlo_module_desc;
 
 enum {

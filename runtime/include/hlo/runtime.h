@@ -76,10 +76,15 @@ HLO_MUST_USE hlo_status hlo_outfeed_pop_array(hlo_context *ctx, void **out_data,
  * arena and frees it on return. */
 HLO_MUST_USE hlo_status hlo_context_set_arena(hlo_context *ctx, void *buffer, size_t nbytes);
 
-/* Custom calls: targets are resolved by name at first use: first in the table registered here,
- * then with dlsym() in the libraries added here, then in the process's global scope. */
+/* Custom calls: targets are resolved by name: first in the table registered here, then with
+ * dlsym() in the libraries added here, then in the process's global scope. */
 HLO_MUST_USE hlo_status hlo_custom_call_register(hlo_context *ctx, const char *target, void *fn);
 HLO_MUST_USE hlo_status hlo_custom_call_add_library(hlo_context *ctx, const char *path);
+/* Resolves every target the model names (desc->custom_call_targets) now, after registering
+ * and adding libraries and before the first call, so that a missing one is a NOT_FOUND naming
+ * it before anything runs (hlorun does this when it loads a model).  Without it, a target is
+ * resolved when its instruction first runs. */
+HLO_MUST_USE hlo_status hlo_custom_call_resolve_all(hlo_context *ctx, const hlo_module_desc *desc);
 
 #ifdef __cplusplus
 }
