@@ -3,8 +3,10 @@
  * result type may differ from the operands' (accumulated in the result's compute type).
  * f32/f64 convolutions with enough work per feature group (batch_group_count 1) go through
  * the runtime's GEMM: per group, rows of output positions at a time, the input patches are
- * gathered into a [rows x K] matrix (im2col, K = input features x window), multiplied by the
- * group's kernel packed as [K x N], and the product scattered into the output. Everything
+ * gathered into a [rows x K] matrix (im2col, K = input features x window; with the features
+ * minor in the input, as in NHWC, K is window-major so each window position copies one
+ * contiguous run), multiplied by the group's kernel packed as [K x N], and the product
+ * written into the output (directly when the output is [batch, spatial..., feature]). Everything
  * else (depthwise convolutions among them) is one loop over output elements with an inner
  * loop over input features x window positions.
  */
@@ -36,7 +38,29 @@ typedef struct {
   int64_t groups, positions, k, n, rows;
   int64_t pos_dims[65]; /* output batch, then output spatial sizes */
   int64_t k_dims[65];   /* input features per group, then window sizes */
+  /* K ordered window-major, input feature minor (when the input's features are its minor
+   * dimension, as in NHWC): each window position's features are one contiguous run. */
+  bool feature_minor;
+  /* The output is [batch, spatial..., feature] row-major (b01f): the GEMM writes it directly. */
+  bool direct_out;
 } conv_gemm_plan;
+
+/* The patch element kk's input feature (ki[0]) and window position (ki[1..ns]). */
+static void k_unflatten(cg_function *f, const conv_gemm_plan *p, int ns, LLVMValueRef kk, LLVMValueRef *ki) {
+  if (!p->feature_minor) {
+    cg_unflatten(f, kk, p->k_dims, ns + 1, ki);
+    return;
+  }
+  int64_t dims[65];
+  LLVMValueRef idx[65];
+  for (int i = 0; i < ns; i++)
+    dims[i] = p->k_dims[1 + i];
+  dims[ns] = p->k_dims[0];
+  cg_unflatten(f, kk, dims, ns + 1, idx);
+  ki[0] = idx[ns];
+  for (int i = 0; i < ns; i++)
+    ki[1 + i] = idx[i];
+}
 
 static bool conv_gemm_plan_make(const ir_instr *in, conv_gemm_plan *p) {
   const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;
@@ -61,6 +85,10 @@ static bool conv_gemm_plan_make(const ir_instr *in, conv_gemm_plan *p) {
     return false;
   p->rows = CONV_GEMM_PATCH_ELEMS / p->k;
   p->rows = p->rows < 1 ? 1 : p->rows > p->positions ? p->positions : p->rows;
+  p->feature_minor = d->input_feature == l->rank - 1;
+  p->direct_out = d->output_feature == o->rank - 1 && d->output_batch == 0;
+  for (int i = 0; i < ns; i++)
+    p->direct_out &= d->output_spatial.v[i] == 1 + i;
   return true;
 }
 
@@ -83,7 +111,7 @@ static void pack_kernel(cg_function *f, ir_instr *in, const conv_gemm_plan *p, L
   LLVMValueRef kbuf = f->values[in->operands[1]->id].leaves[0];
   cg_loop lk = cg_loop_begin(f, cg_i64(cm, p->k), "conv.bk");
   LLVMValueRef ki[65], ri[65];
-  cg_unflatten(f, lk.i, p->k_dims, ns + 1, ki);
+  k_unflatten(f, p, ns, lk.i, ki);
   cg_loop lj = cg_loop_begin(f, cg_i64(cm, p->n), "conv.bj");
   ri[d->kernel_input_feature] = ki[0];
   ri[d->kernel_output_feature] = LLVMBuildAdd(b, LLVMBuildMul(b, g, cg_i64(cm, p->n), ""), lj.i, "");
@@ -98,6 +126,45 @@ static void pack_kernel(cg_function *f, ir_instr *in, const conv_gemm_plan *p, L
   cg_loop_end(f, &lk);
 }
 
+/* The feature-minor gather: per row and window position, one contiguous run of the group's
+ * input features (zeros where the window is in the padding). */
+static void gather_runs(cg_function *f, ir_instr *in, const conv_gemm_plan *p, LLVMValueRef g, LLVMValueRef first,
+                        LLVMValueRef rows, LLVMValueRef am) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *l = in->operands[0]->shape;
+  ir_etype et = l->et;
+  const ir_conv_dnums *d = &in->attrs.u.conv.dnums;
+  int ns = d->input_spatial.n;
+  int64_t cin = p->k_dims[0], wdims[64];
+  for (int i = 0; i < ns; i++)
+    wdims[i] = p->k_dims[1 + i];
+  LLVMValueRef xbuf = f->values[in->operands[0]->id].leaves[0];
+  cg_loop lr = cg_loop_begin(f, rows, "conv.ar");
+  LLVMValueRef pi[65], wi[64], li[64];
+  cg_unflatten(f, LLVMBuildAdd(b, first, lr.i, ""), p->pos_dims, ns + 1, pi);
+  LLVMValueRef row_base = LLVMBuildMul(b, lr.i, cg_i64(cm, p->k), "");
+  cg_loop lw = cg_loop_begin(f, cg_i64(cm, p->k / cin), "conv.aw");
+  cg_unflatten(f, lw.i, wdims, ns, wi);
+  li[d->input_batch] = pi[0];
+  li[d->input_feature] = LLVMBuildMul(b, g, cg_i64(cm, cin), "");
+  LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
+  for (int i = 0; i < ns; i++) {
+    ir_window_dim w = window_dim(in, i);
+    ok = LLVMBuildAnd(b, ok, cg_window_input(f, &w, l->dims[d->input_spatial.v[i]], pi[1 + i], wi[i],
+                                             &li[d->input_spatial.v[i]]), "");
+  }
+  LLVMValueRef src = cg_flatten(f, li, l->dims, l->rank);
+  LLVMValueRef dst = LLVMBuildAdd(b, row_base, LLVMBuildMul(b, lw.i, cg_i64(cm, cin), ""), "");
+  cg_loop lc = cg_loop_begin(f, cg_i64(cm, cin), "conv.ac");
+  LLVMValueRef x = cg_load(f, et, xbuf, LLVMBuildAdd(b, src, lc.i, ""));
+  x = LLVMBuildSelect(b, ok, x, LLVMConstNull(LLVMTypeOf(x)), "");
+  cg_store(f, et, am, LLVMBuildAdd(b, dst, lc.i, ""), x);
+  cg_loop_end(f, &lc);
+  cg_loop_end(f, &lw);
+  cg_loop_end(f, &lr);
+}
+
 /* A[row, kk] = input at output position first + row, patch element kk (0 in the padding). */
 static void gather_patches(cg_function *f, ir_instr *in, const conv_gemm_plan *p, LLVMValueRef g,
                            LLVMValueRef first, LLVMValueRef rows, LLVMValueRef am) {
@@ -107,13 +174,17 @@ static void gather_patches(cg_function *f, ir_instr *in, const conv_gemm_plan *p
   ir_etype et = l->et;
   const ir_conv_dnums *d = &in->attrs.u.conv.dnums;
   int ns = d->input_spatial.n;
+  if (p->feature_minor) {
+    gather_runs(f, in, p, g, first, rows, am);
+    return;
+  }
   LLVMValueRef xbuf = f->values[in->operands[0]->id].leaves[0];
   cg_loop lr = cg_loop_begin(f, rows, "conv.ar");
   LLVMValueRef pi[65], ki[65], li[64];
   cg_unflatten(f, LLVMBuildAdd(b, first, lr.i, ""), p->pos_dims, ns + 1, pi);
   LLVMValueRef row_base = LLVMBuildMul(b, lr.i, cg_i64(cm, p->k), "");
   cg_loop lk = cg_loop_begin(f, cg_i64(cm, p->k), "conv.ak");
-  cg_unflatten(f, lk.i, p->k_dims, ns + 1, ki);
+  k_unflatten(f, p, ns, lk.i, ki);
   li[d->input_batch] = pi[0];
   li[d->input_feature] = LLVMBuildAdd(b, LLVMBuildMul(b, g, cg_i64(cm, p->k_dims[0]), ""), ki[0], "");
   LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
@@ -157,7 +228,8 @@ static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   conv_gemm_plan p;
   if (!conv_gemm_plan_make(in, &p))
     return false;
-  LLVMValueRef am = scratch(f, in, p.rows * p.k), bm = scratch(f, in, p.k * p.n), cmat = scratch(f, in, p.rows * p.n);
+  LLVMValueRef am = scratch(f, in, p.rows * p.k), bm = scratch(f, in, p.k * p.n);
+  LLVMValueRef cmat = p.direct_out ? out : scratch(f, in, p.rows * p.n);
   if (!am || !bm || !cmat)
     return true; /* the error is recorded */
   const char *fn_name = in->shape->et == IR_F32 ? "hlo_rt_gemm_f32" : "hlo_rt_gemm_f64";
@@ -174,11 +246,20 @@ static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   LLVMValueRef rows = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, cg_i64(cm, p.rows), ""), left,
                                       cg_i64(cm, p.rows), "rows");
   gather_patches(f, in, &p, lg.i, first, rows, am);
+  /* C: the output itself at row `first`, column g*N (row stride N*groups), or scratch */
+  int64_t ldc = p.direct_out ? p.n * p.groups : p.n;
+  LLVMValueRef c_at = cmat;
+  if (p.direct_out) {
+    LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, first, cg_i64(cm, ldc), ""),
+                                    LLVMBuildMul(b, lg.i, cg_i64(cm, p.n), ""), "");
+    c_at = LLVMBuildGEP2(b, cg_storage_type(cm, in->shape->et), out, &off, 1, "conv.c");
+  }
   LLVMBuildCall2(b, gemm_t, gemm,
                  (LLVMValueRef[]){f->ctx_arg, rows, cg_i64(cm, p.n), cg_i64(cm, p.k), am, cg_i64(cm, p.k), bm,
-                                  cg_i64(cm, p.n), cmat, cg_i64(cm, p.n)},
+                                  cg_i64(cm, p.n), c_at, cg_i64(cm, ldc)},
                  10, "");
-  scatter_product(f, in, &p, lg.i, first, rows, cmat, out);
+  if (!p.direct_out)
+    scatter_product(f, in, &p, lg.i, first, rows, cmat, out);
   cg_loop_end(f, &lc);
   cg_loop_end(f, &lg);
   return true;
