@@ -43,6 +43,10 @@ case $case_name in
       fail "softmax is not one kInput fusion"
     [ "$(grep -c ' fusion(' layernorm_rows.hlo)" = 1 ] || fail "layernorm is not one fusion"
     [ "$(grep -c 'kind=kLoop' data_movement_rows.hlo)" = 1 ] || fail "the data-movement chain is not one kLoop fusion"
+    # A dynamic-update-slice whose operand dies there updates it in place: the chain of three
+    # holds one f32[1024,64] buffer (%a's), not four.
+    "$hloc" "$src/testdata/golden/fusion_in_place_updates/model.hlo" -o ipu.so --dump-dir ipu || fail "in-place: compile"
+    [ "$(grep -c 'f32\[1024,64\]' ipu/buffer-assignment.txt)" = 1 ] || { cat ipu/buffer-assignment.txt; fail "dynamic-update-slice chain is not in place"; }
     ;;
   header_once)
     # --header with the .so: the module is loaded once, so the elided-constants note is

@@ -83,6 +83,9 @@ typedef struct cg_function {
   /* By instruction id: the caller's result buffer that instruction writes directly (the
    * computation's root, or a leaf of its root tuple), or null: cg_alloc_leaf for it. */
   LLVMValueRef *result_buffer;
+  /* In a kernel: an instruction whose result took over its operand 0's buffer (that operand
+   * died there), so the kernel updates it in place (dynamic-update-slice). */
+  const ir_instr *in_place;
 } cg_function;
 
 /* ---- errors ---- */

@@ -556,10 +556,27 @@ static LLVMValueRef result_leaf(cg_function *f, ir_instr *in) {
   return cg_alloc_leaf(f, in->shape);
 }
 
+/* The buffer of in's operand 0 when in may take it over: a dynamic-update-slice whose operand
+ * is a temporary of this function (not a parameter or a caller's buffer) that no later
+ * instruction reads through any of its holders.  The buffer then lives on as in's result. */
+static LLVMValueRef dying_operand_buffer(cg_function *f, const ir_instr *in) {
+  if (in->op != IR_OP_DYNAMIC_UPDATE_SLICE || (f->result_buffer && f->result_buffer[in->id]))
+    return NULL;
+  cg_value o = f->values[in->operands[0]->id];
+  if (o.n != 1 || !o.leaves[0] || in->operands[0]->shape->et != in->shape->et)
+    return NULL;
+  for (int h = f->n_heap - 1; h >= 0; h--)
+    if (f->heap[h].ptr == o.leaves[0])
+      return f->heap[h].until == in->id ? o.leaves[0] : NULL;
+  return NULL;
+}
+
 void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail) {
-  LLVMValueRef out = result_leaf(f, in);
+  LLVMValueRef reuse = dying_operand_buffer(f, in);
+  LLVMValueRef out = reuse ? reuse : result_leaf(f, in);
   kernel_call kc;
   kernel_begin(f, in, &out, 1, &kc);
+  kc.kf.in_place = reuse ? in : NULL;
   body(&kc.kf, in, kc.kouts[0]);
   kernel_end(f, &kc, may_fail);
   cg_value v = {calloc(2, sizeof(LLVMValueRef)), calloc(2, sizeof(ir_shape *)), 1};

@@ -224,6 +224,36 @@ ENTRY %main (x: f32[64,48], w: f32[48]) -> (f32[64,48], f32[64]) {
     case("xla_prefused", hlo, [x, w], [f32(t), f32(t.sum(1))], {"rtol": 1e-5, "atol": 1e-5})
 
 
+def in_place_updates():
+    """dynamic-update-slice chains whose operand dies there update it in place (module.c's
+    buffer assignment): starts clamped as the semantics say (2000 -> 1024-16, -5 -> 0)."""
+    rng = np.random.default_rng(11)
+    x = f32(rng.standard_normal((1024, 64)))
+    u = f32(rng.standard_normal((16, 64)))
+    hlo = """HloModule in_place_updates
+
+ENTRY main {
+  x = f32[1024,64] parameter(0)
+  u = f32[16,64] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  z = s32[] constant(0)
+  a = f32[1024,64] add(x, x)
+  b = f32[1024,64] dynamic-update-slice(a, u, i, z)
+  c = f32[1024,64] dynamic-update-slice(b, u, j, z)
+  n = f32[16,64] negate(u)
+  d = f32[1024,64] dynamic-update-slice(c, n, z, z)
+  ROOT r = f32[1024,64] multiply(d, d)
+}
+"""
+    a = x.astype(np.float64) * 2
+    a[1024 - 16:] = u
+    a[0:16] = u
+    a[0:16] = -u
+    case("in_place_updates", hlo, [x, u, np.array(2000, np.int32), np.array(-5, np.int32)], [f32(a * a)],
+         {"rtol": 1e-6, "atol": 0})
+
+
 def main():
     softmax()
     layernorm()
@@ -232,6 +262,7 @@ def main():
     reductions()
     column_blocks()
     prefused()
+    in_place_updates()
 
 
 if __name__ == "__main__":
