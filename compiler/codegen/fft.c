@@ -7,6 +7,7 @@
  * Tests: testdata/golden/fft_* (make_fft.py), conformance fft, unit.codegen_test.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "codegen/cg_internal.h"
 #include "hlo/rt.h"
@@ -52,8 +53,32 @@ static LLVMValueRef fft_desc(cg_module *cm, const ir_instr *in) {
   return g;
 }
 
-/* The module's plan-releasing destructor, made and registered in llvm.global_dtors on first
- * use: void hlo.fft.release_plans() { hlo_rt_fft_plan_release(&slot) for every slot }. */
+/* Adds fn to the module's llvm.global_dtors (kept when another lowering made one already). */
+static void register_dtor(cg_module *cm, LLVMValueRef fn) {
+  LLVMTypeRef entry_t = LLVMStructTypeInContext(cm->ctx, (LLVMTypeRef[]){cm->i32, cm->ptr, cm->ptr}, 3, 0);
+  LLVMValueRef old = LLVMGetNamedGlobal(cm->mod, "llvm.global_dtors");
+  LLVMValueRef old_init = old ? LLVMGetInitializer(old) : NULL;
+  int n = old_init ? LLVMGetNumOperands(old_init) : 0;
+  LLVMValueRef *entries = calloc((size_t)n + 1, sizeof *entries);
+  if (!entries) {
+    cg_fail(cm, NULL, "out of memory registering the fft plans' destructor");
+    return;
+  }
+  for (int i = 0; i < n; i++)
+    entries[i] = LLVMGetOperand(old_init, (unsigned)i);
+  entries[n] = LLVMConstStructInContext(
+      cm->ctx, (LLVMValueRef[]){LLVMConstInt(cm->i32, 65535, 0), fn, LLVMConstNull(cm->ptr)}, 3, 0);
+  LLVMValueRef init = LLVMConstArray2(entry_t, entries, (uint64_t)n + 1);
+  free(entries);
+  if (old)
+    LLVMDeleteGlobal(old);
+  LLVMValueRef dtors = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), "llvm.global_dtors");
+  LLVMSetInitializer(dtors, init);
+  LLVMSetLinkage(dtors, LLVMAppendingLinkage);
+}
+
+/* The module's plan-releasing destructor, made and registered on first use:
+ * void hlo.fft.release_plans() { hlo_rt_fft_plan_release(&slot) for every slot }. */
 static LLVMValueRef release_fn(cg_module *cm) {
   LLVMValueRef fn = LLVMGetNamedFunction(cm->mod, FFT_RELEASE_FN);
   if (fn)
@@ -64,13 +89,7 @@ static LLVMValueRef release_fn(cg_module *cm) {
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cm->ctx, fn, "entry"));
   LLVMBuildRetVoid(b);
   LLVMDisposeBuilder(b);
-  LLVMTypeRef entry_t = LLVMStructTypeInContext(cm->ctx, (LLVMTypeRef[]){cm->i32, cm->ptr, cm->ptr}, 3, 0);
-  LLVMValueRef entry = LLVMConstStructInContext(
-      cm->ctx, (LLVMValueRef[]){LLVMConstInt(cm->i32, 65535, 0), fn, LLVMConstNull(cm->ptr)}, 3, 0);
-  LLVMValueRef init = LLVMConstArray2(entry_t, &entry, 1);
-  LLVMValueRef dtors = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), "llvm.global_dtors");
-  LLVMSetInitializer(dtors, init);
-  LLVMSetLinkage(dtors, LLVMAppendingLinkage);
+  register_dtor(cm, fn);
   return fn;
 }
 
