@@ -4,7 +4,8 @@
  * plan slot: a pointer-sized global, null at load, that the first call fills with the site's
  * plan.  The module's destructor (llvm.global_dtors, run at dlclose or process exit) calls
  * hlo_rt_fft_plan_release on every slot, so plans live as long as model.so is loaded.
- * Tests: testdata/golden/fft_* (make_fft.py), conformance fft, unit.codegen_test.
+ * Tests: testdata/golden/fft_* (make_fft.py), conformance fft, unit.codegen_test,
+ * fft.plan_release (tests/fft/plan_release.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
