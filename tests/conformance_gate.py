@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Runs ../shared/conformance/run.py against hlorun and fails when fewer cases pass than the
-committed minimum (tests/conformance_min.txt).  The suite includes ops that later milestones
-add, so it cannot be all-pass yet; the minimum only ever goes up (docs/conformance.md).
+committed minimum (tests/conformance_min.txt): today every case (530); the suite may grow
+with ops a later milestone adds, so the gate is a minimum that only ever goes up
+(docs/conformance.md).
 
     conformance_gate.py HLORUN SHARED_DIR [BUILD_DIR]
 

@@ -207,6 +207,8 @@ void cg_lower_topk(cg_function *f, ir_instr *in);
 /* linalg.c: cholesky and triangular-solve through the runtime. */
 void cg_lower_cholesky(cg_function *f, ir_instr *in);
 void cg_lower_triangular_solve(cg_function *f, ir_instr *in);
+/* fft.c: fft through the runtime (hlo_rt_fft), one cached plan per call site. */
+void cg_lower_fft(cg_function *f, ir_instr *in);
 /* rng.c: rng, rng-bit-generator and rng-get-and-update-state. */
 void cg_lower_rng(cg_function *f, ir_instr *in);
 void cg_lower_rng_bit_generator(cg_function *f, ir_instr *in);

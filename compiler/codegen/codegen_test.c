@@ -3,8 +3,9 @@
  * (unoptimized, and again after LLVM's default<O2>) -> JIT -> SYM_run on C buffers.
  * Covers XLA's edge numerics (integer division by zero and INT_MIN/-1, shifts out of range,
  * NaN in max/min, saturating float->int, bf16 rounding, complex divide/sqrt), data movement,
- * control flow, the ABI description, and the later-milestone error.  Expected values are
- * computed by hand or by C's libm in this file, never taken from our own output.
+ * control flow, fft and its plan-releasing destructor, the ABI description, and the error of an
+ * op no lowering handles yet.  Expected values are computed by hand or by C's libm in this
+ * file, never taken from our own output.
  */
 #include <complex.h>
 #include <llvm-c/Analysis.h>
@@ -121,6 +122,8 @@ static void define_runtime(LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
       {"hlo_rt_f8_to_f32", (void (*)(void))hlo_rt_f8_to_f32},
       {"hlo_rt_f32_to_f8", (void (*)(void))hlo_rt_f32_to_f8},
       {"hlo_rt_poll", (void (*)(void))hlo_rt_poll},
+      {"hlo_rt_fft", (void (*)(void))hlo_rt_fft},
+      {"hlo_rt_fft_plan_release", (void (*)(void))hlo_rt_fft_plan_release},
   };
   enum { N = sizeof rt / sizeof *rt };
   LLVMOrcCSymbolMapPair pairs[N];
@@ -739,20 +742,94 @@ static void test_buffer_lifetimes(void) {
         g_live_buffers);
 }
 
-static void test_later_milestone_error(void) {
-  const char *text = "HloModule m\nENTRY e {\n  a = c64[8] parameter(0)\n"
-                     "  ROOT my_fft = c64[8] fft(a), fft_type=FFT, fft_length={8}\n}\n";
-  ir_module *m = load(text);
-  CHECK(m != NULL, "fft module loads");
-  if (!m)
-    return;
-  LLVMContextRef ctx = LLVMContextCreate();
+/* ---- fft ------------------------------------------------------------------------------------- */
+
+/* A 4-point FFT of two unit impulses and a 3-point RFFT, by hand: DFT(e0) = 1, DFT(e1)[k] =
+ * (-i)^k; RFFT(1, 2, 3) = (6, -1.5 + i sqrt(3)/2). */
+static void test_fft_values(void) {
+  const char *text = "HloModule m\nENTRY e {\n  a = c64[2,4] parameter(0)\n"
+                     "  ROOT f = c64[2,4] fft(a), fft_type=FFT, fft_length={4}\n}\n";
+  float a[16] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0}, r[16];
+  const float want[16] = {1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, -1, -1, 0, 0, 1};
+  if (run1(text, a, r, sizeof r))
+    for (int i = 0; i < 16; i++)
+      CHECK(fabsf(r[i] - want[i]) <= 1e-6f, "fft component %d = %g, want %g", i, r[i], want[i]);
+  const char *rf = "HloModule m\nENTRY e {\n  a = f64[3] parameter(0)\n"
+                   "  ROOT f = c128[2] fft(a), fft_type=RFFT, fft_length={3}\n}\n";
+  double x[3] = {1, 2, 3}, y[4];
+  const double wy[4] = {6, 0, -1.5, sqrt(3.0) / 2};
+  if (run1(rf, x, y, sizeof y))
+    for (int i = 0; i < 4; i++)
+      CHECK(fabs(y[i] - wy[i]) <= 1e-12, "rfft component %d = %g, want %g", i, y[i], wy[i]);
+}
+
+/* Emits `text`; NULL (after reporting) when it does not compile. */
+static LLVMModuleRef emit_only(const char *text, LLVMContextRef ctx, ir_module **out_m, hlo_status *out_s) {
+  *out_m = load(text);
+  *out_s = NULL;
+  if (!*out_m)
+    return NULL;
   cg_options co = {.symbol = "t"};
   LLVMModuleRef mod = NULL;
-  hlo_status s = cg_emit_module(m, &co, ctx, NULL, &mod);
-  const char *msg = hlo_status_message(s);
-  CHECK(s && mod == NULL, "fft must not compile");
-  CHECK(strstr(msg, "%my_fft") && strstr(msg, "'fft'"), "the error names the instruction and opcode: %s", msg);
+  *out_s = cg_emit_module(*out_m, &co, ctx, NULL, &mod);
+  return mod;
+}
+
+/* Every fft call site has its own plan slot, and the module's destructor (llvm.global_dtors)
+ * releases each slot's plan. */
+static void test_fft_plan_release(void) {
+  const char *text = "HloModule m\nENTRY e {\n  a = c64[4,8] parameter(0)\n"
+                     "  f1 = c64[4,8] fft(a), fft_type=FFT, fft_length={8}\n"
+                     "  ROOT f2 = c64[4,8] fft(f1), fft_type=IFFT, fft_length={4,8}\n}\n";
+  LLVMContextRef ctx = LLVMContextCreate();
+  ir_module *m = NULL;
+  hlo_status s = NULL;
+  LLVMModuleRef mod = emit_only(text, ctx, &m, &s);
+  CHECK(mod && !s, "two ffts compile: %s", s ? hlo_status_message(s) : "");
+  if (mod) {
+    LLVMValueRef dtors = LLVMGetNamedGlobal(mod, "llvm.global_dtors");
+    LLVMValueRef init = dtors ? LLVMGetInitializer(dtors) : NULL;
+    CHECK(init && LLVMGetNumOperands(init) == 1, "one destructor is registered");
+    LLVMValueRef fn = init ? LLVMGetOperand(LLVMGetOperand(init, 0), 1) : NULL;
+    LLVMValueRef s1 = LLVMGetNamedGlobal(mod, "fft.plan.f1"), s2 = LLVMGetNamedGlobal(mod, "fft.plan.f2");
+    CHECK(s1 && s2 && s1 != s2, "each fft has its own plan slot");
+    bool released[2] = {false, false};
+    LLVMBasicBlockRef bb = fn ? LLVMGetEntryBasicBlock(fn) : NULL;
+    for (LLVMValueRef i = bb ? LLVMGetFirstInstruction(bb) : NULL; i; i = LLVMGetNextInstruction(i)) {
+      if (LLVMGetInstructionOpcode(i) != LLVMCall)
+        continue;
+      size_t len = 0;
+      const char *callee = LLVMGetValueName2(LLVMGetCalledValue(i), &len);
+      if (strcmp(callee, "hlo_rt_fft_plan_release") == 0) {
+        released[0] |= LLVMGetOperand(i, 0) == s1;
+        released[1] |= LLVMGetOperand(i, 0) == s2;
+      }
+    }
+    CHECK(released[0] && released[1], "the destructor releases both plans");
+    LLVMDisposeModule(mod);
+  }
+  hlo_status_free(s);
+  ir_module_destroy(m);
+  LLVMContextDispose(ctx);
+}
+
+/* An op no lowering handles yet (ragged-all-to-all: the runtime has no ragged exchange) stops
+ * compilation with an error naming the instruction and the opcode. */
+static void test_later_milestone_error(void) {
+  const char *text = "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n"
+                     "  out = f32[4] constant({0, 0, 0, 0})\n  off = s32[2] constant({0, 2})\n"
+                     "  sz = s32[2] constant({2, 2})\n"
+                     "  ROOT my_ragged = f32[4] ragged-all-to-all(x, out, off, sz, off, sz), "
+                     "replica_groups={{0,1}}\n}\n";
+  LLVMContextRef ctx = LLVMContextCreate();
+  ir_module *m = NULL;
+  hlo_status s = NULL;
+  LLVMModuleRef mod = emit_only(text, ctx, &m, &s);
+  CHECK(m != NULL, "ragged-all-to-all module loads");
+  const char *msg = s ? hlo_status_message(s) : "";
+  CHECK(m && s && mod == NULL, "ragged-all-to-all must not compile");
+  CHECK(strstr(msg, "%my_ragged") && strstr(msg, "opcode 'ragged-all-to-all' cannot be compiled yet"),
+        "the error names the instruction and opcode: %s", msg);
   hlo_status_free(s);
   LLVMContextDispose(ctx);
   ir_module_destroy(m);
@@ -778,6 +855,8 @@ int main(void) {
   test_conditional();
   test_call();
   test_buffer_lifetimes();
+  test_fft_values();
+  test_fft_plan_release();
   test_later_milestone_error();
   printf("codegen_test: %d checks, %d failed\n", g_checks, g_failures);
   return g_failures ? 1 : 0;

@@ -860,6 +860,7 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   case IR_FAM_TOPK: cg_outline_value(f, in, cg_lower_topk, true); return;
   case IR_FAM_CHOLESKY: cg_outline_value(f, in, cg_lower_cholesky, true); return;
   case IR_FAM_TRIANGULAR_SOLVE: cg_outline_value(f, in, cg_lower_triangular_solve, true); return;
+  case IR_FAM_FFT: cg_outline_value(f, in, cg_lower_fft, true); return;
   case IR_FAM_RNG: cg_outline_value(f, in, cg_lower_rng, false); return;
   case IR_FAM_RNG_BIT_GENERATOR: cg_outline_value(f, in, cg_lower_rng_bit_generator, true); return;
   case IR_FAM_RNG_STATE: cg_outline_value(f, in, cg_lower_rng_state, false); return;
@@ -872,7 +873,11 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   case IR_FAM_CUSTOM_CALL: cg_lower_custom_call(f, in); return;
   case IR_FAM_INFEED: cg_lower_infeed(f, in); return;
   case IR_FAM_REPLICA_ID: cg_lower_replica_id(f, in); return;
-  case IR_FAM_COLLECTIVE: cg_lower_collective(f, in); return;
+  case IR_FAM_COLLECTIVE:
+    if (in->op == IR_OP_RAGGED_ALL_TO_ALL) /* the runtime has no ragged exchange yet */
+      break;
+    cg_lower_collective(f, in);
+    return;
   case IR_FAM_ASYNC_DONE:
     if (in->op == IR_OP_ALL_REDUCE_DONE || in->op == IR_OP_ALL_GATHER_DONE || in->op == IR_OP_COLLECTIVE_PERMUTE_DONE) {
       cg_lower_collective_done(f, in);

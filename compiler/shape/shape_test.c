@@ -353,6 +353,16 @@ static void test_fft(void) {
   expect(&t, fft_of(&t, c, IR_FFT_IRFFT, (int64_t[]){16}, 1), "f32[4,16]", "irfft 16");
   expect(&t, fft_of(&t, c5, IR_FFT_IRFFT, (int64_t[]){9}, 1), "f64[2,9]", "irfft odd length 9");
   expect(&t, fft_of(&t, c, IR_FFT_FFT, (int64_t[]){9}, 1), "c64[4,9]", "fft keeps the shape");
+  /* As XLA: FFT/IFFT take any trailing dims (padded or cut to fft_length) and keep them. */
+  expect(&t, fft_of(&t, c, IR_FFT_FFT, (int64_t[]){16}, 1), "c64[4,9]", "fft longer than the operand");
+  expect(&t, fft_of(&t, c, IR_FFT_IFFT, (int64_t[]){2, 4}, 2), "c64[4,9]", "2-d ifft shorter than the operand");
+  /* Zero-sized dimensions are kept: RFFT and IRFFT with fft_length 0 (XLA's evaluator tests). */
+  ir_instr *rz = param(&t, IR_F32, 2, (int64_t[]){3, 0});
+  ir_instr *cz = param(&t, IR_C128, 3, (int64_t[]){2, 0, 0});
+  expect(&t, fft_of(&t, rz, IR_FFT_RFFT, (int64_t[]){0}, 1), "c64[3,0]", "rfft of length 0");
+  expect(&t, fft_of(&t, cz, IR_FFT_IRFFT, (int64_t[]){0, 0}, 2), "f64[2,0,0]", "irfft of length 0");
+  expect(&t, fft_of(&t, cz, IR_FFT_FFT, (int64_t[]){0, 0}, 2), "c128[2,0,0]", "fft of length 0");
+  expect_error(&t, fft_of(&t, c, IR_FFT_FFT, (int64_t[]){-4}, 1), "must not be negative", "negative fft_length");
   expect_error(&t, fft_of(&t, c, IR_FFT_IRFFT, (int64_t[]){10}, 1), "fft_length/2+1 = 6", "irfft length mismatch");
   expect_error(&t, fft_of(&t, r, IR_FFT_FFT, (int64_t[]){16}, 1), "need a complex operand", "fft of reals");
   finish(&t);
