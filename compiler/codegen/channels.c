@@ -27,7 +27,8 @@ static void put(cg_module *cm, chan_desc_buf *d, int64_t x) {
   d->n++;
 }
 
-/* The text of frontend attribute `key` (quotes removed) in *val; false when absent. */
+/* The text of frontend attribute `key` in *val (quotes removed; an unquoted {...} value whole);
+ * false when absent. */
 static bool frontend_attr(const ir_instr *in, const char *key, ir_str *val) {
   ir_str fa = in->common.frontend_attributes;
   size_t k = strlen(key);
@@ -44,12 +45,21 @@ static bool frontend_attr(const ir_instr *in, const char *key, ir_str *val) {
       j++;
     bool quoted = j < fa.len && fa.p[j] == '"';
     size_t start = j + quoted, end = start;
-    if (quoted)
+    if (quoted) {
       while (end < fa.len && fa.p[end] != '"')
         end++;
-    else
+    } else if (end < fa.len && fa.p[end] == '{') { /* XLA also prints {{0,1},...} unquoted */
+      for (int depth = 0; end < fa.len; end++) {
+        depth += fa.p[end] == '{' ? 1 : fa.p[end] == '}' ? -1 : 0;
+        if (depth == 0) {
+          end++;
+          break;
+        }
+      }
+    } else {
       while (end < fa.len && fa.p[end] != ',' && fa.p[end] != '}')
         end++;
+    }
     *val = (ir_str){fa.p + start, end - start};
     return true;
   }
