@@ -1,7 +1,8 @@
 /* context_internal.h — the inside of hlo_context, for runtime/src files only (context.c owns
  * it; channels.c and the collective layer hang their state here too).
- * Locking: `mu` guards the feed queues, the custom-call tables and the pool start-up; the
- * pool has its own lock.  Everything else is written once in hlo_context_create.
+ * Locking: `mu` guards the feed queues, the channel table and requests, the custom-call
+ * tables and the pool start-up; the pool has its own lock.  Everything else is written once
+ * in hlo_context_create.
  */
 #ifndef HLO_RUNTIME_CONTEXT_INTERNAL_H
 #define HLO_RUNTIME_CONTEXT_INTERNAL_H

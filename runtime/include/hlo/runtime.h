@@ -34,8 +34,9 @@ typedef struct hlo_context_options {
   int32_t replica_id;
   int32_t num_replicas;  /* 0 or 1: a single replica */
   int32_t partition_id;
-  /* An infeed that finds its queue empty: 0 fails at once (the message names the
-   * instruction); > 0 waits up to this many milliseconds for a push; < 0 waits without limit. */
+  /* An infeed (or host recv) that finds its queue empty: 0 fails at once (the message names
+   * the instruction); > 0 waits up to this many milliseconds for a push; < 0 waits without
+   * limit. */
   int32_t infeed_timeout_ms;
   hlo_collective_group *group; /* required when num_replicas > 1 and the model has collectives */
 } hlo_context_options;
