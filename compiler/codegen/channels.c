@@ -66,46 +66,48 @@ static bool frontend_attr(const ir_instr *in, const char *key, ir_str *val) {
   return false;
 }
 
+static size_t skip_spaces(ir_str t, size_t i) {
+  while (i < t.len && t.p[i] == ' ')
+    i++;
+  return i;
+}
+
+/* An integer at t[*i] into *out, then the character `after`; false when malformed. */
+static bool parse_int_then(ir_str t, size_t *i, char after, int64_t *out) {
+  char buf[32];
+  size_t k = skip_spaces(t, *i), m = 0;
+  while (k + m < t.len && m < sizeof buf - 1 && (t.p[k + m] == '-' || (t.p[k + m] >= '0' && t.p[k + m] <= '9')))
+    m++;
+  memcpy(buf, t.p + k, m);
+  buf[m] = 0;
+  char *end;
+  *out = strtoll(buf, &end, 10);
+  k = skip_spaces(t, k + m);
+  if (m == 0 || *end || k >= t.len || t.p[k] != after)
+    return false;
+  *i = k + 1;
+  return true;
+}
+
 /* Reads "{{s,t},{s,t},...}" (spaces allowed) into pairs; false when malformed. */
 static bool parse_pairs(ir_str t, int64_t *pairs, int *n) {
-  size_t i = 0;
+  size_t i = skip_spaces(t, 0);
   *n = 0;
-#define SKIP()                              \
-  while (i < t.len && t.p[i] == ' ')        \
-  i++
-  SKIP();
   if (i >= t.len || t.p[i++] != '{')
     return false;
   for (;;) {
-    SKIP();
+    i = skip_spaces(t, i);
     if (i < t.len && t.p[i] == '}')
       return true;
     if (i >= t.len || t.p[i++] != '{' || *n >= MAX_PAIRS)
       return false;
-    for (int k = 0; k < 2; k++) {
-      SKIP();
-      char *end;
-      char buf[32];
-      size_t m = 0;
-      while (i + m < t.len && m < sizeof buf - 1 && (t.p[i + m] == '-' || (t.p[i + m] >= '0' && t.p[i + m] <= '9')))
-        m++;
-      memcpy(buf, t.p + i, m);
-      buf[m] = 0;
-      long long x = strtoll(buf, &end, 10);
-      if (m == 0 || *end)
-        return false;
-      pairs[2 * *n + k] = x;
-      i += m;
-      SKIP();
-      if (i >= t.len || t.p[i++] != (k == 0 ? ',' : '}'))
-        return false;
-    }
+    if (!parse_int_then(t, &i, ',', &pairs[2 * *n]) || !parse_int_then(t, &i, '}', &pairs[2 * *n + 1]))
+      return false;
     (*n)++;
-    SKIP();
+    i = skip_spaces(t, i);
     if (i < t.len && t.p[i] == ',')
       i++;
   }
-#undef SKIP
 }
 
 /* The pairs of a device transfer into d; false (after cg_fail) when they cannot be read. */
