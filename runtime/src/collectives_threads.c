@@ -221,9 +221,9 @@ static hlo_status wait_recv(coll_threads *t, p2p_recv *r, const atomic_int *canc
   }
   if (r->done)
     return r->error[0] ? hlo_status_make(HLO_FAILED_PRECONDITION, "%s", r->error) : NULL;
-  if (t->aborted)
-    return hlo_status_make(HLO_FAILED_PRECONDITION, "recv abandoned: another replica failed");
-  return hlo_status_make(HLO_CANCELLED, "cancelled while waiting for replica %d to send", r->from);
+  if (cancelled && atomic_load(cancelled)) /* before aborted: a cancelled replica aborts the rest */
+    return hlo_status_make(HLO_CANCELLED, "cancelled while waiting for replica %d to send", r->from);
+  return hlo_status_make(HLO_FAILED_PRECONDITION, "recv abandoned: another replica failed");
 }
 
 static hlo_status th_wait(void *impl, void *handle, const atomic_int *cancelled) {
