@@ -29,3 +29,16 @@ add_test(NAME runtime.embed_example COMMAND bash -c [=[
   ./runtime_example | tee out.txt
   printf 'replica 0: result {6, 10, 14} outfeed {6, 10, 14}\nreplica 1: result {6, 10, 14} outfeed {6, 10, 14}\n' |
     diff - out.txt]=] _ ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} $<TARGET_FILE:hloc>)
+
+# Send/Recv attributes code generation refuses, with the exact message (testdata/runtime/compile_err).
+set(SR_ERR ${CMAKE_SOURCE_DIR}/testdata/runtime/compile_err)
+add_test(NAME runtime.compile_err.sendrecv_validation COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
+  "sendrecv_validation.hlo:6:3: error: %rv: frontend attribute _xla_send_recv_validation \\(XLA GPU's bounds for pipelined send/recv\\) is not supported"
+  $<TARGET_FILE:hloc> ${SR_ERR}/sendrecv_validation.hlo -o ${CMAKE_BINARY_DIR}/sendrecv_validation.so)
+add_test(NAME runtime.compile_err.sendrecv_bad_pairs COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
+  "sendrecv_bad_pairs.hlo:7:3: error: %sn: cannot read _xla_send_recv_source_target_pairs=\"\\{\\{0,1\\},\\{2\\}\\}\" \\(want \\{\\{source,target\\},...\\}\\)"
+  $<TARGET_FILE:hloc> ${SR_ERR}/sendrecv_bad_pairs.hlo -o ${CMAKE_BINARY_DIR}/sendrecv_bad_pairs.so)
+add_test(NAME runtime.cli.recv_bad_arg COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 2
+  "^hlorun: --recv a.npy: want CHANNEL:FILE.npy \\(a channel_id, a colon, a file\\)$"
+  $<TARGET_FILE:hlorun> ${CMAKE_SOURCE_DIR}/testdata/runtime/host_recv_wrong_shape.hlo --recv a.npy)
+set_tests_properties(runtime.cli.recv_bad_arg PROPERTIES ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")

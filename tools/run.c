@@ -298,9 +298,11 @@ static hlo_status read_inputs(const run_options *o, const hlo_module_desc *desc,
   return NULL;
 }
 
-/* The infeed buffers, read once and pushed before every call. */
+/* The infeed buffers (or host recv buffers, with their channels), read once and pushed before
+ * every call. */
 typedef struct feeds {
   npy_array *arrays;
+  int64_t *channels;
   int n;
 } feeds;
 
@@ -316,10 +318,33 @@ static hlo_status read_infeeds(const run_options *o, feeds *f) {
   return NULL;
 }
 
+/* --recv CHANNEL:FILE.npy, each pushed to its channel of every replica before each call. */
+static hlo_status read_recvs(const run_options *o, feeds *f) {
+  f->arrays = calloc((size_t)o->n_recvs + 1, sizeof *f->arrays);
+  f->channels = calloc((size_t)o->n_recvs + 1, sizeof *f->channels);
+  if (!f->arrays || !f->channels)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (; f->n < o->n_recvs; f->n++) {
+    const char *arg = o->recvs[f->n], *colon = strchr(arg, ':');
+    char *end = NULL;
+    errno = 0;
+    long long ch = colon ? strtoll(arg, &end, 10) : 0;
+    if (!colon || end != colon || colon == arg || errno)
+      return hlo_status_make(HLO_INVALID_ARGUMENT, "--recv %s: want CHANNEL:FILE.npy (a channel_id, a colon, a file)",
+                             arg);
+    f->channels[f->n] = ch;
+    hlo_status s = npy_read(colon + 1, &f->arrays[f->n]);
+    if (s)
+      return hlo_status_annotate(s, "--recv %s", arg);
+  }
+  return NULL;
+}
+
 static void free_feeds(feeds *f) {
   for (int i = 0; i < f->n; i++)
     free(f->arrays[i].data);
   free(f->arrays);
+  free(f->channels);
 }
 
 /* ---- the call ------------------------------------------------------------------------------ */
@@ -351,11 +376,22 @@ typedef struct outfeed_buf {
   int64_t dims[64];
 } outfeed_buf;
 
+/* One array the model sent to the host (send with is_host_transfer=true) on a channel. */
+typedef struct send_buf {
+  int64_t channel;
+  int index;            /* the how-manieth on its channel */
+  outfeed_buf a;
+} send_buf;
+
 typedef struct replica {
   const run_options *o;
   const hlo_module_desc *desc;
   const call_plan *plan;
   const feeds *infeeds;
+  const feeds *recvs;
+  send_buf *sends;      /* what the first call sent to the host */
+  int n_sends, cap_sends;
+  bool sends_done;      /* the first call is over: later sends are dropped */
   void **params;        /* read-only; shared by the replicas without rK: inputs */
   void **results;
   void **ptrs, **values;/* ffi argument slots */
@@ -393,6 +429,47 @@ static hlo_status push_infeeds(replica *r) {
     HLO_RETURN_IF_ERROR(hlo_infeed_push_array(r->ctx, a->data, (size_t)a->nbytes, npy_dtype(a), a->rank, a->dims));
   }
   return NULL;
+}
+
+static hlo_status push_recvs(replica *r) {
+  for (int i = 0; i < r->recvs->n; i++) {
+    const npy_array *a = &r->recvs->arrays[i];
+    HLO_RETURN_IF_ERROR(hlo_channel_push(r->ctx, r->recvs->channels[i], a->data, (size_t)a->nbytes, npy_dtype(a),
+                                         a->rank, a->dims));
+  }
+  return NULL;
+}
+
+/* The default send callback of every replica's context: keeps what the first call sends. */
+static int keep_send(void *user, int64_t channel, const char *instr, const void *data, size_t nbytes, int32_t dtype,
+                     int32_t rank, const int64_t *dims) {
+  (void)instr;
+  replica *r = user;
+  if (r->sends_done)
+    return 0;
+  if (r->n_sends == r->cap_sends) {
+    int cap = r->cap_sends ? 2 * r->cap_sends : 8;
+    send_buf *grown = realloc(r->sends, (size_t)cap * sizeof *grown);
+    if (!grown)
+      return 1;
+    r->sends = grown;
+    r->cap_sends = cap;
+  }
+  send_buf *b = &r->sends[r->n_sends];
+  memset(b, 0, sizeof *b);
+  if (rank < 0 || rank > 64 || !(b->a.data = malloc(nbytes ? nbytes : 1)))
+    return 1;
+  memcpy(b->a.data, data, nbytes);
+  b->a.nbytes = (int64_t)nbytes;
+  b->a.dtype = dtype;
+  b->a.rank = rank;
+  if (rank > 0)
+    memcpy(b->a.dims, dims, (size_t)rank * sizeof *dims);
+  b->channel = channel;
+  for (int i = 0; i < r->n_sends; i++)
+    b->index += r->sends[i].channel == channel;
+  r->n_sends++;
+  return 0;
 }
 
 /* A failure inside the model is a run-time error (exit status 1) whatever its code, e.g. a
@@ -447,13 +524,18 @@ static void *run_replica(void *arg) {
   replica *r = arg;
   r->status = push_infeeds(r);
   if (!r->status)
+    r->status = push_recvs(r);
+  if (!r->status)
     r->status = call_once(r);
+  r->sends_done = true;
   if (!r->status)
     r->status = keep_outfeeds(r);
   if (r->status && r->group) /* the others must not wait for this replica in a collective */
     hlo_collective_group_abort(r->group);
   for (int k = 0; k < r->o->benchmark && !r->status; k++) {
     r->status = push_infeeds(r); /* untimed */
+    if (!r->status)
+      r->status = push_recvs(r);
     if (r->status)
       break;
     double t0 = now_ms();
@@ -487,6 +569,7 @@ static hlo_status setup_replica(const run_options *o, const hlo_module_desc *des
   HLO_RETURN_IF_ERROR(hlo_context_create(&co, &r->ctx));
   for (int i = 0; i < o->n_custom_call_libs; i++)
     HLO_RETURN_IF_ERROR(hlo_custom_call_add_library(r->ctx, o->custom_call_libs[i]));
+  HLO_RETURN_IF_ERROR(hlo_channel_set_send_callback(r->ctx, -1, keep_send, r));
   HLO_RETURN_IF_ERROR(hlo_custom_call_resolve_all(r->ctx, desc)); /* a missing target: before anything runs */
   r->ptrs[0] = r->ctx;
   for (int i = 0; i < np; i++)
@@ -505,6 +588,9 @@ static void teardown_replica(replica *r, int nr) {
   for (int i = 0; i < r->n_outfeeds; i++)
     free(r->outfeeds[i].data);
   free(r->outfeeds);
+  for (int i = 0; i < r->n_sends; i++)
+    free(r->sends[i].a.data);
+  free(r->sends);
   free(r->results);
   free(r->ptrs);
   free(r->values);
@@ -827,21 +913,63 @@ static hlo_status emit_results(const run_options *o, const hlo_module_desc *desc
   return NULL;
 }
 
+/* A buffer the model sent (outfeed or host send) as .npy; raw bytes (|u1) without a shape. */
+static hlo_status write_sent(const char *path, const outfeed_buf *a) {
+  int32_t dt = a->dtype;
+  bool shaped = dt >= 0 && dt < IR_ETYPE_COUNT && ir_etype_table[dt].npy_descr[0];
+  int64_t raw_dims[1] = {a->nbytes};
+  return npy_write(path, shaped ? ir_etype_table[dt].npy_descr : "|u1", shaped ? a->rank : 1,
+                   shaped ? a->dims : raw_dims, a->data, a->nbytes);
+}
+
 static hlo_status write_outfeeds(const run_options *o, replica *reps, int count) {
   HLO_RETURN_IF_ERROR(ensure_dir(o->outfeed_dir));
   for (int r = 0; r < count; r++)
     for (int i = 0; i < reps[r].n_outfeeds; i++) {
-      const outfeed_buf *a = &reps[r].outfeeds[i];
       char path[4200];
       if (r == 0)
         snprintf(path, sizeof path, "%s/outfeed%d.npy", o->outfeed_dir, i);
       else
         snprintf(path, sizeof path, "%s/replica%d_outfeed%d.npy", o->outfeed_dir, r, i);
-      int32_t dt = a->dtype;
-      bool shaped = dt >= 0 && dt < IR_ETYPE_COUNT && ir_etype_table[dt].npy_descr[0];
-      int64_t raw_dims[1] = {a->nbytes};
-      HLO_RETURN_IF_ERROR(npy_write(path, shaped ? ir_etype_table[dt].npy_descr : "|u1", shaped ? a->rank : 1,
-                                    shaped ? a->dims : raw_dims, a->data, a->nbytes));
+      HLO_RETURN_IF_ERROR(write_sent(path, &reps[r].outfeeds[i]));
+    }
+  return NULL;
+}
+
+/* --send-dir: send_<channel>_<i>.npy (replica<r>_send_<channel>_<i>.npy for replica r > 0). */
+static hlo_status write_sends(const run_options *o, replica *reps, int count) {
+  HLO_RETURN_IF_ERROR(ensure_dir(o->send_dir));
+  for (int r = 0; r < count; r++)
+    for (int i = 0; i < reps[r].n_sends; i++) {
+      const send_buf *b = &reps[r].sends[i];
+      char path[4200], prefix[32] = "";
+      if (r > 0)
+        snprintf(prefix, sizeof prefix, "replica%d_", r);
+      snprintf(path, sizeof path, "%s/%ssend_%lld_%d.npy", o->send_dir, prefix, (long long)b->channel, b->index);
+      HLO_RETURN_IF_ERROR(write_sent(path, &b->a));
+    }
+  return NULL;
+}
+
+static hlo_status print_sent(const outfeed_buf *a, FILE *out) {
+  if (a->dtype < 0 || a->dtype >= IR_ETYPE_COUNT) {
+    fprintf(out, "(%lld bytes without a shape)\n", (long long)a->nbytes);
+    return NULL;
+  }
+  hlo_array_desc d = {.dtype = a->dtype, .rank = a->rank, .dims = a->dims, .byte_size = (int64_t)a->nbytes};
+  return litio_print(&d, a->data, out);
+}
+
+/* Without --send-dir: every host send printed after the outfeeds, headed "channel C send I:"
+ * (with the replica when there are several). */
+static hlo_status print_sends(replica *reps, int count, FILE *out) {
+  for (int r = 0; r < count; r++)
+    for (int i = 0; i < reps[r].n_sends; i++) {
+      const send_buf *b = &reps[r].sends[i];
+      if (count > 1)
+        fprintf(out, "replica %d ", r);
+      fprintf(out, "channel %lld send %d:\n", (long long)b->channel, b->index);
+      HLO_RETURN_IF_ERROR(print_sent(&b->a, out));
     }
   return NULL;
 }
@@ -856,12 +984,7 @@ static hlo_status print_outfeeds(replica *reps, int count, FILE *out) {
         fprintf(out, "replica %d outfeed %d:\n", r, i);
       else
         fprintf(out, "outfeed %d:\n", i);
-      if (a->dtype < 0 || a->dtype >= IR_ETYPE_COUNT) {
-        fprintf(out, "(%lld bytes without a shape)\n", (long long)a->nbytes);
-        continue;
-      }
-      hlo_array_desc d = {.dtype = a->dtype, .rank = a->rank, .dims = a->dims, .byte_size = (int64_t)a->nbytes};
-      HLO_RETURN_IF_ERROR(litio_print(&d, a->data, out));
+      HLO_RETURN_IF_ERROR(print_sent(a, out));
     }
   return NULL;
 }
@@ -919,18 +1042,21 @@ void run_options_init(run_options *o) {
 static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, void ***params, int count,
                              FILE *out) {
   call_plan plan = {0};
-  feeds infeeds = {0};
+  feeds infeeds = {0}, recvs = {0};
   replica *reps = calloc((size_t)count, sizeof *reps);
   hlo_status s = reps ? NULL : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
   if (!s)
     s = plan_call(desc, &plan);
   if (!s)
     s = read_infeeds(o, &infeeds);
+  if (!s)
+    s = read_recvs(o, &recvs);
   hlo_collective_group *group = NULL;
   if (!s && count > 1)
     s = hlo_collective_group_create(count, &group);
   for (int r = 0; r < count && !s; r++) {
-    reps[r] = (replica){.o = o, .desc = desc, .plan = &plan, .infeeds = &infeeds, .params = params[r], .group = group};
+    reps[r] = (replica){.o = o, .desc = desc, .plan = &plan, .infeeds = &infeeds, .recvs = &recvs, .params = params[r],
+                       .group = group};
     s = setup_replica(o, desc, r, count, &reps[r]);
   }
   if (!s) {
@@ -942,10 +1068,15 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
     print_benchmark(o->benchmark, reps[0].times, out);
   if (!s)
     s = emit_results(o, desc, reps, count, out);
+  bool print = o->n_outputs == 0 && !o->output_dir && !o->n_expected && o->benchmark <= 0;
   if (!s && o->outfeed_dir)
     s = write_outfeeds(o, reps, count);
-  else if (!s && o->n_outputs == 0 && !o->output_dir && !o->n_expected && o->benchmark <= 0)
+  else if (!s && print)
     s = print_outfeeds(reps, count, out);
+  if (!s && o->send_dir)
+    s = write_sends(o, reps, count);
+  else if (!s && print)
+    s = print_sends(reps, count, out);
   for (int i = 0; i < o->n_expected && !s; i++)
     s = compare(o, o->expected[i], i, &desc->results[i], reps[0].results[i]);
   for (int r = 0; reps && r < count; r++)
@@ -954,6 +1085,7 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
   hlo_collective_group_destroy(group);
   free(plan.types);
   free_feeds(&infeeds);
+  free_feeds(&recvs);
   return s;
 }
 

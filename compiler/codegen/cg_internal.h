@@ -213,10 +213,16 @@ void cg_lower_fft(cg_function *f, ir_instr *in);
 void cg_lower_rng(cg_function *f, ir_instr *in);
 void cg_lower_rng_bit_generator(cg_function *f, ir_instr *in);
 void cg_lower_rng_state(cg_function *f, ir_instr *in);
-/* feeds.c */
+/* feeds.c; also the private constant globals runtime calls take: an initializer, and the
+ * instruction's name as a NUL-terminated string (for messages) */
 void cg_lower_infeed(cg_function *f, ir_instr *in);
 void cg_lower_outfeed(cg_function *f, ir_instr *in);
-/* collectives.c */
+LLVMValueRef cg_const_global(cg_module *cm, LLVMValueRef init, const char *name);
+LLVMValueRef cg_name_global(cg_module *cm, const ir_instr *in);
+/* channels.c: send, send-done, recv, recv-done through the runtime (hlo_rt_send, ...) */
+void cg_lower_send_recv(cg_function *f, ir_instr *in);
+/* collectives.c; cg_ptr_table: an entry-block array of n pointers (null entries for null) */
+LLVMValueRef cg_ptr_table(cg_function *f, LLVMValueRef *ptrs, int n, const char *name);
 void cg_lower_replica_id(cg_function *f, ir_instr *in);
 void cg_lower_collective(cg_function *f, ir_instr *in);
 void cg_lower_collective_done(cg_function *f, ir_instr *in);

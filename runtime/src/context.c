@@ -99,6 +99,7 @@ HLO_PUBLIC void hlo_context_destroy(hlo_context *c) {
   pool_stop(&c->pool);
   drain(&c->infeed);
   drain(&c->outfeed);
+  hlo_ctx_channels_free(c);
   free_targets(c->targets, c->n_targets);
   free_targets(c->resolved, c->n_resolved);
   for (int i = 0; i < c->n_libs; i++)

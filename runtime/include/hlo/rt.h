@@ -172,6 +172,21 @@ HLO_RT_EXPORT hlo_status hlo_rt_custom_call(hlo_context *ctx, const int64_t *des
  * computation, hlo_status fn(ctx, params, results, frame) on scalars (else NULL). */
 HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc, const char *instr,
                                            void *const *operands, void *const *results, void *reducer);
+/* ---- send/recv (runtime/src/channels.c) ---- */
+/* desc: [channel_id, is_host_transfer, n_pairs, (source, target) pairs (from the frontend
+ * attribute _xla_send_recv_source_target_pairs), n_leaves, then per data leaf: dtype, rank,
+ * dims..., byte size].  send hands the data leaves over and writes the request id that its
+ * send-done finishes into *request (the context's u32[]); recv starts a receive and writes its
+ * request id; recv-done (desc: its own shape, no pairs) waits for it and fills its leaves.
+ * A replica that is no target of any pair receives zeros; one that is no source sends nothing.
+ * instr names the instruction in messages.  Every failure names the instruction and channel. */
+HLO_RT_EXPORT hlo_status hlo_rt_send(hlo_context *ctx, const int64_t *desc, const char *instr, void *const *leaves,
+                                     uint32_t *request);
+HLO_RT_EXPORT hlo_status hlo_rt_send_done(hlo_context *ctx, const char *instr, const uint32_t *request);
+HLO_RT_EXPORT hlo_status hlo_rt_recv(hlo_context *ctx, const int64_t *desc, const char *instr, uint32_t *request);
+HLO_RT_EXPORT hlo_status hlo_rt_recv_done(hlo_context *ctx, const int64_t *desc, const char *instr,
+                                          const uint32_t *request, void *const *leaves);
+
 /* ---- direct grouped convolution (runtime/src/rt_conv.c) ---- */
 /* Descriptor indices of hlo_rt_conv_grouped_f32: sizes (batch, output features, output
  * height and width, input height and width, window height and width, input features per
