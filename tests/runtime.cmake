@@ -1,11 +1,15 @@
 # The runtime end to end (testdata/runtime/): custom calls through a user library built here
-# (testdata/runtime/custom_call_lib.c, the one docs/custom-call.md shows), partitioner markers,
+# (testdata/runtime/custom_call_lib.c, the one docs/custom-call.md shows, and ffi_lib.c, typed-FFI
+# handlers; the ffi_* cases are written by testdata/runtime/make_ffi.py), partitioner markers,
 # and the error paths, each case CASE.hlo + CASE.args with CASE.expected (stdout) or CASE.err
 # (the exact message), run by tests/runtime_case.sh.  Expected values are hand-computed.
 if(NOT HLOC_HAVE_CODEGEN)
   return()
 endif()
-add_library(runtime_cc_lib MODULE ${CMAKE_SOURCE_DIR}/testdata/runtime/custom_call_lib.c)
+add_library(runtime_cc_lib MODULE ${CMAKE_SOURCE_DIR}/testdata/runtime/custom_call_lib.c
+  ${CMAKE_SOURCE_DIR}/testdata/runtime/ffi_lib.c)
+# ffi_lib.c: typed-FFI handlers written against the installed header hlo/xla_ffi.h only.
+target_include_directories(runtime_cc_lib PRIVATE ${CMAKE_SOURCE_DIR}/runtime/include)
 set_target_properties(runtime_cc_lib PROPERTIES PREFIX "" SUFFIX ".so"
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fixtures)
 file(GLOB RUNTIME_CASES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/testdata/runtime/*.hlo)
