@@ -21,6 +21,21 @@ foreach(m ${RUNTIME_CASES})
   set_tests_properties(runtime.${name} PROPERTIES ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
 endforeach()
 
+# Malformed typed-FFI attribute dictionaries (testdata/runtime/ffi_bad/, from make_ffi.py): hloc
+# stops at the offending character; run from inside the directory so the message names the
+# file as CASE.err has it.
+file(GLOB FFI_BAD_CASES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/testdata/runtime/ffi_bad/*.hlo)
+foreach(m ${FFI_BAD_CASES})
+  get_filename_component(name ${m} NAME_WE)
+  add_test(NAME runtime.ffi_bad.${name} COMMAND bash -c [=[
+    cd "$1" && "$2" "$3.hlo" >/dev/null 2>"$4/ffi_bad.$3.stderr"
+    rc=$?
+    [ "$rc" -eq 1 ] || { echo "FAIL: exit status $rc, expected 1"; cat "$4/ffi_bad.$3.stderr"; exit 1; }
+    diff -u "$3.err" "$4/ffi_bad.$3.stderr" && echo ok]=] _ ${CMAKE_SOURCE_DIR}/testdata/runtime/ffi_bad
+    $<TARGET_FILE:hlorun> ${name} ${CMAKE_BINARY_DIR})
+  set_tests_properties(runtime.ffi_bad.${name} PROPERTIES ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
+endforeach()
+
 # docs/runtime_example.c, the embedding program of docs/runtime.md, against a model hloc builds.
 add_test(NAME runtime.embed_example COMMAND bash -c [=[
   set -e
