@@ -309,3 +309,18 @@ EXPORT XLA_FFI_Error *ffi_future_fails(XLA_FFI_CallFrame *cf) {
   cf->future = fc.future;
   return NULL;
 }
+
+/* Tokens are buffers of type TOKEN without data: (x f32[N], token) -> (x + 1, token). */
+EXPORT XLA_FFI_Error *ffi_token_probe(XLA_FFI_CallFrame *cf) {
+  XLA_FFI_Error *e = check_frame(cf, 2, 2);
+  if (e)
+    return e;
+  const XLA_FFI_Buffer *t = arg(cf, 1), *rt = ret(cf, 1);
+  if (t->dtype != XLA_FFI_DataType_TOKEN || t->data != NULL || t->rank != 0 || rt->dtype != XLA_FFI_DataType_TOKEN)
+    return fail(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi_token_probe: the token is not a TOKEN buffer");
+  const float *x = arg(cf, 0)->data;
+  float *y = ret(cf, 0)->data;
+  for (int64_t i = 0; i < elements(arg(cf, 0)); i++)
+    y[i] = x[i] + 1;
+  return NULL;
+}

@@ -149,6 +149,15 @@ def main():
          [(bb * np.float32(c)).astype(np.float32), np.array(a.sum(), np.int32),
           np.array(meta + [0] * (24 - len(meta)), np.int64)])
 
+    # A token operand and result: TOKEN buffers without data.
+    x4 = np.array([1, -2, 0.5, 8], np.float32)
+    hlo = module("ffi_token", [("x", "f32[4]")], ["  tok = token[] after-all()"], "(f32[4], token[])",
+                 ["x", "tok"], "ffi_token_probe", None)
+    hlo = hlo.replace("API_VERSION_TYPED_FFI", "API_VERSION_TYPED_FFI, custom_call_has_side_effect=true")
+    hlo = hlo.replace("  ROOT r = (f32[4], token[])", "  c = (f32[4], token[])").replace(
+        "\n}", "\n  ROOT v = f32[4] get-tuple-element(c), index=0\n}")
+    case("ffi_token", hlo, [x4], [x4 + 1])
+
     # The API table: host memory, a task run at once, one thread, stable type ids, no stream,
     # a future, no state.
     hlo = module("ffi_api", [], [], "s64[8]", [], "ffi_api_probe", None)
