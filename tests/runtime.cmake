@@ -36,6 +36,20 @@ foreach(m ${FFI_BAD_CASES})
   set_tests_properties(runtime.ffi_bad.${name} PROPERTIES ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
 endforeach()
 
+# The typed-FFI handler docs/custom-call.md shows, built from the page and run on ffi_axpy.hlo.
+add_test(NAME runtime.ffi_doc_example COMMAND bash -c [=[
+  set -e
+  src=$1 build=$2 hlorun=$3
+  work=$build/ffi-doc-example
+  rm -rf "$work" && mkdir -p "$work"
+  awk '/^## API_VERSION_TYPED_FFI/{s=1} s&&/^```c$/{f=1; next} f&&/^```$/{exit} f' "$src/docs/custom-call.md" >"$work/ffi_doc.c"
+  cc -std=c17 -Wall -Wextra -Werror -fPIC -shared -I"$src/runtime/include" "$work/ffi_doc.c" -o "$work/libffi_doc.so"
+  "$hlorun" "$src/testdata/runtime/ffi_axpy.hlo" --custom-call-lib "$work/libffi_doc.so" \
+    '--input=f32[2,3] {{-1.5, -0.75, 0}, {0.75, 1.5, 2.25}}' '--input=f32[2,3] {{0.5, -0.25, 1}, {2, 0, -4}}' >"$work/out.txt"
+  printf 'f32[2,3] {\n  { -3.25, -2.125, 1 },\n  { 3.875, 3.75, 1.625 }\n}\n' | diff - "$work/out.txt"
+  echo ok]=] _ ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} $<TARGET_FILE:hlorun>)
+set_tests_properties(runtime.ffi_doc_example PROPERTIES ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
+
 # docs/runtime_example.c, the embedding program of docs/runtime.md, against a model hloc builds.
 add_test(NAME runtime.embed_example COMMAND bash -c [=[
   set -e

@@ -32,7 +32,9 @@ def hlo_quote(s):
 
 
 def module(name, params, body, root_shape, call_operands, target, config):
-    lines = ["HloModule %s" % name, "", "ENTRY main {"]
+    # The module's name is not the target's: a model exports its entry point under its module
+    # name, and the process-wide lookup would find that first when the library lacks the target.
+    lines = ["HloModule %s_case" % name, "", "ENTRY main {"]
     lines += ["  %s = %s parameter(%d)" % (p, shape, i) for i, (p, shape) in enumerate(params)]
     lines += body
     cfg = ", backend_config=%s" % config if config is not None else ""
