@@ -400,8 +400,8 @@ static bool parse_dense(fa_parser *p, fa_attr *a) {
       ok = fa_error(p, p->pos, "expected 'x' after a tensor dimension");
     p->pos++;
     count *= dim;
-    if (count > (UINT64_C(1) << 32))
-      ok = fa_error(p, p->pos, "dense value too large");
+    if (count > (UINT64_C(1) << 24))
+      ok = fa_error(p, p->pos, "dense value too large (more than 2^24 elements)");
   }
   size_t tpos = p->pos;
   fa_type t;
