@@ -129,8 +129,7 @@ static bool ident_is(fa_parser *p, size_t n, const char *w) {
 /* ---- element types and numbers ---- */
 
 static bool parse_type(fa_parser *p, fa_type *t) {
-  size_t start = p->pos, n = ident(p);
-  start = p->pos;
+  size_t n = ident(p), start = p->pos;
   const char *w = p->s + start;
   char cls = 0;
   int bits = 0, skip = 0;
@@ -356,62 +355,78 @@ static bool parse_array(fa_parser *p, fa_attr *a) {
   return expect(p, '>', "to close the array");
 }
 
-/* dense<v> or dense<[v, ...]> (nested brackets flattened) followed by : tensor<AxBx...xT>. */
-static bool parse_dense(fa_parser *p, fa_attr *a) {
-  if (!expect(p, '<', "after 'dense'"))
-    return false;
-  fa_num *nums = NULL;
-  size_t n = 0, cap = 0;
+/* The numbers of dense<v> or dense<[v, ...]> (nested brackets flattened), after "dense":
+ * malloc'd in *out (*n of them). */
+static bool dense_values(fa_parser *p, fa_num **out, size_t *n) {
+  size_t cap = 0;
   int depth = 0;
-  bool ok = true;
-  do {
+  bool ok = expect(p, '<', "after 'dense'");
+  while (ok) {
     while (accept(p, '['))
       depth++;
-    if (peek(p) == ']' && n == 0)
+    if (peek(p) == ']' && *n == 0)
       break;
-    if (n == cap) {
+    if (*n == cap) {
       cap = cap ? cap * 2 : 8;
-      fa_num *g = realloc(nums, cap * sizeof *g);
-      if (!g) {
-        free(nums);
+      fa_num *g = realloc(*out, cap * sizeof *g);
+      if (!g)
         return fa_error(p, p->pos, "out of memory");
-      }
-      nums = g;
+      *out = g;
     }
-    ok = parse_number(p, &nums[n++]);
+    ok = parse_number(p, &(*out)[(*n)++]);
     while (ok && depth > 0 && accept(p, ']'))
       depth--;
-  } while (ok && accept(p, ','));
+    if (!accept(p, ','))
+      break;
+  }
   while (ok && depth > 0 && accept(p, ']'))
     depth--;
-  ok = ok && (depth == 0 || fa_error(p, p->pos, "unbalanced '[' in a dense value")) &&
-       expect(p, '>', "to close the dense value") && expect(p, ':', "and a tensor type after dense<...>");
-  size_t tw = ok ? ident(p) : 0;
-  ok = ok && (ident_is(p, tw, "tensor") || fa_error(p, p->pos, "expected 'tensor<...>' after dense<...> :"));
-  if (ok)
-    p->pos += tw;
-  ok = ok && expect(p, '<', "after 'tensor'");
-  uint64_t count = 1;
-  while (ok && is_digit(peek(p))) { /* the dims: NxMx... */
+  return ok && (depth == 0 || fa_error(p, p->pos, "unbalanced '[' in a dense value")) &&
+         expect(p, '>', "to close the dense value");
+}
+
+/* ": tensor<AxBx...xT>": the element count and type; *tpos is where T starts. */
+static bool tensor_type(fa_parser *p, uint64_t *count, fa_type *t, size_t *tpos) {
+  if (!expect(p, ':', "and a tensor type after dense<...>"))
+    return false;
+  size_t w = ident(p);
+  if (!ident_is(p, w, "tensor"))
+    return fa_error(p, p->pos, "expected 'tensor<...>' after dense<...> :");
+  p->pos += w;
+  if (!expect(p, '<', "after 'tensor'"))
+    return false;
+  const uint64_t limit = UINT64_C(1) << 24;
+  *count = 1;
+  while (is_digit(peek(p))) { /* the dims: NxMx... */
     uint64_t dim = 0;
-    while (p->pos < p->len && is_digit(p->s[p->pos]) && dim < (UINT64_C(1) << 40))
+    while (p->pos < p->len && is_digit(p->s[p->pos]) && dim <= limit)
       dim = dim * 10 + (uint64_t)(p->s[p->pos++] - '0');
+    if (dim > limit || (dim && *count > limit / dim))
+      return fa_error(p, p->pos, "dense value too large (more than 2^24 elements)");
     if (p->pos >= p->len || p->s[p->pos] != 'x')
-      ok = fa_error(p, p->pos, "expected 'x' after a tensor dimension");
+      return fa_error(p, p->pos, "expected 'x' after a tensor dimension");
     p->pos++;
-    count *= dim;
-    if (count > (UINT64_C(1) << 24))
-      ok = fa_error(p, p->pos, "dense value too large (more than 2^24 elements)");
+    *count *= dim;
   }
-  size_t tpos = p->pos;
+  *tpos = p->pos;
+  return parse_type(p, t) && array_type_ok(p, t, *tpos) && expect(p, '>', "to close the tensor type");
+}
+
+/* dense<...> : tensor<...> as an array (a single value is a splat). */
+static bool parse_dense(fa_parser *p, fa_attr *a) {
+  fa_num *nums = NULL;
+  size_t n = 0, tpos = 0;
+  uint64_t count = 0;
   fa_type t;
-  ok = ok && parse_type(p, &t) && array_type_ok(p, &t, tpos) && expect(p, '>', "to close the tensor type");
+  bool ok = dense_values(p, &nums, &n) && tensor_type(p, &count, &t, &tpos);
   if (ok && n != count && n != 1)
     ok = fa_error(p, tpos, "dense value has %zu elements but its tensor type has %llu", n, (unsigned long long)count);
-  a->kind = FA_ARRAY, a->dtype = t.dtype, a->width = t.width;
-  size_t acap = 0;
-  for (uint64_t i = 0; ok && i < count; i++)
-    ok = push_elem(p, &a->data, &a->n, &acap, t.width, &nums[n == 1 ? 0 : i], &t);
+  if (ok) {
+    a->kind = FA_ARRAY, a->dtype = t.dtype, a->width = t.width;
+    size_t cap = 0;
+    for (uint64_t i = 0; ok && i < count; i++)
+      ok = push_elem(p, &a->data, &a->n, &cap, t.width, &nums[n == 1 ? 0 : i], &t);
+  }
   free(nums);
   return ok;
 }

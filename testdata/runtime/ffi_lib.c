@@ -324,3 +324,17 @@ EXPORT XLA_FFI_Error *ffi_token_probe(XLA_FFI_CallFrame *cf) {
     y[i] = x[i] + 1;
   return NULL;
 }
+
+/* With output_to_operand_aliasing={{}: (0, {})} the argument and the result are one buffer:
+ * multiplies it by 3 in place; fails when they are not the same buffer. */
+EXPORT XLA_FFI_Error *ffi_triple_in_place(XLA_FFI_CallFrame *cf) {
+  XLA_FFI_Error *e = check_frame(cf, 1, 1);
+  if (e)
+    return e;
+  if (arg(cf, 0)->data != ret(cf, 0)->data)
+    return fail(cf, XLA_FFI_Error_Code_FAILED_PRECONDITION, "ffi_triple_in_place: argument and result differ");
+  float *x = arg(cf, 0)->data;
+  for (int64_t i = 0; i < elements(arg(cf, 0)); i++)
+    x[i] *= 3;
+  return NULL;
+}

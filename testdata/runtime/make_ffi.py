@@ -160,6 +160,11 @@ def main():
         "\n}", "\n  ROOT v = f32[4] get-tuple-element(c), index=0\n}")
     case("ffi_token", hlo, [x4], [x4 + 1])
 
+    # output_to_operand_aliasing: the handler updates the operand's buffer, which is the result's.
+    hlo = module("ffi_alias", [("x", "f32[4]")], [], "f32[4]", ["x"], "ffi_triple_in_place", None)
+    hlo = hlo.replace("API_VERSION_TYPED_FFI", "API_VERSION_TYPED_FFI, output_to_operand_aliasing={{}: (0, {})}")
+    case("ffi_alias", hlo, [x4], [x4 * 3])
+
     # The API table: host memory, a task run at once, one thread, stable type ids, no stream,
     # a future, no state.
     hlo = module("ffi_api", [], [], "s64[8]", [], "ffi_api_probe", None)
