@@ -11,6 +11,7 @@
  * strings, array<T: ...> of i8..i64 / f32 / f64, dense<...> : tensor<...> of the same, and
  * dictionaries.  Tests: testdata/runtime/ffi_* (tests/runtime.cmake).
  */
+#include <float.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,6 +238,8 @@ static bool store_number(fa_parser *p, const fa_num *n, const fa_type *t, bool i
       return fa_error(p, n->pos, "an integer literal cannot be a floating-point value (write it with a '.')");
     double d = n->is_float ? n->f : (n->neg ? -(double)n->mag : (double)n->mag);
     if (t->bits == 32) {
+      if (d == d && (d > FLT_MAX || d < -FLT_MAX) && d - d == 0) /* finite, beyond f32 */
+        return fa_error(p, n->pos, "%g does not fit in f32", d);
       float f = (float)d;
       memcpy(out, &f, 4);
     } else {

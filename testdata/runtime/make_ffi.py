@@ -191,6 +191,7 @@ def bad():
         ("bad_int_float", "{x = 2 : f32}", "2 :", "an integer literal cannot be a floating-point value "
          "(write it with a '.')"),
         ("bad_float_int", "{x = 2.5 : i32}", "2.5", "a floating-point literal cannot be an integer value"),
+        ("bad_f32_range", "{x = 1.0e300 : f32}", "1.0e300", "1e+300 does not fit in f32"),
         ("bad_duplicate", "{a = 1, b = 2, a = 3}", "a = 3", "duplicate attribute name 'a'"),
         ("bad_unit", "{a = 1, flag}", "}", "expected '=' after attribute name 'flag' (XLA's FFI has no unit "
          "attributes)"),
