@@ -8,8 +8,8 @@
  * hlo_rt_ffi_call (runtime/src/xla_ffi.c) with a constant description of every argument and
  * result leaf (XLA data type, rank, dims).  The attribute kinds accepted are those XLA's own
  * conversion (xla/ffi/attribute_map.cc) accepts: bool, i8..i64 / si / ui integers, f32, f64,
- * strings, array<T: ...> of i8..i64 / f32 / f64, dense<...> : tensor<...> of the same, and
- * dictionaries.  Tests: testdata/runtime/ffi_* (tests/runtime.cmake).
+ * strings, array<T: ...> of i8..i64 / f32 / f64, dense<...> : tensor<...> of those and of
+ * ui8..ui64, and dictionaries.  Tests: testdata/runtime/ffi_* (tests/runtime.cmake).
  */
 #include <float.h>
 #include <stdarg.h>
@@ -330,8 +330,9 @@ static bool push_elem(fa_parser *p, unsigned char **buf, size_t *n, size_t *cap,
   return true;
 }
 
-static bool array_type_ok(fa_parser *p, const fa_type *t, size_t pos) {
-  if (t->cls == 'b' || t->cls == 'u')
+/* XLA converts arrays of i8..i64, f32 and f64 (dense<...> also of ui8..ui64), not of i1. */
+static bool array_type_ok(fa_parser *p, const fa_type *t, size_t pos, bool dense) {
+  if (t->cls == 'b' || (t->cls == 'u' && !dense))
     return fa_error(p, pos, "arrays of %s are not supported by XLA's FFI (i8..i64, f32 and f64 are)",
                     t->cls == 'b' ? "i1" : "unsigned integers");
   return true;
@@ -344,7 +345,7 @@ static bool parse_array(fa_parser *p, fa_attr *a) {
   ws(p);
   size_t tpos = p->pos;
   fa_type t;
-  if (!parse_type(p, &t) || !array_type_ok(p, &t, tpos))
+  if (!parse_type(p, &t) || !array_type_ok(p, &t, tpos, false))
     return false;
   size_t cap = 0;
   a->kind = FA_ARRAY, a->dtype = t.dtype, a->width = t.width;
@@ -412,7 +413,7 @@ static bool tensor_type(fa_parser *p, uint64_t *count, fa_type *t, size_t *tpos)
     *count *= dim;
   }
   *tpos = p->pos;
-  return parse_type(p, t) && array_type_ok(p, t, *tpos) && expect(p, '>', "to close the tensor type");
+  return parse_type(p, t) && array_type_ok(p, t, *tpos, true) && expect(p, '>', "to close the tensor type");
 }
 
 /* dense<...> : tensor<...> as an array (a single value is a splat). */

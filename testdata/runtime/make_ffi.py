@@ -115,7 +115,7 @@ def main():
             "b1 = 1 : i1, name = \"x\", arr = array<i64: 1, -2, 3>, a8 = array<i8: -1, 2>, a16 = array<i16: 300>, "
             "a32 = array<i32: 7, 8>, af = array<f32: 0.5, -1.5>, ad = array<f64: 2.25, 1>, empty = array<i64>, "
             "d = {z = 1 : ui8, a = -1.5, inner = {s = \"deep\"}}, e = dense<[1, 2, 3]> : tensor<3xi32>, "
-            "sp = dense<2.5> : tensor<2x2xf32>, nd = {}}")
+            "sp = dense<2.5> : tensor<2x2xf32>, du = dense<[[1], [255]]> : tensor<2x1xui8>, nd = {}}")
     model = [
         ("n", SCALAR, (S64, 3)), ("flag", SCALAR, (PRED, 1)), ("off", SCALAR, (PRED, 0)),
         ("alpha", SCALAR, (F32, 2.5)), ("beta", SCALAR, (F64, -0.125)), ("gamma", SCALAR, (F64, 1.5)),
@@ -127,7 +127,7 @@ def main():
         ("a32", ARRAY, (S32, [7, 8])), ("af", ARRAY, (F32, [0.5, -1.5])), ("ad", ARRAY, (F64, [2.25, 1])),
         ("empty", ARRAY, (S64, [])),
         ("d", DICT, [("z", SCALAR, (U8, 1)), ("a", SCALAR, (F64, -1.5)), ("inner", DICT, [("s", STRING, b"deep")])]),
-        ("e", ARRAY, (S32, [1, 2, 3])), ("sp", ARRAY, (F32, [2.5] * 4)), ("nd", DICT, []),
+        ("e", ARRAY, (S32, [1, 2, 3])), ("sp", ARRAY, (F32, [2.5] * 4)), ("du", ARRAY, (U8, [1, 255])), ("nd", DICT, []),
     ]
     attrs_case("ffi_attrs", text, model)
 
