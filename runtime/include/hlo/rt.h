@@ -162,6 +162,17 @@ HLO_RT_EXPORT hlo_status hlo_rt_custom_call(hlo_context *ctx, const int64_t *des
                                             const char *instr, const char *opaque, int64_t opaque_len,
                                             void *const *operands, void *const *results);
 
+/* Runs one API_VERSION_TYPED_FFI custom call (runtime/src/xla_ffi.c): the handler `target`,
+ * resolved as hlo_rt_custom_call_resolve does, gets an XLA_FFI_CallFrame (hlo/xla_ffi.h) at the
+ * execute stage.  desc: [n_args, n_rets, then for every argument leaf and then every result
+ * leaf: its XLA_FFI_DataType, rank, dims...]; args / rets: the leaf buffers; attrs: the
+ * constant XLA_FFI_Attrs the compiler decoded from backend_config (NULL: none).  A returned
+ * XLA_FFI_Error becomes a status (its code mapped) naming instr and target and carrying its
+ * message. */
+HLO_RT_EXPORT hlo_status hlo_rt_ffi_call(hlo_context *ctx, const int64_t *desc, const char *target,
+                                         const char *instr, const void *attrs, void *const *args,
+                                         void *const *rets);
+
 /* ---- collectives (runtime/src/collectives.c) ---- */
 /* Runs one collective instruction (instr names it in messages) on n operand leaves into n
  * result leaves.  desc: [kind (0 all-reduce, 1 all-gather, 2 reduce-scatter, 3 all-to-all,
