@@ -75,3 +75,15 @@ add_test(NAME runtime.cli.recv_bad_arg COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_
   "^hlorun: --recv a.npy: want CHANNEL:FILE.npy \\(a channel_id, a colon, a file\\)$"
   $<TARGET_FILE:hlorun> ${CMAKE_SOURCE_DIR}/testdata/runtime/host_recv_wrong_shape.hlo --recv a.npy)
 set_tests_properties(runtime.cli.recv_bad_arg PROPERTIES ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
+
+# A model whose custom-call target is its own exported entry name, linked into a program
+# (global symbols): the lookup must say "not found", never call the model itself.
+add_test(NAME runtime.self_target_linked COMMAND bash -c [=[
+  set -e
+  src=$1 build=$2 hloc=$3
+  work=$build/runtime-self-target
+  rm -rf "$work" && mkdir -p "$work" && cd "$work"
+  "$hloc" "$src/testdata/runtime/self_target.hlo" -o self_target.so --header self_target.h
+  cc -std=c17 -Wall -Wextra -Werror "$src/testdata/runtime/self_target.c" -I. -I"$src/runtime/include" self_target.so \
+    "$build/libhlort.a" -lffi -lm -lpthread -ldl -Wl,-rpath,"$work" -o self_target
+  ./self_target]=] _ ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} $<TARGET_FILE:hloc>)
