@@ -43,7 +43,7 @@ def module(name, params, body, root_shape, call_operands, target, config):
     return "\n".join(lines + ["}"]) + "\n"
 
 
-def case(name, hlo, inputs, expected=None, err=None):
+def case(name, hlo, inputs, expected=None, err=None, rc=None):
     write(name + ".hlo", hlo)
     args = ["--custom-call-lib", "@LIB@"]
     for i, a in enumerate(inputs):
@@ -57,6 +57,8 @@ def case(name, hlo, inputs, expected=None, err=None):
         write(name + ".expected", "")
     else:
         write(name + ".err", err + "\n")
+    if rc is not None:  # an exit status other than 1 (runtime_case.sh reads CASE.rc)
+        write(name + ".rc", "%d\n" % rc)
 
 
 # ---- the attribute model and its trace (what ffi_attrs_trace writes) ----
@@ -104,9 +106,9 @@ def main():
     case("ffi_future_error", hlo, [],
          err="hlorun: r: custom call 'ffi_future_fails' failed: UNAVAILABLE: the asynchronous part failed")
     hlo = module("ffi_missing", [], [], "f32[1]", [], "ffi_no_such_handler", "{}")
-    case("ffi_missing", hlo, [],
-         err="hlorun: r: custom-call target 'ffi_no_such_handler' not found (looked in 0 registered targets, "
-             "1 custom-call library and the process)")
+    case("ffi_missing", hlo, [], rc=2,  # resolved when the model is loaded, before anything runs
+         err="hlorun: loading ffi_missing_case: custom-call target 'ffi_no_such_handler' not found (looked in 0 "
+             "registered targets, 1 custom-call library and the process)")
 
     # Every attribute kind XLA's FFI decodes, written as XLA prints it (backend_config={...}).
     text = ("{n = 3 : i64, flag = true, off = false, alpha = 2.5 : f32, beta = -0.125 : f64, gamma = 1.5, "
