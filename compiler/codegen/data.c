@@ -110,11 +110,12 @@ static void lower_dynamic_slice(cg_function *f, ir_instr *in, LLVMValueRef out) 
 }
 
 /* out = operand 0 with the update written at the clamped start; in place (no copy) when out
- * took over operand 0's buffer (cg_function.in_place, module.c). */
+ * took over operand 0's buffer (cg_function.in_place, module.c) or is operand 0's buffer at
+ * run time (a while loop's state updated in place, control.c). */
 static void lower_dynamic_update_slice(cg_function *f, ir_instr *in, LLVMValueRef out) {
   const ir_shape *s = in->shape, *u = in->operands[1]->shape;
   if (f->in_place != in)
-    copy_bytes(f, out, leaf0(f, in->operands[0]), s);
+    cg_copy_leaf_if_distinct(f, out, leaf0(f, in->operands[0]), s);
   LLVMValueRef start[64];
   for (int d = 0; d < s->rank; d++)
     start[d] = clamped_start(f, in, 2, d, s->dims[d], u->dims[d]);
