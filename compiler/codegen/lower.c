@@ -353,6 +353,19 @@ static LLVMValueRef int_shift(cg_function *f, ir_opcode op, LLVMValueRef a, LLVM
   return LLVMBuildSelect(b, too_far, fill, LLVMBuildAShr(b, a, safe, ""), "");
 }
 
+/* mulhi: the high half of the full product, computed at twice the width (XLA's elemental IR
+ * emitter: sign-extended for signed types, zero-extended for unsigned). */
+static LLVMValueRef int_mulhi(cg_function *f, LLVMValueRef a, LLVMValueRef c, bool is_signed) {
+  LLVMBuilderRef b = f->cm->b;
+  LLVMTypeRef t = LLVMTypeOf(a);
+  unsigned bits = LLVMGetIntTypeWidth(t);
+  LLVMTypeRef wide = LLVMIntTypeInContext(f->cm->ctx, 2 * bits);
+  LLVMValueRef wa = is_signed ? LLVMBuildSExt(b, a, wide, "") : LLVMBuildZExt(b, a, wide, "");
+  LLVMValueRef wc = is_signed ? LLVMBuildSExt(b, c, wide, "") : LLVMBuildZExt(b, c, wide, "");
+  LLVMValueRef hi = LLVMBuildLShr(b, LLVMBuildMul(b, wa, wc, ""), LLVMConstInt(wide, bits, 0), "");
+  return LLVMBuildTrunc(b, hi, t, "mulhi");
+}
+
 static LLVMValueRef int_pow(cg_function *f, LLVMValueRef base, LLVMValueRef e) {
   /* Exponentiation by squaring over 6 bits; negative exponents give 1 for base 1, else 0. */
   LLVMBuilderRef b = f->cm->b;
@@ -441,6 +454,7 @@ static LLVMValueRef int_binary(cg_function *f, ir_instr *in, ir_etype et, LLVMVa
   case IR_OP_SHIFT_RIGHT_LOGICAL:
   case IR_OP_SHIFT_RIGHT_ARITHMETIC: return int_shift(f, in->op, a, c);
   case IR_OP_POWER: return int_pow(f, a, c);
+  case IR_OP_MULHI: return int_mulhi(f, a, c, s);
   default:
     cg_fail(f->cm, in, "'%s' on integers cannot be compiled", ir_opcode_table[in->op].spelling);
     return a;
