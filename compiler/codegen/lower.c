@@ -818,6 +818,7 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   case IR_FAM_COPY:
   case IR_FAM_BITCAST:
   case IR_FAM_BITCAST_CONVERT:
+  case IR_FAM_DYNAMIC_RESHAPE:
   case IR_FAM_REDUCE_PRECISION: {
     if (in->shape->et == IR_TUPLE && in->op == IR_OP_CONSTANT) {
       cg_lower_tuple_constant(f, in);
@@ -869,7 +870,8 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
       set_single(f, in, out);
       return;
     }
-    break;
+    forward(f, in); /* set-dimension-size: the data; the dynamic padder tracked the size */
+    return;
   case IR_FAM_SORT: lower_value(f, in, cg_lower_sort); return;
   case IR_FAM_TOPK: cg_outline_value(f, in, cg_lower_topk, true); return;
   case IR_FAM_CHOLESKY: cg_outline_value(f, in, cg_lower_cholesky, true); return;

@@ -22,6 +22,12 @@ HLO_MUST_USE hlo_status pass_fill_elided_constants(ir_module *m, int *out_count)
  * fused computations (kinds kLoop and kInput); fusions already written are kept. */
 HLO_MUST_USE hlo_status pass_fusion(ir_module *m);
 
+/* Pre: verified, broadcasts canonical.  Tracks the sizes set-dimension-size and
+ * dynamic-reshape give bounded dynamic dimensions and pads as XLA's DynamicPadder does:
+ * get-dimension-size becomes the size, reduce and dot read their operands with the padding
+ * masked to the identity; other readers of a sized operand are refused (HLO_UNIMPLEMENTED). */
+HLO_MUST_USE hlo_status pass_dynamic_padder(ir_module *m);
+
 /* Pre: verified.  Removes unused side-effect-free instructions. */
 HLO_MUST_USE hlo_status pass_dce(ir_module *m);
 

@@ -96,8 +96,133 @@ def mulhi_cases():
         case(n, hlo, [a, c], [exp])
 
 
+# ---- bounded dynamic dimensions --------------------------------------------------------------
+# XLA's CPU backend keeps every dynamic array at its bound and tracks each dynamic dimension's
+# size (DynamicDimensionInference); its DynamicPadder then masks the padding where it matters:
+# a reduce reads the padding as its init value (the semantics document's SetDimensionSize
+# example: sum of set_dimension_size(v, 5) is 1+2+3+4+5), a dot reads it as zero, and
+# get-dimension-size returns the tracked size.  Elements past a size are otherwise computed
+# from the padding like any other; hloc returns results at their bound (docs/ops.md).
+ADD_F32 = """%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %c = f32[] add(%a, %b)
+}
+%mul (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %z = f32[] multiply(%x, %y)
+}
+%max (u: f32[], v: f32[]) -> f32[] {
+  %u = f32[] parameter(0)
+  %v = f32[] parameter(1)
+  ROOT %w = f32[] maximum(%u, %v)
+}"""
+
+
+def dynamic_cases():
+    # The semantics document's example, for sizes 5, 0 and 10 (the bound).
+    v = np.arange(1, 11, dtype=np.float32)
+    for n in (5, 0, 10):
+        name = "dyn_set_size_sum_product_n%d_f32" % n
+        body = ["%s = f32[<=10]{0} set-dimension-size(%p0, %p1), dimensions={0}",
+                "%zero = f32[] constant(0)", "%one = f32[] constant(1)",
+                "%sum = f32[] reduce(%s, %zero), dimensions={0}, to_apply=%add",
+                "%prod = f32[] reduce(%s, %one), dimensions={0}, to_apply=%mul",
+                "%size = s32[] get-dimension-size(%s), dimensions={0}",
+                "%r = (f32[], f32[], s32[]) tuple(%sum, %prod, %size)"]
+        hlo = module_with(name, ADD_F32, [(np.float32, (10,)), (np.int32, ())], body, "(f32[], f32[], s32[])")
+        case(name, hlo, [v, np.int32(n)],
+             [np.float32(v[:n].sum()), np.float32(np.prod(v[:n])), np.int32(n)])
+    # 2-D: the size of dimension 1 flows through exp, a transpose and a broadcast-add; a max
+    # over it reads the padding as -inf; the elementwise result leaves at its bound.
+    x = RNG.standard_normal((4, 6)).astype(np.float32)
+    x[:, 3:] += 50.0  # padding larger than every real element: a max that read it would show
+    name = "dyn_set_size_2d_max_transpose_f32"
+    body = ["%s = f32[4,<=6]{1,0} set-dimension-size(%p0, %p1), dimensions={1}",
+            "%e = f32[4,<=6]{1,0} exponential(%s)",
+            "%t = f32[<=6,4]{1,0} transpose(%e), dimensions={1,0}",
+            "%ninf = f32[] constant(-inf)",
+            "%m = f32[4]{0} reduce(%t, %ninf), dimensions={0}, to_apply=%max",
+            "%mb = f32[<=6,4]{1,0} broadcast(%m), dimensions={1}",
+            "%d = f32[<=6,4]{1,0} subtract(%t, %mb)",
+            "%zero = f32[] constant(0)",
+            "%rs = f32[<=6]{0} reduce(%d, %zero), dimensions={1}, to_apply=%add",
+            "%r = (f32[4]{0}, f32[<=6,4]{1,0}, f32[<=6]{0}) tuple(%m, %d, %rs)"]
+    hlo = module_with(name, ADD_F32, [(np.float32, (4, 6)), (np.int32, ())], body,
+                      "(f32[4]{0}, f32[<=6,4]{1,0}, f32[<=6]{0})")
+    e = np.exp(x.astype(np.float64))
+    m = e[:, :3].max(axis=1)
+    d = e.T - m[None, :]
+    case(name, hlo, [x, np.int32(3)], [m.astype(np.float32), d.astype(np.float32),
+                                       d.sum(axis=1).astype(np.float32)], {"rtol": 2e-6, "atol": 1e-6})
+    # dot contracting a sized dimension: the padding of both operands is zero, even NaN padding.
+    a = RNG.standard_normal((3, 8)).astype(np.float32)
+    b = RNG.standard_normal((8, 4)).astype(np.float32)
+    a[:, 5:] = np.nan
+    b[5:, :] = np.inf
+    name = "dyn_set_size_dot_contracting_f32"
+    body = ["%s = f32[3,<=8]{1,0} set-dimension-size(%p0, %p2), dimensions={1}",
+            "%t = f32[<=8,4]{1,0} set-dimension-size(%p1, %p2), dimensions={0}",
+            "%r = f32[3,4]{1,0} dot(%s, %t), lhs_contracting_dims={1}, rhs_contracting_dims={0}"]
+    hlo = module(name, [(np.float32, (3, 8)), (np.float32, (8, 4)), (np.int32, ())], body, "f32[3,4]{1,0}")
+    exp = (a[:, :5].astype(np.float64) @ b[:5, :].astype(np.float64)).astype(np.float32)
+    case(name, hlo, [a, b, np.int32(5)], [exp], {"rtol": 1e-5, "atol": 1e-5})
+    # A size on the lhs only: the rhs's matching rows are masked too.
+    name = "dyn_set_size_dot_lhs_only_f32"
+    body = ["%s = f32[3,<=8]{1,0} set-dimension-size(%p0, %p2), dimensions={1}",
+            "%r = f32[3,4]{1,0} dot(%s, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}"]
+    hlo = module(name, [(np.float32, (3, 8)), (np.float32, (8, 4)), (np.int32, ())], body, "f32[3,4]{1,0}")
+    case(name, hlo, [a, b, np.int32(5)], [exp], {"rtol": 1e-5, "atol": 1e-5})
+    # An s32 reduce and an elementwise result at the bound (computed on every element).
+    k = RNG.integers(-100, 100, size=(2, 7)).astype(np.int32)
+    name = "dyn_set_size_elementwise_bound_s32"
+    comps = """%adds (a: s32[], b: s32[]) -> s32[] {
+  %a = s32[] parameter(0)
+  %b = s32[] parameter(1)
+  ROOT %c = s32[] add(%a, %b)
+}"""
+    body = ["%s = s32[2,<=7]{1,0} set-dimension-size(%p0, %p1), dimensions={1}",
+            "%m = s32[2,<=7]{1,0} multiply(%s, %s)",
+            "%zero = s32[] constant(0)",
+            "%sum = s32[2]{0} reduce(%m, %zero), dimensions={1}, to_apply=%adds",
+            "%r = (s32[2,<=7]{1,0}, s32[2]{0}) tuple(%m, %sum)"]
+    hlo = module_with(name, comps, [(np.int32, (2, 7)), (np.int32, ())], body, "(s32[2,<=7]{1,0}, s32[2]{0})")
+    case(name, hlo, [k, np.int32(4)], [k * k, (k[:, :4] * k[:, :4]).sum(axis=1).astype(np.int32)])
+    # An entry parameter with a bounded dimension is passed at its bound: its size is the bound.
+    name = "dyn_param_bound_get_size_f32"
+    body = ["%g = s32[] get-dimension-size(%p0), dimensions={0}",
+            "%zero = f32[] constant(0)",
+            "%sum = f32[] reduce(%p0, %zero), dimensions={0}, to_apply=%add",
+            "%r = (s32[], f32[]) tuple(%g, %sum)"]
+    hlo = module_with(name, ADD_F32, [(np.float32, (8,)), (np.int32, ())], body, "(s32[], f32[])")
+    hlo = hlo.replace("p0: f32[8]{0}", "p0: f32[<=8]{0}").replace("%p0 = f32[8]{0}", "%p0 = f32[<=8]{0}")
+    w = np.arange(8, dtype=np.float32)
+    case(name, hlo, [w, np.int32(0)], [np.int32(8), np.float32(w.sum())])
+    # dynamic-reshape: a static f32[6] laid out row-major over runtime sizes (2, 3) in a
+    # f32[<=4,<=3] buffer; past the sizes hloc writes zero; the row sums see only real rows.
+    x6 = np.arange(1, 7, dtype=np.float32)
+    for (r0, r1) in ((2, 3), (3, 2)):
+        name = "dyn_reshape_%dx%d_f32" % (r0, r1)
+        body = ["%d = f32[<=6,<=3]{1,0} dynamic-reshape(%p0, %p1, %p2)",
+                "%zero = f32[] constant(0)",
+                "%rs = f32[<=6]{0} reduce(%d, %zero), dimensions={1}, to_apply=%add",
+                "%g0 = s32[] get-dimension-size(%d), dimensions={0}",
+                "%g1 = s32[] get-dimension-size(%d), dimensions={1}",
+                "%r = (f32[<=6,<=3]{1,0}, f32[<=6]{0}, s32[], s32[]) tuple(%d, %rs, %g0, %g1)"]
+        hlo = module_with(name, ADD_F32, [(np.float32, (18,)), (np.int32, ()), (np.int32, ())], body,
+                          "(f32[<=6,<=3]{1,0}, f32[<=6]{0}, s32[], s32[])")
+        x18 = np.zeros(18, dtype=np.float32)
+        x18[:6] = x6
+        out = np.zeros((6, 3), dtype=np.float32)
+        out[:r0, :r1] = x6.reshape(r0, r1)
+        case(name, hlo, [x18, np.int32(r0), np.int32(r1)],
+             [out, out.sum(axis=1).astype(np.float32), np.int32(r0), np.int32(r1)])
+
+
 def main():
     mulhi_cases()
+    dynamic_cases()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,10 @@
+# Error paths of mulhi, the dynamic-shape ops, stochastic-convert, ragged-dot, scaled-dot and
+# shuffle (their numeric cases are goldens from testdata/golden/make_ops_misc.py): each model
+# under testdata/ops_misc must stop with the exact message, through hloc.
+if(NOT HLOC_HAVE_CODEGEN)
+  return()
+endif()
+set(OPS_MISC ${CMAKE_SOURCE_DIR}/testdata/ops_misc)
+add_test(NAME ops_misc.err.dynamic_size_into_slice COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
+  "dynamic_size_into_slice.hlo:6:8: error: %r: 'slice' cannot read operand 0 \\(%s\\), whose dimension 0 has a dynamic size"
+  $<TARGET_FILE:hloc> ${OPS_MISC}/dynamic_size_into_slice.hlo -o ${CMAKE_BINARY_DIR}/ops_misc_err.so)
