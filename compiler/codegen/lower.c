@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/ops.h"
 #include "codegen/vmath.h"
 #include "hlo/rt.h"
 
@@ -585,7 +586,7 @@ LLVMValueRef cg_convert(cg_function *f, LLVMValueRef v, ir_etype from, ir_etype 
 bool cg_is_elementwise(const ir_instr *in) {
   switch (ir_opcode_table[in->op].family) {
   case IR_FAM_UNARY: case IR_FAM_BINARY: case IR_FAM_COMPARE: case IR_FAM_SELECT: case IR_FAM_CLAMP:
-  case IR_FAM_CONVERT:
+  case IR_FAM_CONVERT: case IR_FAM_STOCHASTIC_CONVERT:
     return true;
   default:
     return false;
@@ -633,6 +634,8 @@ LLVMValueRef cg_elementwise_apply(cg_function *f, ir_instr *in, LLVMValueRef *v)
   }
   case IR_FAM_CONVERT:
     return cg_convert(f, v[0], et, in->shape->et);
+  case IR_FAM_STOCHASTIC_CONVERT:
+    return cg_stochastic_convert(f, in, v[0], v[1]);
   default:
     cg_fail(cm, in, "not an elementwise instruction");
     return NULL;

@@ -220,9 +220,96 @@ def dynamic_cases():
              [out, out.sum(axis=1).astype(np.float32), np.int32(r0), np.int32(r1)])
 
 
+# ---- stochastic-convert -----------------------------------------------------------------------
+# The semantics document has no section on it; XLA's CPU pipeline runs its
+# StochasticConvertDecomposer (xla/service/stochastic_convert_decomposer.cc), whose formula is
+# transcribed here with exact Python arithmetic: t = floor(|x|), frac = |x| - t,
+# fixed = floor(frac * 2^bits(random)); round up (away from zero) when random < fixed; negate
+# for x < 0; x <= min(T) gives min(T), x >= max(T) gives max(T); NaN gives 0.  Only signed
+# integer results are defined.
+def stochastic_ref(xs, rs, rbits, tdt):
+    info = np.iinfo(tdt)
+    out = []
+    for x, r in zip(xs, rs):
+        x = float(x)
+        if x != x:
+            out.append(0)
+            continue
+        if x <= info.min:
+            out.append(info.min)
+            continue
+        if x >= info.max:
+            out.append(info.max)
+            continue
+        a = abs(x)
+        t = int(np.floor(a))
+        frac = a - t  # exact: a and t are dyadic rationals of the operand's precision
+        fixed = int(np.floor(np.ldexp(frac, rbits)))  # exact power-of-two scaling
+        y = t + (1 if int(r) < fixed else 0)
+        out.append(-y if x < 0 else y)
+    return np.array(out, dtype=tdt)
+
+
+def stochastic_cases():
+    from make import BF16, f32_to_bf16_bits
+    base = [0.0, -0.0, 0.25, -0.25, 0.5, -0.5, 0.75, 1.0, -1.0, 1.5, -1.5, 2.125, -7.875, 100.5,
+            1e-30, -1e-30, np.nan, np.inf, -np.inf, 3e9, -3e9, 126.5, 127.0, 127.5, -128.0,
+            -128.5, -129.0, 32767.5, -32768.5, 40000.25]
+    combos = [(np.float32, np.uint32, 32, np.int32), (np.float32, np.uint32, 32, np.int8),
+              (np.float16, np.uint16, 16, np.int16), (np.float16, np.uint16, 16, np.int8),
+              (BF16, np.uint16, 16, np.int32), (np.float64, np.uint64, 64, np.int64),
+              (np.float64, np.uint64, 64, np.int16), (np.float32, np.uint32, 32, np.int64)]
+    for fdt, rdt, rbits, tdt in combos:
+        vals = np.array(base * 3, dtype=np.float64)
+        rmax = np.iinfo(rdt).max
+        rs = np.array([0] * len(base) + [int(rmax)] * len(base) +
+                      [int(v) for v in RNG.integers(0, rmax, size=len(base), dtype=rdt, endpoint=True)],
+                      dtype=rdt)
+        if fdt is BF16:
+            xin = f32_to_bf16_bits(vals.astype(np.float32))
+            xval = (xin.astype(np.uint32) << 16).view(np.float32)
+        else:
+            with np.errstate(over="ignore"):
+                xin = vals.astype(fdt)
+            xval = xin
+        n = "stochastic_convert_%s_%s" % (hlo_type(fdt), hlo_type(tdt))
+        body = ["%%r = %s stochastic-convert(%%p0, %%p1)" % shape_str(tdt, xin.shape)]
+        hlo = module(n, [(fdt, xin.shape), (rdt, rs.shape)], body, shape_str(tdt, xin.shape))
+        case(n, hlo, [xin, rs], [stochastic_ref(xval, rs, rbits, tdt)])
+    # Probability: 0.3 and -2.7 with 4096 evenly spread random words round away from zero in
+    # exactly the fraction floor(frac * 2^32) / 2^32 of them.
+    k = 4096
+    rs = (np.arange(k, dtype=np.uint64) * (1 << 20)).astype(np.uint32)
+    xs = np.array([0.3] * k + [-2.7] * k, dtype=np.float32)
+    rr = np.concatenate([rs, rs])
+    n = "stochastic_convert_fraction_f32_s32"
+    body = ["%%r = %s stochastic-convert(%%p0, %%p1)" % shape_str(np.int32, xs.shape)]
+    hlo = module(n, [(np.float32, xs.shape), (np.uint32, rr.shape)], body, shape_str(np.int32, xs.shape))
+    case(n, hlo, [xs, rr], [stochastic_ref(xs, rr, 32, np.int32)])
+    # Empty, and fused after a multiply.
+    e = np.zeros((0,), dtype=np.float32)
+    n = "stochastic_convert_empty_f32_s32"
+    hlo = module(n, [(np.float32, (0,)), (np.uint32, (0,))], ["%r = s32[0]{0} stochastic-convert(%p0, %p1)"],
+                 "s32[0]{0}")
+    case(n, hlo, [e, np.zeros((0,), dtype=np.uint32)], [np.zeros((0,), dtype=np.int32)])
+    x = RNG.standard_normal((8, 40)).astype(np.float32) * 10
+    r = RNG.integers(0, 1 << 32, size=(8, 40), dtype=np.uint64).astype(np.uint32)
+    n = "fused_scale_stochastic_convert_f32_s16"
+    body = ["%k = f32[] constant(3.5)", "%kb = f32[8,40]{1,0} broadcast(%k), dimensions={}",
+            "%m = f32[8,40]{1,0} multiply(%p0, %kb)",
+            "%s = s16[8,40]{1,0} stochastic-convert(%m, %p1)",
+            "%one = s16[] constant(1)", "%ob = s16[8,40]{1,0} broadcast(%one), dimensions={}",
+            "%r = s16[8,40]{1,0} add(%s, %ob)"]
+    hlo = module(n, [(np.float32, x.shape), (np.uint32, r.shape)], body, "s16[8,40]{1,0}")
+    m = (x * np.float32(3.5)).astype(np.float32)
+    exp = (stochastic_ref(m.ravel(), r.ravel(), 32, np.int16).astype(np.int32) + 1).astype(np.int16).reshape(x.shape)
+    case(n, hlo, [x, r], [exp])
+
+
 def main():
     mulhi_cases()
     dynamic_cases()
+    stochastic_cases()
 
 
 if __name__ == "__main__":
