@@ -11,3 +11,6 @@ add_test(NAME ops_misc.err.dynamic_size_into_slice COMMAND ${CMAKE_SOURCE_DIR}/t
 add_test(NAME ops_misc.err.stochastic_convert_to_float COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
   "stochastic_convert_to_float.hlo:5:8: error: %y: stochastic-convert to bf16: XLA defines it only for signed integer results"
   $<TARGET_FILE:hloc> ${OPS_MISC}/stochastic_convert_to_float.hlo -o ${CMAKE_BINARY_DIR}/ops_misc_err.so)
+add_test(NAME ops_misc.err.ragged_dot_contracting_prefix_not_batch COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
+  "ragged_dot_contracting_prefix_not_batch.hlo:6:8: error: %r: ragged-dot: with a contracting ragged dimension, the leading dimensions of group_sizes must be batch dimensions"
+  $<TARGET_FILE:hloc> ${OPS_MISC}/ragged_dot_contracting_prefix_not_batch.hlo -o ${CMAKE_BINARY_DIR}/ops_misc_err.so)

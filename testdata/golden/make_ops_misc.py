@@ -306,10 +306,190 @@ def stochastic_cases():
     case(n, hlo, [x, r], [exp])
 
 
+# ---- ragged-dot -------------------------------------------------------------------------------
+# XLA's RaggedDotRewriter (xla/hlo/transforms/expanders/ragged_dot_rewriter.cc) and the
+# parser tests' modules: group g owns indices [start_g, end_g) of the lhs ragged dimension,
+# end = running sum of group_sizes, start = end - group_sizes.  Ragged non-contracting: row i
+# of group g is multiplied by rhs[g] (rows past the last group give 0); ragged contracting:
+# result[g] sums only the contracting indices of group g; ragged batch: the plain dot.
+def group_of(i, sizes):
+    end = 0
+    for g, n in enumerate(sizes):
+        start, end = end, end + int(n)
+        if start <= i < end:
+            return g
+    return -1
+
+
+def ragged_nc_ref(lhs, rhs, sizes):
+    """lhs [m, k], rhs [G, k, n] -> [m, n]"""
+    out = np.zeros((lhs.shape[0], rhs.shape[2]), dtype=np.float64)
+    for i in range(lhs.shape[0]):
+        g = group_of(i, sizes)
+        if g >= 0:
+            out[i] = lhs[i].astype(np.float64) @ rhs[g].astype(np.float64)
+    return out
+
+
+def ragged_cases():
+    from make import BF16, bf16_bits_to_f32, f32_to_bf16_bits
+    lhs = RNG.standard_normal((6, 4)).astype(np.float32)
+    rhs = RNG.standard_normal((3, 4, 5)).astype(np.float32)
+    attrs = "lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}"
+    # The module of XLA's RaggedDotTest.NonContracting (s64 group sizes), with sizes that cover
+    # every row, leave rows past the last group, and include an empty group.
+    for tag, sizes in (("full", (2, 3, 1)), ("short", (1, 0, 3))):
+        n = "ragged_dot_noncontracting_%s_f32" % tag
+        hlo = module(n, [(np.float32, (6, 4)), (np.float32, (3, 4, 5)), (np.int64, (3,))],
+                     ["%%r = f32[6,5]{1,0} ragged-dot(%%p0, %%p1, %%p2), %s" % attrs], "f32[6,5]{1,0}")
+        gs = np.array(sizes, dtype=np.int64)
+        case(n, hlo, [lhs, rhs, gs], [ragged_nc_ref(lhs, rhs, sizes).astype(np.float32)], {"rtol": 1e-5, "atol": 1e-5})
+    # f64 and s32 operands, s32 group sizes.
+    for dt, tol in ((np.float64, {"rtol": 1e-12, "atol": 1e-12}), (np.int32, None)):
+        if dt == np.int32:
+            a = RNG.integers(-5, 6, size=(6, 4)).astype(dt)
+            b = RNG.integers(-5, 6, size=(3, 4, 5)).astype(dt)
+        else:
+            a, b = lhs.astype(dt), rhs.astype(dt)
+        n = "ragged_dot_noncontracting_%s" % hlo_type(dt)
+        t = hlo_type(dt)
+        hlo = module(n, [(dt, (6, 4)), (dt, (3, 4, 5)), (np.int32, (3,))],
+                     ["%%r = %s[6,5]{1,0} ragged-dot(%%p0, %%p1, %%p2), %s" % (t, attrs)], "%s[6,5]{1,0}" % t)
+        exp = ragged_nc_ref(a, b, (3, 1, 2))
+        exp = np.rint(exp).astype(dt) if dt == np.int32 else exp.astype(dt)
+        case(n, hlo, [a, b, np.array([3, 1, 2], dtype=np.int32)], [exp], tol)
+    # bf16 operands, f32 result.
+    lb, rb = f32_to_bf16_bits(lhs), f32_to_bf16_bits(rhs)
+    n = "ragged_dot_noncontracting_bf16_f32"
+    hlo = module(n, [(BF16, (6, 4)), (BF16, (3, 4, 5)), (np.int32, (3,))],
+                 ["%%r = f32[6,5]{1,0} ragged-dot(%%p0, %%p1, %%p2), %s" % attrs], "f32[6,5]{1,0}")
+    exp = ragged_nc_ref(bf16_bits_to_f32(lb), bf16_bits_to_f32(rb), (2, 2, 2)).astype(np.float32)
+    case(n, hlo, [lb, rb, np.array([2, 2, 2], dtype=np.int32)], [exp], {"rtol": 1e-5, "atol": 1e-5})
+    # Batch dimensions on both sides: lhs [2,5,3] (batch 0, ragged 1), rhs [2,4,3,6] (batch 0,
+    # group 1, contracting 2).
+    a = RNG.standard_normal((2, 5, 3)).astype(np.float32)
+    b = RNG.standard_normal((2, 4, 3, 6)).astype(np.float32)
+    sizes = (1, 2, 0, 2)
+    n = "ragged_dot_noncontracting_batch_f32"
+    hlo = module(n, [(np.float32, a.shape), (np.float32, b.shape), (np.int32, (4,))],
+                 ["%r = f32[2,5,6]{2,1,0} ragged-dot(%p0, %p1, %p2), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                  "lhs_contracting_dims={2}, rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={1}"],
+                 "f32[2,5,6]{2,1,0}")
+    exp = np.stack([ragged_nc_ref(a[j], b[j], sizes) for j in range(2)]).astype(np.float32)
+    case(n, hlo, [a, b, np.array(sizes, dtype=np.int32)], [exp], {"rtol": 1e-5, "atol": 1e-5})
+    # group_sizes [2, G]: its leading dimension indexes the lhs's dimension 0 (the MHLO export
+    # test's form, lhs [19,11,5] with group sizes [19,3]).
+    a = RNG.standard_normal((2, 5, 3)).astype(np.float32)
+    b = RNG.standard_normal((3, 3, 4)).astype(np.float32)
+    gs = np.array([[2, 2, 1], [0, 4, 1]], dtype=np.int32)
+    n = "ragged_dot_noncontracting_prefix_sizes_f32"
+    hlo = module(n, [(np.float32, a.shape), (np.float32, b.shape), (np.int32, gs.shape)],
+                 ["%r = f32[2,5,4]{2,1,0} ragged-dot(%p0, %p1, %p2), lhs_contracting_dims={2}, "
+                  "rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}"], "f32[2,5,4]{2,1,0}")
+    exp = np.stack([ragged_nc_ref(a[j], b, gs[j]) for j in range(2)]).astype(np.float32)
+    case(n, hlo, [a, b, gs], [exp], {"rtol": 1e-5, "atol": 1e-5})
+    # Ragged contracting dimension: lhs [4,7], rhs [7,3], 3 groups -> [3,4,3].
+    a = RNG.standard_normal((4, 7)).astype(np.float32)
+    b = RNG.standard_normal((7, 3)).astype(np.float32)
+    sizes = (2, 4, 0)
+    n = "ragged_dot_contracting_f32"
+    hlo = module(n, [(np.float32, a.shape), (np.float32, b.shape), (np.int64, (3,))],
+                 ["%r = f32[3,4,3]{2,1,0} ragged-dot(%p0, %p1, %p2), lhs_contracting_dims={1}, "
+                  "rhs_contracting_dims={0}, lhs_ragged_dims={1}"], "f32[3,4,3]{2,1,0}")
+    exp = np.zeros((3, 4, 3))
+    for kk in range(7):
+        g = group_of(kk, sizes)
+        if g >= 0:
+            exp[g] += np.outer(a[:, kk].astype(np.float64), b[kk].astype(np.float64))
+    case(n, hlo, [a, b, np.array(sizes, dtype=np.int64)], [exp.astype(np.float32)], {"rtol": 1e-5, "atol": 1e-5})
+    # Ragged contracting dimension with a batch dimension and per-batch group sizes [2, G].
+    a = RNG.standard_normal((2, 3, 5)).astype(np.float32)
+    b = RNG.standard_normal((2, 5, 4)).astype(np.float32)
+    gs = np.array([[3, 2], [1, 1]], dtype=np.int32)
+    n = "ragged_dot_contracting_batch_prefix_f32"
+    hlo = module(n, [(np.float32, a.shape), (np.float32, b.shape), (np.int32, gs.shape)],
+                 ["%r = f32[2,2,3,4]{3,2,1,0} ragged-dot(%p0, %p1, %p2), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                  "lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={2}"], "f32[2,2,3,4]{3,2,1,0}")
+    exp = np.zeros((2, 2, 3, 4))
+    for j in range(2):
+        for kk in range(5):
+            g = group_of(kk, gs[j])
+            if g >= 0:
+                exp[g, j] += np.outer(a[j, :, kk].astype(np.float64), b[j, kk].astype(np.float64))
+    case(n, hlo, [a, b, gs], [exp.astype(np.float32)], {"rtol": 1e-5, "atol": 1e-5})
+    # Ragged batch dimension: the plain batched dot.
+    a = RNG.standard_normal((3, 2, 4)).astype(np.float32)
+    b = RNG.standard_normal((3, 4, 5)).astype(np.float32)
+    n = "ragged_dot_batch_f32"
+    hlo = module(n, [(np.float32, a.shape), (np.float32, b.shape), (np.int32, (2,))],
+                 ["%r = f32[3,2,5]{2,1,0} ragged-dot(%p0, %p1, %p2), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                  "lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}"], "f32[3,2,5]{2,1,0}")
+    case(n, hlo, [a, b, np.array([1, 2], dtype=np.int32)],
+         [np.einsum("bmk,bkn->bmn", a.astype(np.float64), b.astype(np.float64)).astype(np.float32)],
+         {"rtol": 1e-5, "atol": 1e-5})
+
+
+# ---- scaled-dot -------------------------------------------------------------------------------
+# XLA's ScaledDotRewriter (xla/backends/gpu/transforms/scaled_dot_rewriter.cc): an operand
+# whose scale is not a scalar is converted with it to a common type (bf16 when both are
+# narrower than 16 bits, the type when equal, f32 for equal widths, else the wider) and
+# multiplied by the scale repeated over blocks of operand_dim / scale_dim; a scalar scale
+# leaves its operand as it is.  Then the plain dot.
+def block_repeat(scale, shape):
+    out = scale
+    for d, n in enumerate(shape):
+        out = np.repeat(out, n // scale.shape[d], axis=d)
+    return out
+
+
+def scaled_cases():
+    from make import BF16, bf16_bits_to_f32, f32_to_bf16_bits
+    a = RNG.standard_normal((4, 8)).astype(np.float32)
+    b = RNG.standard_normal((8, 3)).astype(np.float32)
+    sa = RNG.uniform(0.5, 4, size=(4, 2)).astype(np.float32)
+    sb = RNG.uniform(0.5, 4, size=(2, 3)).astype(np.float32)
+    n = "scaled_dot_block_f32"
+    hlo = module(n, [(np.float32, a.shape), (np.float32, b.shape), (np.float32, sa.shape), (np.float32, sb.shape)],
+                 ["%r = f32[4,3]{1,0} scaled-dot(%p0, %p1, %p2, %p3), lhs_contracting_dims={1}, "
+                  "rhs_contracting_dims={0}"], "f32[4,3]{1,0}")
+    da = (a * block_repeat(sa, a.shape)).astype(np.float32)
+    db = (b * block_repeat(sb, b.shape)).astype(np.float32)
+    case(n, hlo, [a, b, sa, sb], [(da.astype(np.float64) @ db.astype(np.float64)).astype(np.float32)],
+         {"rtol": 1e-5, "atol": 1e-5})
+    # bf16 operands and scales (products rounded to bf16, as the common type says), both
+    # contracting dims last, an f32 result; lhs scale [1,1] scales everything by one number.
+    a = RNG.standard_normal((5, 16)).astype(np.float32)
+    b = RNG.standard_normal((6, 16)).astype(np.float32)
+    ab, bb = f32_to_bf16_bits(a), f32_to_bf16_bits(b)
+    sa = f32_to_bf16_bits(np.array([[2.5]], dtype=np.float32))
+    sb = f32_to_bf16_bits(RNG.uniform(0.5, 4, size=(6, 4)).astype(np.float32))
+    n = "scaled_dot_bf16_f32"
+    hlo = module(n, [(BF16, (5, 16)), (BF16, (6, 16)), (BF16, (1, 1)), (BF16, (6, 4))],
+                 ["%r = f32[5,6]{1,0} scaled-dot(%p0, %p1, %p2, %p3), lhs_contracting_dims={1}, "
+                  "rhs_contracting_dims={1}"], "f32[5,6]{1,0}")
+    da = bf16_bits_to_f32(f32_to_bf16_bits(bf16_bits_to_f32(ab) * np.float32(2.5)))
+    db = bf16_bits_to_f32(f32_to_bf16_bits(bf16_bits_to_f32(bb) * block_repeat(bf16_bits_to_f32(sb), (6, 16))))
+    case(n, hlo, [ab, bb, sa, sb], [(da.astype(np.float64) @ db.astype(np.float64).T).astype(np.float32)],
+         {"rtol": 1e-5, "atol": 1e-5})
+    # f16 operands with f32 scales (common type f32), batch dims; a scalar rhs scale is left out.
+    a = RNG.standard_normal((2, 3, 8)).astype(np.float16)
+    b = RNG.standard_normal((2, 8, 4)).astype(np.float16)
+    sa = RNG.uniform(0.5, 4, size=(2, 3, 4)).astype(np.float32)
+    n = "scaled_dot_f16_scalar_rhs_scale_f32"
+    hlo = module(n, [(np.float16, a.shape), (np.float16, b.shape), (np.float32, sa.shape), (np.float16, ())],
+                 ["%r = f32[2,3,4]{2,1,0} scaled-dot(%p0, %p1, %p2, %p3), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                  "lhs_contracting_dims={2}, rhs_contracting_dims={1}"], "f32[2,3,4]{2,1,0}")
+    da = a.astype(np.float32) * block_repeat(sa, a.shape)
+    exp = np.einsum("bmk,bkn->bmn", da.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    case(n, hlo, [a, b, sa, np.float16(8.0)], [exp], {"rtol": 1e-5, "atol": 1e-5})
+
+
 def main():
     mulhi_cases()
     dynamic_cases()
     stochastic_cases()
+    ragged_cases()
+    scaled_cases()
 
 
 if __name__ == "__main__":
