@@ -25,14 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/pass_names.h"
+#include "passes/pass_build.h"
 #include "passes/passes.h"
 
 typedef struct padder {
-  ir_module *m;
-  pass_names names;
-  ir_instr *user; /* the instruction new ones are made for */
-  bool replaced;  /* a get-dimension-size of this computation became its size */
+  pass_builder b;
+  bool replaced; /* a get-dimension-size of this computation became its size */
 } padder;
 
 static hlo_status oom(void) { return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "dynamic-padder: out of memory"); }
@@ -57,7 +55,7 @@ static bool has_sizes(const ir_instr *in) {
 /* Gives `in` a (cleared) size table; false when out of memory. */
 static bool new_sizes(padder *k, ir_instr *in) {
   int r = in->shape->rank;
-  in->pass_data = ir_arena_alloc_array(&k->m->arena, (size_t)(r ? r : 1), sizeof(ir_instr *));
+  in->pass_data = ir_arena_alloc_array(&k->b.m->arena, (size_t)(r ? r : 1), sizeof(ir_instr *));
   if (in->pass_data)
     memset(in->pass_data, 0, (size_t)(r ? r : 1) * sizeof(ir_instr *));
   return in->pass_data != NULL;
@@ -65,76 +63,37 @@ static bool new_sizes(padder *k, ir_instr *in) {
 
 /* ---- new instructions ------------------------------------------------------------------------ */
 
-static ir_instr *make(padder *k, ir_opcode op, const char *what, ir_shape *shape, ir_instr *const *ops, int n) {
-  ir_str name = pass_names_fresh(&k->names, k->m, k->user->name, what);
-  ir_instr *in = name.p && shape ? ir_instr_create(k->user->parent, op, name, shape, ops, n) : NULL;
-  if (in)
-    in->loc = k->user->loc;
-  return in;
-}
-
 /* An array shape with like's dimensions (dynamism included) and element type et. */
 static ir_shape *dims_like(padder *k, ir_etype et, const ir_shape *like) {
-  ir_shape *s = ir_shape_array(k->m, et, like->rank, like->dims);
-  if (s) {
+  ir_shape *s = pb_array(&k->b, et, like->rank, like->dims);
+  if (s)
     s->dyn = like->dyn;
-    ir_shape_set_default_layout(k->m, s);
-  }
   return s;
 }
 
 static ir_instr *broadcast_scalar(padder *k, ir_instr *v, const ir_shape *like, const char *what) {
-  ir_instr *b = make(k, IR_OP_BROADCAST, what, dims_like(k, v->shape->et, like), &v, 1);
-  if (b)
-    b->attrs.has_dimensions = true; /* dimensions={} */
-  return b;
-}
-
-static ir_instr *zero_scalar(padder *k, ir_etype et) {
-  ir_literal *lit = ir_arena_alloc(&k->m->arena, sizeof *lit);
-  ir_shape *s = ir_shape_scalar(k->m, et);
-  int64_t nb = ir_etype_table[et].storage_bytes;
-  void *data = ir_arena_alloc(&k->m->arena, (size_t)nb);
-  if (!lit || !s || !data)
-    return NULL;
-  memset(lit, 0, sizeof *lit);
-  memset(data, 0, (size_t)nb); /* all-zero bits are zero in every numeric type */
-  lit->shape = s;
-  lit->data = data;
-  lit->nbytes = nb;
-  ir_instr *c = make(k, IR_OP_CONSTANT, "dyn.zero", s, NULL, 0);
-  if (c)
-    c->attrs.u.literal = lit;
-  return c;
+  return pb_broadcast(&k->b, v, dims_like(k, v->shape->et, like), NULL, what);
 }
 
 /* select(iota(d) < size, x, fill): x with the elements at or past `size` in dimension d
  * replaced by the scalar fill. */
 static ir_instr *mask(padder *k, ir_instr *x, int d, ir_instr *size, ir_instr *fill) {
   const ir_shape *xs = x->shape;
-  ir_instr *iota = make(k, IR_OP_IOTA, "dyn.iota", dims_like(k, IR_S32, xs), NULL, 0);
-  if (!iota)
-    return NULL;
-  iota->attrs.u.iota_dimension = d;
-  ir_instr *bs = broadcast_scalar(k, size, xs, "dyn.size");
-  ir_instr *ops[3] = {iota, bs, NULL};
-  ir_instr *in = bs ? make(k, IR_OP_COMPARE, "dyn.in", dims_like(k, IR_PRED, xs), ops, 2) : NULL;
-  if (!in)
-    return NULL;
-  in->attrs.u.compare.dir = IR_CMP_LT;
-  in->attrs.bc.axis = -1;
-  ir_instr *bf = broadcast_scalar(k, fill, xs, "dyn.fill");
-  ops[0] = in, ops[1] = x, ops[2] = bf;
-  return bf ? make(k, IR_OP_SELECT, "dyn.mask", dims_like(k, xs->et, xs), ops, 3) : NULL;
+  ir_instr *iota = pb_iota(&k->b, "dyn.iota", dims_like(k, IR_S32, xs), d);
+  ir_instr *bs = iota ? broadcast_scalar(k, size, xs, "dyn.size") : NULL;
+  ir_instr *in = bs ? pb_compare(&k->b, "dyn.in", dims_like(k, IR_PRED, xs), iota, bs, IR_CMP_LT) : NULL;
+  ir_instr *bf = in ? broadcast_scalar(k, fill, xs, "dyn.fill") : NULL;
+  ir_instr *ops[3] = {in, x, bf};
+  return bf ? pb_make(&k->b, IR_OP_SELECT, "dyn.mask", dims_like(k, xs->et, xs), ops, 3) : NULL;
 }
 
 /* Operand `which` of the user with every tracked dimension listed in dims masked to fill;
  * sizes come from the operand itself or, where it has none, from other[i] of `other_dims`. */
 static hlo_status mask_operand(padder *k, int which, const ir_i64_list *dims, ir_instr *fill,
                                const ir_instr *other, const ir_i64_list *other_dims) {
-  ir_instr *x = k->user->operands[which];
+  ir_instr *x = k->b.user->operands[which];
   for (int i = 0; i < dims->n; i++) {
-    ir_instr *size = size_at(k->user->operands[which], (int)dims->v[i]);
+    ir_instr *size = size_at(k->b.user->operands[which], (int)dims->v[i]);
     if (!size && other)
       size = size_at(other, (int)other_dims->v[i]);
     if (!size)
@@ -142,7 +101,7 @@ static hlo_status mask_operand(padder *k, int which, const ir_i64_list *dims, ir
     if (!fill || !(x = mask(k, x, (int)dims->v[i], size, fill)))
       return oom();
   }
-  k->user->operands[which] = x;
+  k->b.user->operands[which] = x;
   return NULL;
 }
 
@@ -224,7 +183,8 @@ static hlo_status rule_dot(padder *k, ir_instr *in) {
   for (int i = 0; i < dn->lhs_contracting.n; i++)
     any |= size_at(lhs, (int)dn->lhs_contracting.v[i]) || size_at(rhs, (int)dn->rhs_contracting.v[i]);
   if (any) {
-    ir_instr *zl = zero_scalar(k, lhs->shape->et), *zr = zero_scalar(k, rhs->shape->et);
+    ir_instr *zl = pb_constant(&k->b, "dyn.zero", ir_shape_scalar(k->b.m, lhs->shape->et), NULL);
+    ir_instr *zr = pb_constant(&k->b, "dyn.zero", ir_shape_scalar(k->b.m, rhs->shape->et), NULL);
     HLO_RETURN_IF_ERROR(mask_operand(k, 0, &dn->lhs_contracting, zl, rhs, &dn->rhs_contracting));
     HLO_RETURN_IF_ERROR(mask_operand(k, 1, &dn->rhs_contracting, zr, lhs, &dn->lhs_contracting));
   }
@@ -254,15 +214,14 @@ static ir_instr *reshape_size(padder *k, ir_instr *in, int d) {
     return in->operands[1 + d];
   ir_instr *v = in->operands[1];
   int64_t one = 1;
-  ir_instr *s = make(k, IR_OP_SLICE, "dyn.size.slice", ir_shape_array(k->m, IR_S32, 1, &one), &v, 1);
-  ir_slice_dim *sd = ir_arena_alloc(&k->m->arena, sizeof *sd);
+  ir_instr *s = pb_make(&k->b, IR_OP_SLICE, "dyn.size.slice", pb_array(&k->b, IR_S32, 1, &one), &v, 1);
+  ir_slice_dim *sd = ir_arena_alloc(&k->b.m->arena, sizeof *sd);
   if (!s || !sd)
     return NULL;
-  ir_shape_set_default_layout(k->m, s->shape);
   *sd = (ir_slice_dim){.start = d, .limit = d + 1, .stride = 1};
   s->attrs.u.slice.dims = sd;
   s->attrs.u.slice.n = 1;
-  ir_instr *r = make(k, IR_OP_RESHAPE, "dyn.size", ir_shape_scalar(k->m, IR_S32), &s, 1);
+  ir_instr *r = pb_make(&k->b, IR_OP_RESHAPE, "dyn.size", ir_shape_scalar(k->b.m, IR_S32), &s, 1);
   if (r)
     r->attrs.u.inferred_dimension = -1;
   return r;
@@ -293,7 +252,7 @@ static bool elementwise_like(const ir_instr *in) {
 }
 
 static hlo_status rewrite(padder *k, ir_instr *in) {
-  k->user = in;
+  k->b.user = in;
   in->pass_data = NULL;
   switch (in->op) {
   case IR_OP_SET_DIMENSION_SIZE:
@@ -373,11 +332,11 @@ static hlo_status pad_computation(padder *k, ir_computation *c) {
 hlo_status pass_dynamic_padder(ir_module *m) {
   if (!module_has_dynamic_sizes(m))
     return NULL;
-  padder k = {.m = m};
-  hlo_status st = pass_names_init(&k.names, m) ? NULL : oom();
+  padder k = {.replaced = false};
+  hlo_status st = pass_builder_init(&k.b, m) ? NULL : oom();
   for (int ci = 0; ci < m->n_comps && !st; ci++)
     st = pad_computation(&k, m->comps[ci]);
-  pass_names_free(&k.names);
+  pass_builder_free(&k.b);
   ir_rebuild_uses(m);
   return st;
 }

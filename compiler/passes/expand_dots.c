@@ -31,86 +31,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/pass_names.h"
+#include "passes/pass_build.h"
 #include "passes/passes.h"
 
 #define XD_MAX_RANK 64
 
-typedef struct expander {
-  ir_module *m;
-  pass_names names;
-  ir_instr *user;
-  bool replaced;
-} expander;
-
 static hlo_status oom(void) { return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "expand-dots: out of memory"); }
 
-static ir_instr *make(expander *k, ir_opcode op, const char *what, ir_shape *shape, ir_instr *const *ops, int n) {
-  ir_str name = pass_names_fresh(&k->names, k->m, k->user->name, what);
-  ir_instr *in = name.p && shape ? ir_instr_create(k->user->parent, op, name, shape, ops, n) : NULL;
-  if (in)
-    in->loc = k->user->loc;
-  return in;
-}
-
-static ir_shape *array(expander *k, ir_etype et, int rank, const int64_t *dims) {
-  ir_shape *s = ir_shape_array(k->m, et, rank, dims);
-  if (s)
-    ir_shape_set_default_layout(k->m, s);
-  return s;
-}
-
-static ir_instr *broadcast(expander *k, ir_instr *x, ir_shape *to, const int64_t *map, const char *what) {
-  ir_instr *b = make(k, IR_OP_BROADCAST, what, to, &x, 1);
-  if (b) {
-    b->attrs.has_dimensions = true;
-    b->attrs.dimensions = ir_i64_list_copy(k->m, map, x->shape->rank);
-    if (x->shape->rank && !b->attrs.dimensions.v)
-      return NULL;
-  }
-  return b;
-}
-
-static ir_instr *binary(expander *k, ir_opcode op, const char *what, ir_shape *s, ir_instr *a, ir_instr *b) {
-  ir_instr *ops[2] = {a, b};
-  return make(k, op, what, s, ops, 2);
-}
-
-static ir_instr *compare(expander *k, const char *what, ir_shape *s, ir_instr *a, ir_instr *b, ir_cmp_dir dir) {
-  ir_instr *c = binary(k, IR_OP_COMPARE, what, s, a, b);
-  if (c)
-    c->attrs.u.compare.dir = dir;
-  return c;
-}
-
-static ir_instr *zero_scalar(expander *k, ir_etype et) {
-  ir_literal *lit = ir_arena_alloc(&k->m->arena, sizeof *lit);
-  ir_shape *s = ir_shape_scalar(k->m, et);
-  int64_t nb = ir_etype_table[et].storage_bytes;
-  void *data = ir_arena_alloc(&k->m->arena, (size_t)nb);
-  if (!lit || !s || !data)
-    return NULL;
-  memset(lit, 0, sizeof *lit);
-  memset(data, 0, (size_t)nb); /* all-zero bits are zero in every numeric type */
-  lit->shape = s;
-  lit->data = data;
-  lit->nbytes = nb;
-  ir_instr *c = make(k, IR_OP_CONSTANT, "zero", s, NULL, 0);
-  if (c)
-    c->attrs.u.literal = lit;
-  return c;
-}
-
-static ir_instr *convert(expander *k, ir_instr *x, ir_etype to, const char *what) {
+static ir_instr *convert(pass_builder *k, ir_instr *x, ir_etype to, const char *what) {
   if (x->shape->et == to)
     return x;
-  return make(k, IR_OP_CONVERT, what, array(k, to, x->shape->rank, x->shape->dims), &x, 1);
+  return pb_make(k, IR_OP_CONVERT, what, pb_array(k, to, x->shape->rank, x->shape->dims), &x, 1);
 }
 
 /* A dot of lhs and rhs under dnums with `like`'s result shape and precision. */
-static ir_instr *plain_dot(expander *k, ir_instr *like, ir_instr *lhs, ir_instr *rhs, const ir_dot_dnums *dn) {
+static ir_instr *plain_dot(pass_builder *k, ir_instr *like, ir_instr *lhs, ir_instr *rhs, const ir_dot_dnums *dn) {
   ir_instr *ops[2] = {lhs, rhs};
-  ir_instr *d = make(k, IR_OP_DOT, "dot", ir_shape_clone(k->m, like->shape), ops, 2);
+  ir_instr *d = pb_make(k, IR_OP_DOT, "dot", ir_shape_clone(k->m, like->shape), ops, 2);
   if (d) {
     d->attrs.u.dot = like->attrs.u.dot;
     d->attrs.u.dot.dnums = *dn;
@@ -130,37 +67,35 @@ static hlo_status ragged_fail(const ir_instr *in, const char *why) {
 }
 
 /* The inclusive and exclusive running sums of group_sizes along its last dimension. */
-static hlo_status running_sums(expander *k, ir_instr *gs, ir_instr **incl, ir_instr **excl) {
+static hlo_status running_sums(pass_builder *k, ir_instr *gs, ir_instr **incl, ir_instr **excl) {
   const ir_shape *s = gs->shape;
   int64_t g = s->dims[s->rank - 1], tdims[2] = {g, g};
-  ir_shape *ts = array(k, s->et, 2, tdims), *ps = array(k, IR_PRED, 2, tdims);
-  ir_instr *i0 = make(k, IR_OP_IOTA, "ragged.row", ts, NULL, 0);
-  ir_instr *i1 = make(k, IR_OP_IOTA, "ragged.col", ts, NULL, 0);
+  ir_shape *ts = pb_array(k, s->et, 2, tdims), *ps = pb_array(k, IR_PRED, 2, tdims);
+  ir_instr *i0 = pb_iota(k, "ragged.row", ts, 0);
+  ir_instr *i1 = pb_iota(k, "ragged.col", ts, 1);
   if (!i0 || !i1)
     return oom();
-  i0->attrs.u.iota_dimension = 0;
-  i1->attrs.u.iota_dimension = 1;
-  ir_instr *le = compare(k, "ragged.le", ps, i0, i1, IR_CMP_LE);
-  ir_instr *tri = le ? make(k, IR_OP_CONVERT, "ragged.tri", ts, &le, 1) : NULL;
+  ir_instr *le = pb_compare(k, "ragged.le", ps, i0, i1, IR_CMP_LE);
+  ir_instr *tri = le ? pb_make(k, IR_OP_CONVERT, "ragged.tri", ts, &le, 1) : NULL;
   if (!tri)
     return oom();
   /* incl[..., j] = sum_i gs[..., i] * (i <= j) */
   ir_instr *ops[2] = {gs, tri};
-  ir_instr *d = make(k, IR_OP_DOT, "ragged.cumsum", array(k, s->et, s->rank, s->dims), ops, 2);
+  ir_instr *d = pb_make(k, IR_OP_DOT, "ragged.cumsum", pb_array(k, s->et, s->rank, s->dims), ops, 2);
   int64_t lc = s->rank - 1, rc = 0;
   if (!d)
     return oom();
   d->attrs.u.dot.dnums.lhs_contracting = ir_i64_list_copy(k->m, &lc, 1);
   d->attrs.u.dot.dnums.rhs_contracting = ir_i64_list_copy(k->m, &rc, 1);
   *incl = d;
-  *excl = binary(k, IR_OP_SUBTRACT, "ragged.start", array(k, s->et, s->rank, s->dims), d, gs);
+  *excl = pb_binary(k, IR_OP_SUBTRACT, "ragged.start", pb_array(k, s->et, s->rank, s->dims), d, gs);
   return *excl && d->attrs.u.dot.dnums.lhs_contracting.v && d->attrs.u.dot.dnums.rhs_contracting.v ? NULL : oom();
 }
 
 /* x with a new dimension of G groups at position p: dense[..g..] = x[...] where the index in
  * dimension rdim lies in group g, else 0.  group_sizes' leading dimensions index x's
  * dimensions 0 .. p-1 (p = its rank - 1), so every broadcast keeps its dimensions in order. */
-static ir_instr *ragged_dense(expander *k, ir_instr *x, int rdim, ir_instr *gs, ir_instr *incl, ir_instr *excl,
+static ir_instr *ragged_dense(pass_builder *k, ir_instr *x, int rdim, ir_instr *gs, ir_instr *incl, ir_instr *excl,
                               const char *side) {
   const ir_shape *xs = x->shape, *gss = gs->shape;
   int p = gss->rank - 1, r = xs->rank + 1;
@@ -173,31 +108,30 @@ static ir_instr *ragged_dense(expander *k, ir_instr *x, int rdim, ir_instr *gs, 
   for (int q = 0; q <= p; q++)
     gmap[q] = q;
   char what[48];
-  ir_instr *iota = make(k, IR_OP_IOTA, "ragged.iota", array(k, gss->et, r, dims), NULL, 0);
+  ir_instr *iota = pb_iota(k, "ragged.iota", pb_array(k, gss->et, r, dims), map[rdim]);
   if (!iota)
     return NULL;
-  iota->attrs.u.iota_dimension = map[rdim];
-  ir_shape *gsh = array(k, gss->et, r, dims), *ps = array(k, IR_PRED, r, dims);
-  ir_instr *lo = broadcast(k, excl, gsh, gmap, "ragged.lo");
-  ir_instr *hi = lo ? broadcast(k, incl, array(k, gss->et, r, dims), gmap, "ragged.hi") : NULL;
-  ir_instr *c1 = hi ? compare(k, "ragged.ge", ps, lo, iota, IR_CMP_LE) : NULL;
-  ir_instr *c2 = c1 ? compare(k, "ragged.lt", array(k, IR_PRED, r, dims), iota, hi, IR_CMP_LT) : NULL;
-  ir_instr *in = c2 ? binary(k, IR_OP_AND, "ragged.in", array(k, IR_PRED, r, dims), c1, c2) : NULL;
+  ir_shape *gsh = pb_array(k, gss->et, r, dims), *ps = pb_array(k, IR_PRED, r, dims);
+  ir_instr *lo = pb_broadcast(k, excl, gsh, gmap, "ragged.lo");
+  ir_instr *hi = lo ? pb_broadcast(k, incl, pb_array(k, gss->et, r, dims), gmap, "ragged.hi") : NULL;
+  ir_instr *c1 = hi ? pb_compare(k, "ragged.ge", ps, lo, iota, IR_CMP_LE) : NULL;
+  ir_instr *c2 = c1 ? pb_compare(k, "ragged.lt", pb_array(k, IR_PRED, r, dims), iota, hi, IR_CMP_LT) : NULL;
+  ir_instr *in = c2 ? pb_binary(k, IR_OP_AND, "ragged.in", pb_array(k, IR_PRED, r, dims), c1, c2) : NULL;
   snprintf(what, sizeof what, "%s.groups", side);
-  ir_instr *xb = in ? broadcast(k, x, array(k, xs->et, r, dims), map, what) : NULL;
-  ir_instr *z = xb ? zero_scalar(k, xs->et) : NULL;
+  ir_instr *xb = in ? pb_broadcast(k, x, pb_array(k, xs->et, r, dims), map, what) : NULL;
+  ir_instr *z = xb ? pb_constant(k, "zero", ir_shape_scalar(k->m, xs->et), NULL) : NULL;
   int64_t none = 0;
-  ir_instr *zb = z ? broadcast(k, z, array(k, xs->et, r, dims), &none, "ragged.zeros") : NULL;
+  ir_instr *zb = z ? pb_broadcast(k, z, pb_array(k, xs->et, r, dims), &none, "ragged.zeros") : NULL;
   if (!zb)
     return NULL;
   ir_instr *ops[3] = {in, xb, zb};
   snprintf(what, sizeof what, "%s.dense", side);
-  return make(k, IR_OP_SELECT, what, array(k, xs->et, r, dims), ops, 3);
+  return pb_make(k, IR_OP_SELECT, what, pb_array(k, xs->et, r, dims), ops, 3);
 }
 
 /* l with every dimension at or after p moved up by one (a group dimension inserted at p),
  * led by p itself when with_lead. */
-static bool shifted(expander *k, const ir_i64_list *l, int64_t p, bool with_lead, ir_i64_list *out) {
+static bool shifted(pass_builder *k, const ir_i64_list *l, int64_t p, bool with_lead, ir_i64_list *out) {
   int64_t v[XD_MAX_RANK + 1];
   int n = 0;
   if (with_lead)
@@ -208,7 +142,7 @@ static bool shifted(expander *k, const ir_i64_list *l, int64_t p, bool with_lead
   return n == 0 || out->v != NULL;
 }
 
-static hlo_status expand_ragged(expander *k, ir_instr *in) {
+static hlo_status expand_ragged(pass_builder *k, ir_instr *in) {
   ir_instr *lhs = in->operands[0], *rhs = in->operands[1], *gs = in->operands[2];
   const ir_dot_dnums *dn = &in->attrs.u.dot.dnums;
   int rd = (int)dn->lhs_ragged.v[0];
@@ -288,7 +222,7 @@ static ir_etype common_type(ir_etype a, ir_etype b) {
 }
 
 /* Operand `which` multiplied by its scale `which + 2` repeated over blocks. */
-static ir_instr *dequantize(expander *k, ir_instr *in, int which) {
+static ir_instr *dequantize(pass_builder *k, ir_instr *in, int which) {
   ir_instr *x = in->operands[which], *sc = in->operands[which + 2];
   if (sc->shape->rank == 0)
     return x; /* XLA's rewriter leaves the operand as it is */
@@ -311,17 +245,17 @@ static ir_instr *dequantize(expander *k, ir_instr *in, int which) {
       dims[n++] = xs->dims[i] / ss->dims[i]; /* the block, repeated */
   }
   snprintf(what, sizeof what, "%s.scale.blocks", side);
-  ir_instr *b = broadcast(k, sc, array(k, t, n, dims), map, what);
+  ir_instr *b = pb_broadcast(k, sc, pb_array(k, t, n, dims), map, what);
   snprintf(what, sizeof what, "%s.scale", side);
-  ir_instr *r = b ? make(k, IR_OP_RESHAPE, what, array(k, t, xs->rank, xs->dims), &b, 1) : NULL;
+  ir_instr *r = b ? pb_make(k, IR_OP_RESHAPE, what, pb_array(k, t, xs->rank, xs->dims), &b, 1) : NULL;
   if (!r)
     return NULL;
   r->attrs.u.inferred_dimension = -1;
   snprintf(what, sizeof what, "%s.dequant", side);
-  return binary(k, IR_OP_MULTIPLY, what, array(k, t, xs->rank, xs->dims), x, r);
+  return pb_binary(k, IR_OP_MULTIPLY, what, pb_array(k, t, xs->rank, xs->dims), x, r);
 }
 
-static hlo_status expand_scaled(expander *k, ir_instr *in) {
+static hlo_status expand_scaled(pass_builder *k, ir_instr *in) {
   ir_instr *l = dequantize(k, in, 0);
   ir_instr *r = l ? dequantize(k, in, 1) : NULL;
   ir_instr *d = r ? plain_dot(k, in, l, r, &in->attrs.u.dot.dnums) : NULL;
@@ -333,7 +267,7 @@ static hlo_status expand_scaled(expander *k, ir_instr *in) {
 
 /* ---- driver ------------------------------------------------------------------------------------- */
 
-static hlo_status expand_computation(expander *k, ir_computation *c) {
+static hlo_status expand_computation(pass_builder *k, ir_computation *c) {
   int n0 = c->n_instrs;
   int *made = calloc((size_t)(n0 ? n0 : 1), sizeof *made);
   if (!made)
@@ -366,11 +300,11 @@ hlo_status pass_expand_dots(ir_module *m) {
       any |= m->comps[ci]->instrs[i]->op == IR_OP_RAGGED_DOT || m->comps[ci]->instrs[i]->op == IR_OP_SCALED_DOT;
   if (!any)
     return NULL;
-  expander k = {.m = m};
-  hlo_status st = pass_names_init(&k.names, m) ? NULL : oom();
+  pass_builder k;
+  hlo_status st = pass_builder_init(&k, m) ? NULL : oom();
   for (int ci = 0; ci < m->n_comps && !st; ci++)
     st = expand_computation(&k, m->comps[ci]);
-  pass_names_free(&k.names);
+  pass_builder_free(&k);
   ir_rebuild_uses(m);
   return st;
 }
