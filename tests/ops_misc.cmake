@@ -14,3 +14,6 @@ add_test(NAME ops_misc.err.stochastic_convert_to_float COMMAND ${CMAKE_SOURCE_DI
 add_test(NAME ops_misc.err.ragged_dot_contracting_prefix_not_batch COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
   "ragged_dot_contracting_prefix_not_batch.hlo:6:8: error: %r: ragged-dot: with a contracting ragged dimension, the leading dimensions of group_sizes must be batch dimensions"
   $<TARGET_FILE:hloc> ${OPS_MISC}/ragged_dot_contracting_prefix_not_batch.hlo -o ${CMAKE_BINARY_DIR}/ops_misc_err.so)
+add_test(NAME ops_misc.err.shuffle_multi_rotate COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
+  "shuffle_multi_rotate.hlo:4:8: error: %s: shuffle: mode=multi_rotate: hloc runs the modes XLA's ShuffleExpander expands \\(rotate, permute\\)"
+  $<TARGET_FILE:hloc> ${OPS_MISC}/shuffle_multi_rotate.hlo -o ${CMAKE_BINARY_DIR}/ops_misc_err.so)

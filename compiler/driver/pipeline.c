@@ -120,6 +120,7 @@ typedef struct pass_row {
 static hlo_status run_fill_elided(ir_module *m, int *n) { return pass_fill_elided_constants(m, n); }
 static hlo_status run_canonicalize(ir_module *m, int *n) { (void)n; return pass_canonicalize_broadcasts(m); }
 static hlo_status run_expand_dots(ir_module *m, int *n) { (void)n; return pass_expand_dots(m); }
+static hlo_status run_expand_shuffle(ir_module *m, int *n) { (void)n; return pass_expand_shuffle(m); }
 static hlo_status run_dynamic_padder(ir_module *m, int *n) { (void)n; return pass_dynamic_padder(m); }
 static hlo_status run_dce(ir_module *m, int *n) { (void)n; return pass_dce(m); }
 static hlo_status run_fusion(ir_module *m, int *n) { (void)n; return pass_fusion(m); }
@@ -130,6 +131,7 @@ static const pass_row passes[] = {
     {"canonicalize-broadcasts", run_canonicalize},
     {"dce", run_dce},
     {"expand-dots", run_expand_dots},
+    {"expand-shuffle", run_expand_shuffle},
     {"dynamic-padder", run_dynamic_padder},
     {"fusion", run_fusion},
 };

@@ -28,6 +28,11 @@ HLO_MUST_USE hlo_status pass_fusion(ir_module *m);
  * rewrites do not define. */
 HLO_MUST_USE hlo_status pass_expand_dots(ir_module *m);
 
+/* Pre: verified.  Rewrites shuffle (mode=rotate: slices + concatenate; mode=permute: one
+ * gather of single elements) as XLA's ShuffleExpander does; HLO_UNIMPLEMENTED (naming it) for
+ * attributes that do not fit or a mode XLA does not expand. */
+HLO_MUST_USE hlo_status pass_expand_shuffle(ir_module *m);
+
 /* Pre: verified, broadcasts canonical.  Tracks the sizes set-dimension-size and
  * dynamic-reshape give bounded dynamic dimensions and pads as XLA's DynamicPadder does:
  * get-dimension-size becomes the size, reduce and dot read their operands with the padding

@@ -484,12 +484,91 @@ def scaled_cases():
     case(n, hlo, [a, b, sa, np.float16(8.0)], [exp], {"rtol": 1e-5, "atol": 1e-5})
 
 
+# ---- shuffle ----------------------------------------------------------------------------------
+# The semantics document has no section on shuffle; XLA's ShuffleExpander and its tests
+# (xla/hlo/transforms/expanders/shuffle_expander{,_test}.cc) and xla/shuffle.cc define it:
+# mode=rotate rotates each listed dimension left by its shift modulo the size
+# (NormalizeShift: ((s % n) + n) % n), i.e. np.roll(x, -s, axis); mode=permute takes, for each
+# result element, the operand element whose listed coordinates the indices give (the
+# innermost index dimension holds one coordinate per listed dimension in the order listed, or
+# is left out for one dimension; other index dimensions are the operand's or 1 = shared),
+# through a gather, so out-of-range coordinates clamp to [0, n - 1].
+def permute_ref(x, dims, idx):
+    idx = np.asarray(idx, dtype=np.int64)
+    coord = idx.ndim == x.ndim + 1
+    out = np.empty_like(x)
+    for e in np.ndindex(*x.shape):
+        at = tuple(0 if idx.shape[d] == 1 else e[d] for d in range(x.ndim))
+        c = list(e)
+        for j, d in enumerate(dims):
+            v = idx[at + (j,)] if coord else idx[at]
+            c[d] = min(max(int(v), 0), x.shape[d] - 1)
+        out[e] = x[tuple(c)]
+    return out
+
+
+def lit_text(a):
+    """An HLO integer literal: type, shape with layout, nested braces."""
+    def nest(v):
+        if v.ndim == 0:
+            return str(int(v))
+        return "{ " + ", ".join(nest(w) for w in v) + " }" if v.ndim > 1 else "{" + ", ".join(str(int(w)) for w in v) + "}"
+    return "%s %s" % (shape_str(a.dtype.type, a.shape), nest(a))
+
+
+def shuffle_cases():
+    from make import BF16, f32_to_bf16_bits
+    # rotate: XLA's test modules (1-D shift 1, 2-D shifts {1,2}, shift 0), plus negative and
+    # larger-than-size shifts, over several element types.
+    rot = [("rotate_1d", (4,), [0], [1]), ("rotate_2d", (2, 3), [0, 1], [1, 2]), ("rotate_zero", (4,), [0], [0]),
+           ("rotate_negative_big", (3, 5), [1, 0], [-7, 4]), ("rotate_empty", (0, 3), [0, 1], [2, 1])]
+    types = [np.float32, np.int8, np.complex64, np.bool_, BF16]
+    for k, (tag, shape, dims, shifts) in enumerate(rot):
+        dt = types[k % len(types)]
+        base = np.arange(int(np.prod(shape))).reshape(shape)
+        if dt is BF16:
+            x = f32_to_bf16_bits(base.astype(np.float32))
+        elif dt == np.bool_:
+            x = (base % 3 == 0)
+        elif dt == np.complex64:
+            x = (base + 1j * base[::-1] if base.ndim else base).astype(np.complex64)
+        else:
+            x = base.astype(dt)
+        exp = x
+        for d, sh in zip(dims, shifts):
+            exp = np.roll(exp, -sh, axis=d)
+        n = "shuffle_%s_%s" % (tag, hlo_type(dt))
+        sh_ = shape_str(dt, shape)
+        hlo = module(n, [(dt, shape)], ["%%r = %s shuffle(%%p0), dimensions={%s}, mode=rotate, shifts={%s}"
+                                         % (sh_, ",".join(map(str, dims)), ",".join(map(str, shifts)))], sh_)
+        case(n, hlo, [x], [np.ascontiguousarray(exp)], {"bf16": True} if dt is BF16 else None)
+    # permute: XLA's test modules (one dimension with shared [3,1] indices, every dimension in
+    # order and out of order, rank 1, non-adjacent dimensions with a shared middle dimension,
+    # s8 indices), plus out-of-range coordinates that clamp.
+    perm = [("one_dim", (3, 2), [0], np.array([[2], [0], [1]], dtype=np.int32)),
+            ("every_dim", (3, 2), [0, 1], np.array([[[2, 0], [0, 1]], [[0, 0], [2, 1]], [[1, 0], [1, 1]]], dtype=np.int32)),
+            ("rank1", (4,), [0], np.array([3, 1, 0, 2], dtype=np.int32)),
+            ("out_of_order", (3, 2), [1, 0], np.array([[[0, 2], [1, 0]], [[0, 0], [1, 2]], [[0, 1], [1, 1]]], dtype=np.int32)),
+            ("non_adjacent", (2, 2, 2), [0, 2], np.array([[[[1, 1], [1, 0]]], [[[0, 1], [0, 0]]]], dtype=np.int32)),
+            ("narrow_s8", (3, 2), [0, 1], np.array([[[2, 0], [0, 1]], [[0, 0], [2, 1]], [[1, 0], [1, 1]]], dtype=np.int8)),
+            ("clamp", (5,), [0], np.array([-3, 7, 4, 0, 100], dtype=np.int64))]
+    for k, (tag, shape, dims, idx) in enumerate(perm):
+        dt = [np.float32, np.int32, np.float64, np.uint16, np.float32, np.int64, np.float32][k]
+        x = (np.arange(int(np.prod(shape))).reshape(shape) * 3 + 1).astype(dt)
+        n = "shuffle_permute_%s_%s" % (tag, hlo_type(dt))
+        sh_ = shape_str(dt, shape)
+        hlo = module(n, [(dt, shape)], ["%%r = %s shuffle(%%p0), dimensions={%s}, mode=permute, indices=%s"
+                                         % (sh_, ",".join(map(str, dims)), lit_text(idx))], sh_)
+        case(n, hlo, [x], [permute_ref(x, dims, idx)])
+
+
 def main():
     mulhi_cases()
     dynamic_cases()
     stochastic_cases()
     ragged_cases()
     scaled_cases()
+    shuffle_cases()
 
 
 if __name__ == "__main__":
