@@ -276,6 +276,14 @@ def stochastic_cases():
         body = ["%%r = %s stochastic-convert(%%p0, %%p1)" % shape_str(tdt, xin.shape)]
         hlo = module(n, [(fdt, xin.shape), (rdt, rs.shape)], body, shape_str(tdt, xin.shape))
         case(n, hlo, [xin, rs], [stochastic_ref(xval, rs, rbits, tdt)])
+    # An 8-bit float (f8e4m3fn, random u8), from constants: values exactly representable in it.
+    vals = [1.25, -2.5, 448.0, -0.125, 0.0, 3.75, -1.75, 0.5]
+    rs = [63, 128, 0, 31, 255, 191, 192, 127]
+    n = "stochastic_convert_f8e4m3fn_s8"
+    body = ["%%x = f8e4m3fn[8]{0} constant({%s})" % ", ".join(repr(v) for v in vals),
+            "%%rb = u8[8]{0} constant({%s})" % ", ".join(str(v) for v in rs),
+            "%r = s8[8]{0} stochastic-convert(%x, %rb)"]
+    case(n, module(n, [], body, "s8[8]{0}"), [], [stochastic_ref(vals, rs, 8, np.int8)])
     # Probability: 0.3 and -2.7 with 4096 evenly spread random words round away from zero in
     # exactly the fraction floor(frac * 2^32) / 2^32 of them.
     k = 4096
