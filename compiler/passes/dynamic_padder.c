@@ -65,26 +65,26 @@ static bool new_sizes(padder *k, ir_instr *in) {
 
 /* An array shape with like's dimensions (dynamism included) and element type et. */
 static ir_shape *dims_like(padder *k, ir_etype et, const ir_shape *like) {
-  ir_shape *s = pb_array(&k->b, et, like->rank, like->dims);
+  ir_shape *s = pass_build_array(&k->b, et, like->rank, like->dims);
   if (s)
     s->dyn = like->dyn;
   return s;
 }
 
 static ir_instr *broadcast_scalar(padder *k, ir_instr *v, const ir_shape *like, const char *what) {
-  return pb_broadcast(&k->b, v, dims_like(k, v->shape->et, like), NULL, what);
+  return pass_build_broadcast(&k->b, v, dims_like(k, v->shape->et, like), NULL, what);
 }
 
 /* select(iota(d) < size, x, fill): x with the elements at or past `size` in dimension d
  * replaced by the scalar fill. */
 static ir_instr *mask(padder *k, ir_instr *x, int d, ir_instr *size, ir_instr *fill) {
   const ir_shape *xs = x->shape;
-  ir_instr *iota = pb_iota(&k->b, "dyn.iota", dims_like(k, IR_S32, xs), d);
+  ir_instr *iota = pass_build_iota(&k->b, "dyn.iota", dims_like(k, IR_S32, xs), d);
   ir_instr *bs = iota ? broadcast_scalar(k, size, xs, "dyn.size") : NULL;
-  ir_instr *in = bs ? pb_compare(&k->b, "dyn.in", dims_like(k, IR_PRED, xs), iota, bs, IR_CMP_LT) : NULL;
+  ir_instr *in = bs ? pass_build_compare(&k->b, "dyn.in", dims_like(k, IR_PRED, xs), iota, bs, IR_CMP_LT) : NULL;
   ir_instr *bf = in ? broadcast_scalar(k, fill, xs, "dyn.fill") : NULL;
   ir_instr *ops[3] = {in, x, bf};
-  return bf ? pb_make(&k->b, IR_OP_SELECT, "dyn.mask", dims_like(k, xs->et, xs), ops, 3) : NULL;
+  return bf ? pass_build_instr(&k->b, IR_OP_SELECT, "dyn.mask", dims_like(k, xs->et, xs), ops, 3) : NULL;
 }
 
 /* Operand `which` of the user with every tracked dimension listed in dims masked to fill;
@@ -183,8 +183,8 @@ static hlo_status rule_dot(padder *k, ir_instr *in) {
   for (int i = 0; i < dn->lhs_contracting.n; i++)
     any |= size_at(lhs, (int)dn->lhs_contracting.v[i]) || size_at(rhs, (int)dn->rhs_contracting.v[i]);
   if (any) {
-    ir_instr *zl = pb_constant(&k->b, "dyn.zero", ir_shape_scalar(k->b.m, lhs->shape->et), NULL);
-    ir_instr *zr = pb_constant(&k->b, "dyn.zero", ir_shape_scalar(k->b.m, rhs->shape->et), NULL);
+    ir_instr *zl = pass_build_constant(&k->b, "dyn.zero", ir_shape_scalar(k->b.m, lhs->shape->et), NULL);
+    ir_instr *zr = pass_build_constant(&k->b, "dyn.zero", ir_shape_scalar(k->b.m, rhs->shape->et), NULL);
     HLO_RETURN_IF_ERROR(mask_operand(k, 0, &dn->lhs_contracting, zl, rhs, &dn->rhs_contracting));
     HLO_RETURN_IF_ERROR(mask_operand(k, 1, &dn->rhs_contracting, zr, lhs, &dn->lhs_contracting));
   }
@@ -214,14 +214,14 @@ static ir_instr *reshape_size(padder *k, ir_instr *in, int d) {
     return in->operands[1 + d];
   ir_instr *v = in->operands[1];
   int64_t one = 1;
-  ir_instr *s = pb_make(&k->b, IR_OP_SLICE, "dyn.size.slice", pb_array(&k->b, IR_S32, 1, &one), &v, 1);
+  ir_instr *s = pass_build_instr(&k->b, IR_OP_SLICE, "dyn.size.slice", pass_build_array(&k->b, IR_S32, 1, &one), &v, 1);
   ir_slice_dim *sd = ir_arena_alloc(&k->b.m->arena, sizeof *sd);
   if (!s || !sd)
     return NULL;
   *sd = (ir_slice_dim){.start = d, .limit = d + 1, .stride = 1};
   s->attrs.u.slice.dims = sd;
   s->attrs.u.slice.n = 1;
-  ir_instr *r = pb_make(&k->b, IR_OP_RESHAPE, "dyn.size", ir_shape_scalar(k->b.m, IR_S32), &s, 1);
+  ir_instr *r = pass_build_instr(&k->b, IR_OP_RESHAPE, "dyn.size", ir_shape_scalar(k->b.m, IR_S32), &s, 1);
   if (r)
     r->attrs.u.inferred_dimension = -1;
   return r;
@@ -336,7 +336,7 @@ hlo_status pass_dynamic_padder(ir_module *m) {
   hlo_status st = pass_builder_init(&k.b, m) ? NULL : oom();
   for (int ci = 0; ci < m->n_comps && !st; ci++)
     st = pad_computation(&k, m->comps[ci]);
-  pass_builder_free(&k.b);
+  pass_builder_deinit(&k.b);
   ir_rebuild_uses(m);
   return st;
 }

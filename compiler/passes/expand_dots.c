@@ -41,13 +41,13 @@ static hlo_status oom(void) { return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "ex
 static ir_instr *convert(pass_builder *k, ir_instr *x, ir_etype to, const char *what) {
   if (x->shape->et == to)
     return x;
-  return pb_make(k, IR_OP_CONVERT, what, pb_array(k, to, x->shape->rank, x->shape->dims), &x, 1);
+  return pass_build_instr(k, IR_OP_CONVERT, what, pass_build_array(k, to, x->shape->rank, x->shape->dims), &x, 1);
 }
 
 /* A dot of lhs and rhs under dnums with `like`'s result shape and precision. */
 static ir_instr *plain_dot(pass_builder *k, ir_instr *like, ir_instr *lhs, ir_instr *rhs, const ir_dot_dnums *dn) {
   ir_instr *ops[2] = {lhs, rhs};
-  ir_instr *d = pb_make(k, IR_OP_DOT, "dot", ir_shape_clone(k->m, like->shape), ops, 2);
+  ir_instr *d = pass_build_instr(k, IR_OP_DOT, "dot", ir_shape_clone(k->m, like->shape), ops, 2);
   if (d) {
     d->attrs.u.dot = like->attrs.u.dot;
     d->attrs.u.dot.dnums = *dn;
@@ -67,29 +67,29 @@ static hlo_status ragged_fail(const ir_instr *in, const char *why) {
 }
 
 /* The inclusive and exclusive running sums of group_sizes along its last dimension. */
-static hlo_status running_sums(pass_builder *k, ir_instr *gs, ir_instr **incl, ir_instr **excl) {
+static hlo_status running_sums(pass_builder *k, ir_instr *gs, ir_instr **out_incl, ir_instr **out_excl) {
   const ir_shape *s = gs->shape;
   int64_t g = s->dims[s->rank - 1], tdims[2] = {g, g};
-  ir_shape *ts = pb_array(k, s->et, 2, tdims), *ps = pb_array(k, IR_PRED, 2, tdims);
-  ir_instr *i0 = pb_iota(k, "ragged.row", ts, 0);
-  ir_instr *i1 = pb_iota(k, "ragged.col", ts, 1);
+  ir_shape *ts = pass_build_array(k, s->et, 2, tdims), *ps = pass_build_array(k, IR_PRED, 2, tdims);
+  ir_instr *i0 = pass_build_iota(k, "ragged.row", ts, 0);
+  ir_instr *i1 = pass_build_iota(k, "ragged.col", ts, 1);
   if (!i0 || !i1)
     return oom();
-  ir_instr *le = pb_compare(k, "ragged.le", ps, i0, i1, IR_CMP_LE);
-  ir_instr *tri = le ? pb_make(k, IR_OP_CONVERT, "ragged.tri", ts, &le, 1) : NULL;
+  ir_instr *le = pass_build_compare(k, "ragged.le", ps, i0, i1, IR_CMP_LE);
+  ir_instr *tri = le ? pass_build_instr(k, IR_OP_CONVERT, "ragged.tri", ts, &le, 1) : NULL;
   if (!tri)
     return oom();
   /* incl[..., j] = sum_i gs[..., i] * (i <= j) */
   ir_instr *ops[2] = {gs, tri};
-  ir_instr *d = pb_make(k, IR_OP_DOT, "ragged.cumsum", pb_array(k, s->et, s->rank, s->dims), ops, 2);
+  ir_instr *d = pass_build_instr(k, IR_OP_DOT, "ragged.cumsum", pass_build_array(k, s->et, s->rank, s->dims), ops, 2);
   int64_t lc = s->rank - 1, rc = 0;
   if (!d)
     return oom();
   d->attrs.u.dot.dnums.lhs_contracting = ir_i64_list_copy(k->m, &lc, 1);
   d->attrs.u.dot.dnums.rhs_contracting = ir_i64_list_copy(k->m, &rc, 1);
-  *incl = d;
-  *excl = pb_binary(k, IR_OP_SUBTRACT, "ragged.start", pb_array(k, s->et, s->rank, s->dims), d, gs);
-  return *excl && d->attrs.u.dot.dnums.lhs_contracting.v && d->attrs.u.dot.dnums.rhs_contracting.v ? NULL : oom();
+  *out_incl = d;
+  *out_excl = pass_build_binary(k, IR_OP_SUBTRACT, "ragged.start", pass_build_array(k, s->et, s->rank, s->dims), d, gs);
+  return *out_excl && d->attrs.u.dot.dnums.lhs_contracting.v && d->attrs.u.dot.dnums.rhs_contracting.v ? NULL : oom();
 }
 
 /* x with a new dimension of G groups at position p: dense[..g..] = x[...] where the index in
@@ -108,38 +108,38 @@ static ir_instr *ragged_dense(pass_builder *k, ir_instr *x, int rdim, ir_instr *
   for (int q = 0; q <= p; q++)
     gmap[q] = q;
   char what[48];
-  ir_instr *iota = pb_iota(k, "ragged.iota", pb_array(k, gss->et, r, dims), map[rdim]);
+  ir_instr *iota = pass_build_iota(k, "ragged.iota", pass_build_array(k, gss->et, r, dims), map[rdim]);
   if (!iota)
     return NULL;
-  ir_shape *gsh = pb_array(k, gss->et, r, dims), *ps = pb_array(k, IR_PRED, r, dims);
-  ir_instr *lo = pb_broadcast(k, excl, gsh, gmap, "ragged.lo");
-  ir_instr *hi = lo ? pb_broadcast(k, incl, pb_array(k, gss->et, r, dims), gmap, "ragged.hi") : NULL;
-  ir_instr *c1 = hi ? pb_compare(k, "ragged.ge", ps, lo, iota, IR_CMP_LE) : NULL;
-  ir_instr *c2 = c1 ? pb_compare(k, "ragged.lt", pb_array(k, IR_PRED, r, dims), iota, hi, IR_CMP_LT) : NULL;
-  ir_instr *in = c2 ? pb_binary(k, IR_OP_AND, "ragged.in", pb_array(k, IR_PRED, r, dims), c1, c2) : NULL;
+  ir_shape *gsh = pass_build_array(k, gss->et, r, dims), *ps = pass_build_array(k, IR_PRED, r, dims);
+  ir_instr *lo = pass_build_broadcast(k, excl, gsh, gmap, "ragged.lo");
+  ir_instr *hi = lo ? pass_build_broadcast(k, incl, pass_build_array(k, gss->et, r, dims), gmap, "ragged.hi") : NULL;
+  ir_instr *c1 = hi ? pass_build_compare(k, "ragged.ge", ps, lo, iota, IR_CMP_LE) : NULL;
+  ir_instr *c2 = c1 ? pass_build_compare(k, "ragged.lt", pass_build_array(k, IR_PRED, r, dims), iota, hi, IR_CMP_LT) : NULL;
+  ir_instr *in = c2 ? pass_build_binary(k, IR_OP_AND, "ragged.in", pass_build_array(k, IR_PRED, r, dims), c1, c2) : NULL;
   snprintf(what, sizeof what, "%s.groups", side);
-  ir_instr *xb = in ? pb_broadcast(k, x, pb_array(k, xs->et, r, dims), map, what) : NULL;
-  ir_instr *z = xb ? pb_constant(k, "zero", ir_shape_scalar(k->m, xs->et), NULL) : NULL;
+  ir_instr *xb = in ? pass_build_broadcast(k, x, pass_build_array(k, xs->et, r, dims), map, what) : NULL;
+  ir_instr *z = xb ? pass_build_constant(k, "zero", ir_shape_scalar(k->m, xs->et), NULL) : NULL;
   int64_t none = 0;
-  ir_instr *zb = z ? pb_broadcast(k, z, pb_array(k, xs->et, r, dims), &none, "ragged.zeros") : NULL;
+  ir_instr *zb = z ? pass_build_broadcast(k, z, pass_build_array(k, xs->et, r, dims), &none, "ragged.zeros") : NULL;
   if (!zb)
     return NULL;
   ir_instr *ops[3] = {in, xb, zb};
   snprintf(what, sizeof what, "%s.dense", side);
-  return pb_make(k, IR_OP_SELECT, what, pb_array(k, xs->et, r, dims), ops, 3);
+  return pass_build_instr(k, IR_OP_SELECT, what, pass_build_array(k, xs->et, r, dims), ops, 3);
 }
 
 /* l with every dimension at or after p moved up by one (a group dimension inserted at p),
  * led by p itself when with_lead. */
-static bool shifted(pass_builder *k, const ir_i64_list *l, int64_t p, bool with_lead, ir_i64_list *out) {
+static bool shifted(pass_builder *k, const ir_i64_list *l, int64_t p, bool with_lead, ir_i64_list *out_list) {
   int64_t v[XD_MAX_RANK + 1];
   int n = 0;
   if (with_lead)
     v[n++] = p;
   for (int i = 0; i < l->n && n <= XD_MAX_RANK; i++)
     v[n++] = l->v[i] < p ? l->v[i] : l->v[i] + 1;
-  *out = ir_i64_list_copy(k->m, v, n);
-  return n == 0 || out->v != NULL;
+  *out_list = ir_i64_list_copy(k->m, v, n);
+  return n == 0 || out_list->v != NULL;
 }
 
 static hlo_status expand_ragged(pass_builder *k, ir_instr *in) {
@@ -245,14 +245,14 @@ static ir_instr *dequantize(pass_builder *k, ir_instr *in, int which) {
       dims[n++] = xs->dims[i] / ss->dims[i]; /* the block, repeated */
   }
   snprintf(what, sizeof what, "%s.scale.blocks", side);
-  ir_instr *b = pb_broadcast(k, sc, pb_array(k, t, n, dims), map, what);
+  ir_instr *b = pass_build_broadcast(k, sc, pass_build_array(k, t, n, dims), map, what);
   snprintf(what, sizeof what, "%s.scale", side);
-  ir_instr *r = b ? pb_make(k, IR_OP_RESHAPE, what, pb_array(k, t, xs->rank, xs->dims), &b, 1) : NULL;
+  ir_instr *r = b ? pass_build_instr(k, IR_OP_RESHAPE, what, pass_build_array(k, t, xs->rank, xs->dims), &b, 1) : NULL;
   if (!r)
     return NULL;
   r->attrs.u.inferred_dimension = -1;
   snprintf(what, sizeof what, "%s.dequant", side);
-  return pb_binary(k, IR_OP_MULTIPLY, what, pb_array(k, t, xs->rank, xs->dims), x, r);
+  return pass_build_binary(k, IR_OP_MULTIPLY, what, pass_build_array(k, t, xs->rank, xs->dims), x, r);
 }
 
 static hlo_status expand_scaled(pass_builder *k, ir_instr *in) {
@@ -304,7 +304,7 @@ hlo_status pass_expand_dots(ir_module *m) {
   hlo_status st = pass_builder_init(&k, m) ? NULL : oom();
   for (int ci = 0; ci < m->n_comps && !st; ci++)
     st = expand_computation(&k, m->comps[ci]);
-  pass_builder_free(&k);
+  pass_builder_deinit(&k);
   ir_rebuild_uses(m);
   return st;
 }

@@ -48,12 +48,12 @@ static ir_str raw_attr(const ir_instr *in, const char *name) {
 }
 
 /* All integers written in v[0..len) in order (a leading '-' kept); false when one is not a
- * plain integer.  *out is malloc'ed. */
-static bool read_ints(const char *p, size_t len, int64_t **out, int64_t *n) {
+ * plain integer.  *out_v is malloc'ed (the caller frees it, also on failure). */
+static bool read_ints(const char *p, size_t len, int64_t **out_v, int64_t *out_n) {
   int64_t cap = 16;
-  *n = 0;
-  *out = malloc((size_t)cap * sizeof **out);
-  for (size_t i = 0; *out && i < len;) {
+  *out_n = 0;
+  *out_v = malloc((size_t)cap * sizeof **out_v);
+  for (size_t i = 0; *out_v && i < len;) {
     char c = p[i];
     if (c == '{' || c == '}' || c == ',' || c == ' ' || c == '\n' || c == '\t') {
       i++;
@@ -63,16 +63,16 @@ static bool read_ints(const char *p, size_t len, int64_t **out, int64_t *n) {
     long long v = strtoll(p + i, &end, 10);
     if (end == p + i || (size_t)(end - p) > len)
       return false;
-    if (*n == cap) {
-      int64_t *bigger = realloc(*out, (size_t)(cap *= 2) * sizeof **out);
+    if (*out_n == cap) {
+      int64_t *bigger = realloc(*out_v, (size_t)(cap *= 2) * sizeof **out_v);
       if (!bigger)
         return false;
-      *out = bigger;
+      *out_v = bigger;
     }
-    (*out)[(*n)++] = v;
+    (*out_v)[(*out_n)++] = v;
     i = (size_t)(end - p);
   }
-  return *out != NULL;
+  return *out_v != NULL;
 }
 
 /* An integer literal "s32[3,1]{1,0} { {2}, {0}, {1} }": its dims and values (row-major). */
@@ -82,7 +82,8 @@ typedef struct int_literal {
   int64_t *v, n;
 } int_literal;
 
-static bool read_literal(ir_str s, int_literal *lit) {
+static bool read_literal(ir_str s, int_literal *out_lit) {
+  int_literal *lit = out_lit;
   const char *p = s.p, *end = s.p + s.len;
   const char *lb = memchr(p, '[', s.len), *rb = lb ? memchr(lb, ']', (size_t)(end - lb)) : NULL;
   ir_etype et;
@@ -120,7 +121,7 @@ static ir_instr *slice_dim(pass_builder *k, ir_instr *x, int dim, int64_t lo, in
   }
   sd[dim] = (ir_slice_dim){.start = lo, .limit = hi, .stride = 1};
   dims[dim] = hi - lo;
-  ir_instr *r = pb_make(k, IR_OP_SLICE, what, pb_array(k, s->et, s->rank, dims), &x, 1);
+  ir_instr *r = pass_build_instr(k, IR_OP_SLICE, what, pass_build_array(k, s->et, s->rank, dims), &x, 1);
   if (r) {
     r->attrs.u.slice.dims = sd;
     r->attrs.u.slice.n = s->rank;
@@ -143,9 +144,8 @@ static hlo_status expand_rotate(pass_builder *k, ir_instr *in, const ir_i64_list
     if (s == 0)
       continue;
     ir_instr *ops[2] = {slice_dim(k, x, dim, s, size, "rotate.tail"), slice_dim(k, x, dim, 0, s, "rotate.head")};
-    x = ops[0] && ops[1] ? pb_make(k, IR_OP_CONCATENATE, "rotate", pb_array(k, x->shape->et, x->shape->rank, x->shape->dims),
-                                   ops, 2)
-                         : NULL;
+    ir_shape *rs = pass_build_array(k, x->shape->et, x->shape->rank, x->shape->dims);
+    x = ops[0] && ops[1] ? pass_build_instr(k, IR_OP_CONCATENATE, "rotate", rs, ops, 2) : NULL;
     if (!x) {
       free(shifts);
       return oom();
@@ -161,12 +161,12 @@ static hlo_status expand_rotate(pass_builder *k, ir_instr *in, const ir_i64_list
 
 /* ---- permute ----------------------------------------------------------------------------------- */
 
-/* Whether the indices fit x's shape and `dims`; *coord says if they have the coordinate dim. */
-static bool indices_fit(const int_literal *lit, const ir_shape *xs, const ir_i64_list *dims, bool *coord) {
-  *coord = lit->rank == xs->rank + 1;
-  if (!*coord && !(lit->rank == xs->rank && dims->n == 1))
+/* Whether the indices fit x's shape and `dims`; *out_coord says if they have the coordinate dim. */
+static bool indices_fit(const int_literal *lit, const ir_shape *xs, const ir_i64_list *dims, bool *out_coord) {
+  *out_coord = lit->rank == xs->rank + 1;
+  if (!*out_coord && !(lit->rank == xs->rank && dims->n == 1))
     return false;
-  if (*coord && lit->dims[xs->rank] != dims->n)
+  if (*out_coord && lit->dims[xs->rank] != dims->n)
     return false;
   for (int d = 0; d < xs->rank; d++)
     if (lit->dims[d] != xs->dims[d] && lit->dims[d] != 1)
@@ -236,10 +236,11 @@ static hlo_status expand_permute(pass_builder *k, ir_instr *in, const ir_i64_lis
   }
   full_coordinates(&lit, xs, dims, coord, wide, data);
   free(lit.v);
-  ir_instr *c = pb_constant(k, "permute.coordinates", pb_array(k, wide ? IR_S64 : IR_S32, xs->rank + 1, cdims), data);
+  ir_shape *cs = pass_build_array(k, wide ? IR_S64 : IR_S32, xs->rank + 1, cdims);
+  ir_instr *c = pass_build_constant(k, "permute.coordinates", cs, data);
   free(data);
   ir_instr *ops[2] = {x, c};
-  ir_instr *g = c ? pb_make(k, IR_OP_GATHER, "permute", pb_array(k, xs->et, xs->rank, xs->dims), ops, 2) : NULL;
+  ir_instr *g = c ? pass_build_instr(k, IR_OP_GATHER, "permute", pass_build_array(k, xs->et, xs->rank, xs->dims), ops, 2) : NULL;
   if (!g)
     return oom();
   g->attrs.u.gather.offset_dims = (ir_i64_list){0};
@@ -314,7 +315,7 @@ hlo_status pass_expand_shuffle(ir_module *m) {
   hlo_status st = pass_builder_init(&k, m) ? NULL : oom();
   for (int ci = 0; ci < m->n_comps && !st; ci++)
     st = expand_computation(&k, m->comps[ci]);
-  pass_builder_free(&k);
+  pass_builder_deinit(&k);
   ir_rebuild_uses(m);
   return st;
 }

@@ -17,18 +17,18 @@ typedef struct pass_builder {
 
 /* false when out of memory. */
 bool pass_builder_init(pass_builder *b, ir_module *m);
-void pass_builder_free(pass_builder *b);
+void pass_builder_deinit(pass_builder *b);
 
 /* An array shape with the default layout. */
-ir_shape *pb_array(pass_builder *b, ir_etype et, int rank, const int64_t *dims);
+ir_shape *pass_build_array(pass_builder *b, ir_etype et, int rank, const int64_t *dims);
 /* A new instruction named "<user>.<what>". */
-ir_instr *pb_make(pass_builder *b, ir_opcode op, const char *what, ir_shape *shape, ir_instr *const *ops, int n);
+ir_instr *pass_build_instr(pass_builder *b, ir_opcode op, const char *what, ir_shape *shape, ir_instr *const *ops, int n);
 /* broadcast(x) to `to`, operand dimension i going to map[i]. */
-ir_instr *pb_broadcast(pass_builder *b, ir_instr *x, ir_shape *to, const int64_t *map, const char *what);
-ir_instr *pb_binary(pass_builder *b, ir_opcode op, const char *what, ir_shape *s, ir_instr *x, ir_instr *y);
-ir_instr *pb_compare(pass_builder *b, const char *what, ir_shape *s, ir_instr *x, ir_instr *y, ir_cmp_dir dir);
-ir_instr *pb_iota(pass_builder *b, const char *what, ir_shape *s, int64_t dim);
+ir_instr *pass_build_broadcast(pass_builder *b, ir_instr *x, ir_shape *to, const int64_t *map, const char *what);
+ir_instr *pass_build_binary(pass_builder *b, ir_opcode op, const char *what, ir_shape *s, ir_instr *x, ir_instr *y);
+ir_instr *pass_build_compare(pass_builder *b, const char *what, ir_shape *s, ir_instr *x, ir_instr *y, ir_cmp_dir dir);
+ir_instr *pass_build_iota(pass_builder *b, const char *what, ir_shape *s, int64_t dim);
 /* A constant of shape s holding `data` (storage bytes, row-major), or zeros when data is NULL. */
-ir_instr *pb_constant(pass_builder *b, const char *what, ir_shape *s, const void *data);
+ir_instr *pass_build_constant(pass_builder *b, const char *what, ir_shape *s, const void *data);
 
 #endif
