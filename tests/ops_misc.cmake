@@ -5,9 +5,9 @@ if(NOT HLOC_HAVE_CODEGEN)
   return()
 endif()
 set(OPS_MISC ${CMAKE_SOURCE_DIR}/testdata/ops_misc)
-add_test(NAME ops_misc.err.dynamic_size_into_slice COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
-  "dynamic_size_into_slice.hlo:6:8: error: %r: 'slice' cannot read operand 0 \\(%s\\), whose dimension 0 has a dynamic size"
-  $<TARGET_FILE:hloc> ${OPS_MISC}/dynamic_size_into_slice.hlo -o ${CMAKE_BINARY_DIR}/ops_misc_err.so)
+add_test(NAME ops_misc.err.dynamic_size_into_reverse COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
+  "dynamic_size_into_reverse.hlo:6:8: error: %r: 'reverse' cannot read operand 0 \\(%s\\), whose dimension 0 has a dynamic size"
+  $<TARGET_FILE:hloc> ${OPS_MISC}/dynamic_size_into_reverse.hlo -o ${CMAKE_BINARY_DIR}/ops_misc_err.so)
 add_test(NAME ops_misc.err.stochastic_convert_to_float COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
   "stochastic_convert_to_float.hlo:5:8: error: %y: stochastic-convert to bf16: XLA defines it only for signed integer results"
   $<TARGET_FILE:hloc> ${OPS_MISC}/stochastic_convert_to_float.hlo -o ${CMAKE_BINARY_DIR}/ops_misc_err.so)

@@ -7,7 +7,8 @@
  * - dynamic-reshape(x, n0, n1, ...) gives each dynamic result dimension i the size n_i;
  * - elementwise ops, convert, copy, map, broadcast and transpose carry their operands' sizes to
  *   the dimensions they map to; reduce keeps those of the dimensions it keeps, dot those of
- *   its batch and free dimensions;
+ *   its batch and free dimensions; slice gives (size - start + stride - 1) / stride, or makes
+ *   the dimension static when it takes one element (XLA's HandleSlice);
  * - entry parameters (and everything else) have their bound as size.
  * Then, as XLA's padder does: get-dimension-size of a tracked dimension becomes its size value;
  * a reduce over a tracked dimension reads select(iota < size, x, init) instead of x (the
@@ -115,7 +116,7 @@ static hlo_status unsupported(const ir_instr *in, int operand) {
   return hlo_status_make(HLO_UNIMPLEMENTED,
                          "%d:%d: error: %%%s: '%s' cannot read operand %d (%%%s), whose dimension %d has a dynamic size "
                          "(set-dimension-size, dynamic-reshape); hloc runs dynamic sizes through elementwise ops, "
-                         "convert, copy, map, broadcast, transpose, reduce, dot, get-dimension-size and the "
+                         "convert, copy, map, broadcast, transpose, slice, reduce, dot, get-dimension-size and the "
                          "entry's root tuple",
                          in->loc.line, in->loc.col, in->name.p, ir_opcode_table[in->op].spelling, operand,
                          op->name.p, d);
@@ -238,6 +239,34 @@ static hlo_status rule_dynamic_reshape(padder *k, ir_instr *in) {
   return NULL;
 }
 
+/* An s32[] scalar: op(a, constant c), or a itself when skip. */
+static ir_instr *scalar_op(padder *k, ir_opcode op, ir_instr *a, int32_t c, bool skip) {
+  if (skip || !a)
+    return a;
+  ir_shape *s = ir_shape_scalar(k->b.m, IR_S32);
+  ir_instr *ci = pass_build_constant(&k->b, "dyn.const", s, &c);
+  return ci ? pass_build_binary(&k->b, op, "dyn.size", ir_shape_scalar(k->b.m, IR_S32), a, ci) : NULL;
+}
+
+/* slice, as XLA's DynamicDimensionInference::HandleSlice: a sized dimension keeps the size
+ * (size - start + stride - 1) / stride, unless it slices out one element (then it is static). */
+static hlo_status rule_slice(padder *k, ir_instr *in) {
+  const ir_instr *op = in->operands[0];
+  for (int d = 0; d < op->shape->rank; d++) {
+    ir_instr *size = size_at(op, d);
+    const ir_slice_dim *sd = &in->attrs.u.slice.dims[d];
+    if (!size || (sd->limit - sd->start + sd->stride - 1) / sd->stride == 1)
+      continue;
+    size = scalar_op(k, IR_OP_SUBTRACT, size, (int32_t)sd->start, sd->start == 0);
+    size = scalar_op(k, IR_OP_ADD, size, (int32_t)(sd->stride - 1), sd->stride == 1);
+    size = scalar_op(k, IR_OP_DIVIDE, size, (int32_t)sd->stride, sd->stride == 1);
+    if (!size || (!sizes_of(in) && !new_sizes(k, in)))
+      return oom();
+    sizes_of(in)[d] = size;
+  }
+  return NULL;
+}
+
 static bool elementwise_like(const ir_instr *in) {
   switch (ir_opcode_table[in->op].family) {
   case IR_FAM_UNARY: case IR_FAM_BINARY: case IR_FAM_COMPARE: case IR_FAM_SELECT: case IR_FAM_CLAMP:
@@ -272,6 +301,7 @@ static hlo_status rewrite(padder *k, ir_instr *in) {
   case IR_OP_DYNAMIC_RESHAPE: return rule_dynamic_reshape(k, in);
   case IR_OP_REDUCE: return rule_reduce(k, in);
   case IR_OP_DOT: return rule_dot(k, in);
+  case IR_OP_SLICE: return rule_slice(k, in);
   case IR_OP_BROADCAST:
     return carry(k, in, in->operands[0], in->attrs.dimensions.v, in->attrs.dimensions.n);
   case IR_OP_TRANSPOSE: {

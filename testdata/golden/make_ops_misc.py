@@ -189,6 +189,23 @@ def dynamic_cases():
             "%r = (s32[2,<=7]{1,0}, s32[2]{0}) tuple(%m, %sum)"]
     hlo = module_with(name, comps, [(np.int32, (2, 7)), (np.int32, ())], body, "(s32[2,<=7]{1,0}, s32[2]{0})")
     case(name, hlo, [k, np.int32(4)], [k * k, (k[:, :4] * k[:, :4]).sum(axis=1).astype(np.int32)])
+    # slice of a sized dimension (XLA's DynamicDimensionInference::HandleSlice): the size becomes
+    # (size - start + stride - 1) / stride; a one-element slice is static.
+    v = np.arange(1, 11, dtype=np.float32)
+    for n_ in (5, 1):
+        name = "dyn_set_size_slice_n%d_f32" % n_
+        body = ["%s = f32[<=10]{0} set-dimension-size(%p0, %p1), dimensions={0}",
+                "%t = f32[<=4]{0} slice(%s), slice={[1:9:2]}",
+                "%one = f32[1]{0} slice(%s), slice={[7:8]}",
+                "%zero = f32[] constant(0)",
+                "%sum = f32[] reduce(%t, %zero), dimensions={0}, to_apply=%add",
+                "%sum1 = f32[] reduce(%one, %zero), dimensions={0}, to_apply=%add",
+                "%g = s32[] get-dimension-size(%t), dimensions={0}",
+                "%r = (f32[], f32[], s32[]) tuple(%sum, %sum1, %g)"]
+        hlo = module_with(name, ADD_F32, [(np.float32, (10,)), (np.int32, ())], body, "(f32[], f32[], s32[])")
+        size = (n_ - 1 + 2 - 1) // 2  # (size - start + stride - 1) / stride, start 1, stride 2
+        case(name, hlo, [v, np.int32(n_)], [np.float32(v[1:9:2][:max(size, 0)].sum()), np.float32(v[7]),
+                                           np.int32(size)])
     # An entry parameter with a bounded dimension is passed at its bound: its size is the bound.
     name = "dyn_param_bound_get_size_f32"
     body = ["%g = s32[] get-dimension-size(%p0), dimensions={0}",
