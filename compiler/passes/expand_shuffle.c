@@ -274,8 +274,10 @@ static hlo_status expand(pass_builder *k, ir_instr *in) {
     return expand_rotate(k, in, dims);
   if (mode.p && ir_str_eq(mode, "permute"))
     return expand_permute(k, in, dims);
+  if (!mode.p)
+    return bad(in, "needs mode=rotate or mode=permute%s", "");
   char m[64];
-  snprintf(m, sizeof m, "%.*s", mode.p ? (int)(mode.len < 40 ? mode.len : 40) : 6, mode.p ? mode.p : "absent");
+  snprintf(m, sizeof m, "%.*s", (int)(mode.len < 40 ? mode.len : 40), mode.p);
   return bad(in, "mode=%s: hloc runs the modes XLA's ShuffleExpander expands (rotate, permute)", m);
 }
 
