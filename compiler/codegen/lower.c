@@ -354,8 +354,8 @@ static LLVMValueRef int_shift(cg_function *f, ir_opcode op, LLVMValueRef a, LLVM
   return LLVMBuildSelect(b, too_far, fill, LLVMBuildAShr(b, a, safe, ""), "");
 }
 
-/* mulhi: the high half of the full product, computed at twice the width (XLA's elemental IR
- * emitter: sign-extended for signed types, zero-extended for unsigned). */
+/* mulhi: the high half of the full product, computed at twice the width (sign-extended for
+ * signed types, zero-extended for unsigned; docs/ops.md note 3). */
 static LLVMValueRef int_mulhi(cg_function *f, LLVMValueRef a, LLVMValueRef c, bool is_signed) {
   LLVMBuilderRef b = f->cm->b;
   LLVMTypeRef t = LLVMTypeOf(a);
