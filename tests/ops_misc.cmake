@@ -1,6 +1,7 @@
-# Error paths of mulhi, the dynamic-shape ops, stochastic-convert, ragged-dot, scaled-dot and
-# shuffle (their numeric cases are goldens from testdata/golden/make_ops_misc.py): each model
-# under testdata/ops_misc must stop with the exact message, through hloc.
+# Error paths of the dynamic-shape ops, stochastic-convert, ragged-dot and shuffle (their
+# numeric cases are goldens from testdata/golden/make_ops_misc.py): each model under
+# testdata/ops_misc must stop with the exact message, through hloc.  Below: the passes that
+# rewrite those ops leave modules that verify.
 if(NOT HLOC_HAVE_CODEGEN)
   return()
 endif()
@@ -17,3 +18,14 @@ add_test(NAME ops_misc.err.ragged_dot_contracting_prefix_not_batch COMMAND ${CMA
 add_test(NAME ops_misc.err.shuffle_multi_rotate COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
   "shuffle_multi_rotate.hlo:4:8: error: %s: shuffle: mode=multi_rotate: hloc runs the modes XLA's ShuffleExpander expands \\(rotate, permute\\)"
   $<TARGET_FILE:hloc> ${OPS_MISC}/shuffle_multi_rotate.hlo -o ${CMAKE_BINARY_DIR}/ops_misc_err.so)
+# The expand-dots, expand-shuffle and dynamic-padder passes leave modules that verify: each
+# golden model of theirs through hloc --verify-each (the verifier after every pass).
+file(GLOB OPS_MISC_PASS_MODELS CONFIGURE_DEPENDS
+  ${CMAKE_SOURCE_DIR}/testdata/golden/dyn_*/model.hlo ${CMAKE_SOURCE_DIR}/testdata/golden/ragged_dot_*/model.hlo
+  ${CMAKE_SOURCE_DIR}/testdata/golden/scaled_dot_*/model.hlo ${CMAKE_SOURCE_DIR}/testdata/golden/shuffle_*/model.hlo)
+foreach(m ${OPS_MISC_PASS_MODELS})
+  get_filename_component(dir ${m} DIRECTORY)
+  get_filename_component(name ${dir} NAME)
+  add_test(NAME ops_misc.verify_each.${name}
+    COMMAND $<TARGET_FILE:hloc> ${m} --verify-each --emit=hlo --after-passes -o ${CMAKE_BINARY_DIR}/ops_misc_${name}.hlo)
+endforeach()
