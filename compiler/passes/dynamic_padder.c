@@ -4,7 +4,9 @@
  * Every array keeps its buffer at the bound (f32[<=8] is stored as f32[8]); what is dynamic is
  * a size, an s32[] value that this pass tracks per instruction and dimension:
  * - set-dimension-size(x, n), dimensions={d} gives dimension d the size n (the data is x);
- * - dynamic-reshape(x, n0, n1, ...) gives each dynamic result dimension i the size n_i;
+ * - dynamic-reshape(x, n0, n1, ...) gives each dynamic result dimension i the size n_i; when x
+ *   has sizes itself it reads x's elements within them in row-major order (a gather first
+ *   packs them at the front of x's buffer);
  * - elementwise ops, convert, copy, map, broadcast and transpose carry their operands' sizes to
  *   the dimensions they map to; reduce keeps those of the dimensions it keeps, dot those of
  *   its batch and free dimensions; slice gives (size - start + stride - 1) / stride, or makes
@@ -228,9 +230,73 @@ static ir_instr *reshape_size(padder *k, ir_instr *in, int d) {
   return r;
 }
 
+static ir_instr *s32_const(padder *k, int32_t v) {
+  return pass_build_constant(&k->b, "dyn.const", ir_shape_scalar(k->b.m, IR_S32), &v);
+}
+
+/* a op broadcast(scalar) over a's shape (an s32 vector). */
+static ir_instr *vec_scalar(padder *k, ir_opcode op, ir_instr *a, ir_instr *scalar) {
+  ir_instr *b = scalar ? pass_build_broadcast(&k->b, scalar, a->shape, NULL, "dyn.flat.size") : NULL;
+  return b ? pass_build_binary(&k->b, op, "dyn.flat.index", a->shape, a, b) : NULL;
+}
+
+/* x's elements within its sizes, in row-major order over the sizes, first in an s32[n] vector
+ * the length of x's buffer (XLA reads a dynamic array's elements that way): a gather of
+ * x's flat buffer at sum_d ((j / stride_d) % size_d) * bound_stride_d for j = 0 .. n-1. */
+static ir_instr *compact(padder *k, ir_instr *x) {
+  const ir_shape *xs = x->shape;
+  int64_t n;
+  if (!ir_shape_num_elements(xs, &n) || n > INT32_MAX)
+    return NULL;
+  ir_instr *j = pass_build_iota(&k->b, "dyn.flat.iota", pass_build_array(&k->b, IR_S32, 1, &n), 0);
+  ir_instr *stride = NULL, *lin = NULL;
+  int64_t bstride = 1;
+  for (int d = xs->rank - 1; d >= 0 && j; d--) {
+    ir_instr *size = size_at(x, d) ? size_at(x, d) : s32_const(k, (int32_t)xs->dims[d]);
+    ir_instr *q = stride ? vec_scalar(k, IR_OP_DIVIDE, j, stride) : j;
+    ir_instr *idx = q ? vec_scalar(k, IR_OP_REMAINDER, q, size) : NULL;
+    ir_instr *term = bstride == 1 || !idx ? idx : vec_scalar(k, IR_OP_MULTIPLY, idx, s32_const(k, (int32_t)bstride));
+    lin = !term || !lin ? term : pass_build_binary(&k->b, IR_OP_ADD, "dyn.flat.index", j->shape, lin, term);
+    stride = !stride || !size ? size : pass_build_binary(&k->b, IR_OP_MULTIPLY, "dyn.flat.stride",
+                                                          ir_shape_scalar(k->b.m, IR_S32), stride, size);
+    bstride *= xs->dims[d];
+    if (!lin || !stride)
+      return NULL;
+  }
+  int64_t col[2] = {n, 1};
+  ir_instr *at = lin ? pass_build_instr(&k->b, IR_OP_RESHAPE, "dyn.flat.at", pass_build_array(&k->b, IR_S32, 2, col),
+                                        &lin, 1)
+                     : NULL;
+  ir_instr *flat = at ? pass_build_instr(&k->b, IR_OP_RESHAPE, "dyn.flat", pass_build_array(&k->b, xs->et, 1, &n), &x, 1)
+                      : NULL;
+  ir_instr *ops[2] = {flat, at};
+  ir_instr *g = flat ? pass_build_instr(&k->b, IR_OP_GATHER, "dyn.compact", pass_build_array(&k->b, xs->et, 1, &n), ops, 2)
+                     : NULL;
+  int64_t zero = 0, one = 1;
+  if (!g)
+    return NULL;
+  at->attrs.u.inferred_dimension = flat->attrs.u.inferred_dimension = -1;
+  g->attrs.u.gather.collapsed_slice_dims = ir_i64_list_copy(k->b.m, &zero, 1);
+  g->attrs.u.gather.start_index_map = ir_i64_list_copy(k->b.m, &zero, 1);
+  g->attrs.u.gather.slice_sizes = ir_i64_list_copy(k->b.m, &one, 1);
+  g->attrs.u.gather.index_vector_dim = 1;
+  return g->attrs.u.gather.collapsed_slice_dims.v && g->attrs.u.gather.start_index_map.v &&
+                 g->attrs.u.gather.slice_sizes.v
+             ? g
+             : NULL;
+}
+
+/* dynamic-reshape of an operand with sizes reads its elements within them (compact). */
 static hlo_status rule_dynamic_reshape(padder *k, ir_instr *in) {
-  if (has_sizes(in->operands[0]))
-    return unsupported(in, 0);
+  if (has_sizes(in->operands[0])) {
+    int64_t n;
+    if (!ir_shape_num_elements(in->operands[0]->shape, &n) || n > INT32_MAX)
+      return unsupported(in, 0);
+    ir_instr *c = compact(k, in->operands[0]);
+    if (!c)
+      return oom();
+    in->operands[0] = c;
+  }
   if (!new_sizes(k, in))
     return oom();
   for (int d = 0; d < in->shape->rank; d++)

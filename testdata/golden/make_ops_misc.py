@@ -206,6 +206,24 @@ def dynamic_cases():
         size = (n_ - 1 + 2 - 1) // 2  # (size - start + stride - 1) / stride, start 1, stride 2
         case(name, hlo, [v, np.int32(n_)], [np.float32(v[1:9:2][:max(size, 0)].sum()), np.float32(v[7]),
                                            np.int32(size)])
+    # dynamic-reshape of an operand that has sizes itself reads its elements within them, in
+    # row-major order (XLA's dynamic arrays hold exactly those elements).
+    x = np.random.default_rng(45).standard_normal((4, 5)).astype(np.float32)  # own stream: others stay
+    for n0, n1 in ((3, 4), (2, 5)):
+        name = "dyn_reshape_sized_operand_%dx%d_f32" % (n0, n1)
+        body = ["%s0 = f32[<=4,5]{1,0} set-dimension-size(%p0, %p1), dimensions={0}",
+                "%s = f32[<=4,<=5]{1,0} set-dimension-size(%s0, %p2), dimensions={1}",
+                "%n = s32[] multiply(%p1, %p2)",
+                "%d = f32[<=20]{0} dynamic-reshape(%s, %n)",
+                "%zero = f32[] constant(0)",
+                "%sum = f32[] reduce(%d, %zero), dimensions={0}, to_apply=%add",
+                "%r = (f32[<=20]{0}, f32[]) tuple(%d, %sum)"]
+        hlo = module_with(name, ADD_F32, [(np.float32, (4, 5)), (np.int32, ()), (np.int32, ())], body,
+                          "(f32[<=20]{0}, f32[])")
+        flat = np.zeros(20, dtype=np.float32)
+        flat[:n0 * n1] = x[:n0, :n1].ravel()
+        case(name, hlo, [x, np.int32(n0), np.int32(n1)], [flat, np.float32(x[:n0, :n1].astype(np.float64).sum())],
+             {"rtol": 1e-6, "atol": 1e-6})
     # An entry parameter with a bounded dimension is passed at its bound: its size is the bound.
     name = "dyn_param_bound_get_size_f32"
     body = ["%g = s32[] get-dimension-size(%p0), dimensions={0}",
