@@ -43,6 +43,16 @@ case $case_name in
       fail "softmax is not one kInput fusion"
     [ "$(grep -c ' fusion(' layernorm_rows.hlo)" = 1 ] || fail "layernorm is not one fusion"
     [ "$(grep -c 'kind=kLoop' data_movement_rows.hlo)" = 1 ] || fail "the data-movement chain is not one kLoop fusion"
+    # kOutput: a dot and a convolution with their bias/ReLU epilogues are one fusion each; a dot
+    # read transposed by its epilogue is not fused into it.
+    for c in output_dot_bias_relu output_conv_bias output_dot_transposed; do
+      "$hloc" "$src/testdata/golden/fusion_$c/model.hlo" --emit=hlo --after-passes -o $c.hlo || fail "$c: fuse"
+      "$hloc" $c.hlo --emit=none --strict || fail "$c: the fused module does not verify under --strict"
+    done
+    [ "$(grep -c 'kind=kOutput' output_dot_bias_relu.hlo)" = 1 ] && [ "$(grep -c ' fusion(' output_dot_bias_relu.hlo)" = 1 ] ||
+      fail "dot + bias + relu is not one kOutput fusion"
+    [ "$(grep -c 'kind=kOutput' output_conv_bias.hlo)" = 1 ] || fail "convolution + bias is not one kOutput fusion"
+    [ "$(grep -c 'kind=kOutput' output_dot_transposed.hlo)" = 0 ] || fail "a dot read transposed was fused in place"
     # A dynamic-update-slice whose operand dies there updates it in place: the chain of three
     # holds one f32[1024,64] buffer (%a's), not four.
     "$hloc" "$src/testdata/golden/fusion_in_place_updates/model.hlo" -o ipu.so --dump-dir ipu || fail "in-place: compile"

@@ -525,6 +525,9 @@ typedef struct fz_buffers {
   ir_instr **insts;   /* instructions of comp loaded from buffers */
   LLVMValueRef *ptrs; /* their leaf pointers in the caller */
   int n;
+  /* A kOutput fusion's dot or convolution: already computed into the result buffer, which the
+   * loop reads it from (each element at its own index) and overwrites. */
+  const ir_instr *in_out;
 } fz_buffers;
 
 /* Packs ctx, the buffers and `out` into an argument array in f; returns it. */
@@ -543,6 +546,8 @@ static LLVMValueRef pack_args(cg_function *f, const fz_buffers *bufs, LLVMValueR
 static LLVMValueRef bind_buffers(fz *z, range_fn *r, const fz_buffers *bufs) {
   for (int k = 0; k < bufs->n; k++)
     z->buffer[bufs->insts[k]->id] = range_arg(r, 1 + k);
+  if (bufs->in_out)
+    z->buffer[bufs->in_out->id] = range_arg(r, bufs->n + 1);
   return range_arg(r, bufs->n + 1);
 }
 
@@ -884,15 +889,49 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, const ir_instr *r
 
 /* Kernel body for a fusion instruction: the fused computation's parameters are the kernel's
  * operands. */
+/* A kOutput fusion's producer: the dot or convolution of c (its operands parameters). */
+static ir_instr *output_producer(const ir_computation *c) {
+  for (int i = 0; i < c->n_instrs; i++)
+    if (c->instrs[i]->op == IR_OP_DOT || c->instrs[i]->op == IR_OP_CONVOLUTION)
+      return c->instrs[i];
+  return NULL;
+}
+
+/* Computes a kOutput fusion's producer into `out`: its lowering (GEMM, convolution) runs with
+ * the fused computation's parameters bound to the fusion's operand buffers. */
+static void lower_output_producer(cg_function *kf, ir_instr *in, ir_instr *producer, LLVMValueRef out) {
+  ir_computation *c = in->called[0];
+  cg_value *outer = kf->values, *inner = calloc((size_t)c->n_instrs + 1, sizeof *inner);
+  if (!inner) {
+    cg_fail(kf->cm, in, "out of memory");
+    return;
+  }
+  for (int p = 0; p < c->n_params; p++)
+    inner[c->params[p]->id] = outer[in->operands[p]->id];
+  kf->values = inner;
+  if (producer->op == IR_OP_DOT)
+    cg_lower_dot(kf, producer, out);
+  else
+    cg_lower_convolution(kf, producer, out);
+  kf->values = outer;
+  free(inner);
+}
+
 static void fusion_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) {
   ir_computation *c = in->called[0];
   bool *member = calloc((size_t)c->n_instrs + 1, sizeof *member);
-  fz_buffers bufs = {calloc((size_t)c->n_params + 1, sizeof(ir_instr *)), calloc((size_t)c->n_params + 1, sizeof(LLVMValueRef)), 0};
+  fz_buffers bufs = {calloc((size_t)c->n_params + 1, sizeof(ir_instr *)), calloc((size_t)c->n_params + 1, sizeof(LLVMValueRef)), 0, NULL};
   for (int i = 0; i < c->n_instrs; i++)
     member[i] = c->instrs[i]->op != IR_OP_PARAMETER;
   for (int p = 0; p < c->n_params; p++) {
     bufs.insts[bufs.n] = c->params[p];
     bufs.ptrs[bufs.n++] = kf->values[in->operands[p]->id].leaves[0];
+  }
+  ir_instr *producer = output_producer(c);
+  if (producer) {
+    lower_output_producer(kf, in, producer, out);
+    member[producer->id] = false;
+    bufs.in_out = producer;
   }
   emit_kernel(kf, c, c->root, member, &bufs, out);
   free(member);
@@ -904,7 +943,7 @@ static void fusion_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) {
 static void single_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) {
   ir_computation *c = kf->comp;
   bool *member = calloc((size_t)c->n_instrs + 1, sizeof *member);
-  fz_buffers bufs = {calloc((size_t)in->n_operands + 1, sizeof(ir_instr *)), calloc((size_t)in->n_operands + 1, sizeof(LLVMValueRef)), 0};
+  fz_buffers bufs = {calloc((size_t)in->n_operands + 1, sizeof(ir_instr *)), calloc((size_t)in->n_operands + 1, sizeof(LLVMValueRef)), 0, NULL};
   member[in->id] = true;
   for (int k = 0; k < in->n_operands; k++) {
     bool seen = false;
@@ -930,6 +969,32 @@ static bool row_reduce_ok(const ir_instr *x, const ir_instr *root) {
          !ir_etype_is_complex(x->shape->et);
 }
 
+/* Whether x is the one dot or convolution of a kOutput fusion that the kernel can compute into
+ * the result buffer first: operands are parameters, the result has the root's shape and type,
+ * and the only path to the root is elementwise (each element read at its own index). */
+static bool output_producer_ok(const ir_computation *c, const ir_instr *x) {
+  const ir_instr *root = c->root;
+  if ((x->op != IR_OP_DOT && x->op != IR_OP_CONVOLUTION) || x == root || root->op == IR_OP_REDUCE ||
+      x->shape->et != root->shape->et || !ir_shape_same_dims(x->shape, root->shape) || x->shape->dyn)
+    return false;
+  for (int k = 0; k < x->n_operands; k++)
+    if (x->operands[k]->op != IR_OP_PARAMETER)
+      return false;
+  int producers = 0;
+  bool *reads = calloc((size_t)c->n_instrs + 1, sizeof *reads), ok = reads != NULL;
+  for (int i = 0; ok && i < c->n_instrs; i++) {
+    const ir_instr *y = c->instrs[i];
+    producers += y->op == IR_OP_DOT || y->op == IR_OP_CONVOLUTION;
+    reads[i] = y == x;
+    for (int k = 0; k < y->n_operands && !reads[i]; k++)
+      reads[i] = reads[y->operands[k]->id];
+    if (reads[i] && y != x && (!(ir_opcode_table[y->op].flags & OPF_ELEMENTWISE) || !ir_shape_same_dims(y->shape, x->shape)))
+      ok = false; /* x read at another element's index: not in place */
+  }
+  free(reads);
+  return ok && producers == 1;
+}
+
 /* Whether the fused emitter handles every instruction of fused computation c. */
 static bool fusion_supported(const ir_computation *c) {
   const ir_instr *root = c->root;
@@ -939,6 +1004,8 @@ static bool fusion_supported(const ir_computation *c) {
     return false;
   for (int i = 0; i < c->n_instrs; i++) {
     const ir_instr *x = c->instrs[i];
+    if (output_producer_ok(c, x))
+      continue;
     if (x != root && x->op == IR_OP_REDUCE && !row_reduce_ok(x, root))
       return false;
     if (x != root && x->op != IR_OP_PARAMETER && !cg_fused_member_ok(x))

@@ -11,7 +11,9 @@
  * elementwise producer read by two groups is computed once, not duplicated (the softmax trap
  * of xla-cpu-performance.md).  Each group of two or more becomes a computation
  * `<root>.fused_computation` and a `fusion` instruction in the root's place; DCE then drops
- * the members.  Existing fusions (XLA's optimized dumps) are kept as written.
+ * the members.  A dot or convolution read by one elementwise member of a loop group at its own
+ * index (bias, activation) joins it: kOutput.  Existing fusions (XLA's optimized dumps) are
+ * kept as written.
  * Tests: testdata/passes/fusion_*.hlo (cli.hloc.fusion.*), the golden and conformance suites.
  */
 #include <stdlib.h>
@@ -172,10 +174,48 @@ static bool row_broadcast(const ir_instr *b) {
   return true;
 }
 
+/* A dot or convolution whose one user is an elementwise member of a loop group, read (directly
+ * or not) only by group members that are elementwise with its dimensions, the root among them
+ * with its shape and type: it joins that group as a kOutput fusion's producer
+ * (code generation computes it into the fusion's result buffer, then applies the epilogue in
+ * place, each element read at its own index).  Its group through *g. */
+static bool output_fusible(const fuser *z, const ir_instr *p, int *g) {
+  if ((p->op != IR_OP_DOT && p->op != IR_OP_CONVOLUTION) || p->n_users != 1 || p->common.n_control_predecessors ||
+      (p->shape->et != IR_F32 && p->shape->et != IR_F64) || elements(p->shape) <= 1)
+    return false;
+  const ir_instr *u = p->users[0];
+  const membership *mu = &z->mem[u->id];
+  if (mu->n != 1 || !(ir_opcode_table[u->op].flags & OPF_ELEMENTWISE) || !ir_shape_same_dims(u->shape, p->shape))
+    return false;
+  const ir_instr *root = z->c->instrs[z->roots[mu->groups[0]]];
+  if (root->shape->et != p->shape->et || !ir_shape_same_dims(root->shape, p->shape))
+    return false;
+  /* Everything in the group that reads p, directly or not, reads it at the element's index. */
+  bool *reads = calloc((size_t)z->c->n_instrs + 1, sizeof *reads);
+  bool ok = reads != NULL;
+  if (reads)
+    reads[p->id] = true;
+  for (int i = p->id + 1; ok && i < z->c->n_instrs; i++) {
+    const ir_instr *x = z->c->instrs[i];
+    if (!in_group(&z->mem[i], mu->groups[0]))
+      continue; /* outside the group: it reads the fusion's result, not p */
+    for (int k = 0; k < x->n_operands && !reads[i]; k++)
+      reads[i] = reads[x->operands[k]->id];
+    if (reads[i] && (!(ir_opcode_table[x->op].flags & OPF_ELEMENTWISE) || !ir_shape_same_dims(x->shape, p->shape)))
+      ok = false;
+  }
+  free(reads);
+  *g = mu->groups[0];
+  return ok;
+}
+
 /* Decides the groups of producer p from its users' (all users already decided). */
 static bool join_users(fuser *z, ir_instr *p) {
   if (p == z->c->root || p->n_users == 0)
     return true;
+  int og;
+  if (output_fusible(z, p, &og))
+    return add_group(&z->mem[p->id], og);
   if (!loop_fusible(p)) {
     const membership *mu = p->n_users ? &z->mem[p->users[0]->id] : NULL;
     if (p->op != IR_OP_REDUCE || !mu || mu->n != 1)
@@ -192,6 +232,8 @@ static bool join_users(fuser *z, ir_instr *p) {
     const membership *mu = &z->mem[user->id];
     if (mu->n == 0)
       return true; /* read outside every group: p is materialized */
+    if (user->op == IR_OP_DOT || user->op == IR_OP_CONVOLUTION)
+      return true; /* a kOutput producer reads its operands from buffers */
     if (expensive(p) && user->op == IR_OP_BROADCAST && !row_broadcast(user))
       return true;
     if (first < 0)
@@ -367,10 +409,12 @@ static hlo_status fuse_computation(fuser *z, ir_computation *c) {
     if (g.n_members < 2)
       continue;
     memset(g.clone, 0, ((size_t)n + 1) * sizeof *g.clone);
-    bool reduces = false;
-    for (int i = 0; i < g.n_members; i++)
+    bool reduces = false, outputs = false;
+    for (int i = 0; i < g.n_members; i++) {
       reduces |= g.members[i]->op == IR_OP_REDUCE;
-    st = build_group(z, &g, reduces ? "kInput" : "kLoop");
+      outputs |= g.members[i]->op == IR_OP_DOT || g.members[i]->op == IR_OP_CONVOLUTION;
+    }
+    st = build_group(z, &g, reduces ? "kInput" : outputs ? "kOutput" : "kLoop");
   }
   for (int i = 0; i < n && z->mem; i++)
     free(z->mem[i].groups);

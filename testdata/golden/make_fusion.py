@@ -11,7 +11,8 @@ broadcasts), rows (broadcast along a minor dimension, slice, pad, concatenate, r
 (reassociated sums), column reductions (kept minor dimension, blocks of 1024 columns), row
 fusion (softmax and layernorm: reductions of the minor dimension broadcast back), a reduce
 whose max reducer sees NaN, a module that already holds XLA-style `fusion` instructions
-(kind=kLoop / kInput, calls=), as XLA's after-optimization dumps do, and the buffer assignment's
+(kind=kLoop / kInput, calls=), as XLA's after-optimization dumps do, kOutput fusions (a dot
+or convolution with its epilogue, and one that must not fuse), and the buffer assignment's
 in-place cases (dynamic-update-slice chains, a while loop's pass-through state and its
 scan-shaped updates).
 
@@ -358,6 +359,66 @@ ENTRY main {
     case("loop_scan_updates", hlo, [h0], [f32(ys)], {"rtol": 1e-6, "atol": 1e-6})
 
 
+def output_fusions():
+    """kOutput fusions: a dot with its bias and ReLU epilogue and a convolution with its bias,
+    each computed into the result buffer and finished in place; and a dot whose epilogue
+    reads it transposed, which must stay outside (read at another element's index)."""
+    rng = np.random.default_rng(14)
+    x = f32(rng.standard_normal((37, 50)))
+    w = f32(rng.standard_normal((50, 45)))
+    b = f32(rng.standard_normal(45))
+    hlo = """HloModule output_dot
+
+ENTRY main {
+  x = f32[37,50] parameter(0)
+  w = f32[50,45] parameter(1)
+  b = f32[45] parameter(2)
+  d = f32[37,45] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[37,45] broadcast(b), dimensions={1}
+  a = f32[37,45] add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[37,45] broadcast(z), dimensions={}
+  ROOT r = f32[37,45] maximum(a, zb)
+}
+"""
+    r = np.maximum(x.astype(np.float64) @ w + b, 0)
+    case("output_dot_bias_relu", hlo, [x, w, b], [f32(r)], {"rtol": 1e-5, "atol": 1e-5})
+
+    img = f32(rng.standard_normal((2, 9, 9, 8)))
+    k = f32(rng.standard_normal((3, 3, 8, 16)))
+    cb = f32(rng.standard_normal(16))
+    hlo = """HloModule output_conv
+
+ENTRY main {
+  x = f32[2,9,9,8] parameter(0)
+  k = f32[3,3,8,16] parameter(1)
+  b = f32[16] parameter(2)
+  c = f32[2,9,9,16] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  bb = f32[2,9,9,16] broadcast(b), dimensions={3}
+  ROOT r = f32[2,9,9,16] add(c, bb)
+}
+"""
+    xp = np.pad(img.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    out = np.zeros((2, 9, 9, 16))
+    for i in range(3):
+        for j in range(3):
+            out += np.einsum("nhwc,co->nhwo", xp[:, i:i + 9, j:j + 9, :], k[i, j].astype(np.float64))
+    case("output_conv_bias", hlo, [img, k, cb], [f32(out + cb)], {"rtol": 1e-5, "atol": 1e-5})
+
+    sq = f32(rng.standard_normal((40, 40)))
+    hlo = """HloModule output_dot_transposed
+
+ENTRY main {
+  x = f32[40,40] parameter(0)
+  d = f32[40,40] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[40,40] transpose(d), dimensions={1,0}
+  ROOT r = f32[40,40] add(d, t)
+}
+"""
+    dd = sq.astype(np.float64) @ sq
+    case("output_dot_transposed", hlo, [sq], [f32(dd + dd.T)], {"rtol": 1e-5, "atol": 1e-4})
+
+
 def main():
     softmax()
     layernorm()
@@ -369,6 +430,7 @@ def main():
     in_place_updates()
     loop_passthrough()
     loop_scan_updates()
+    output_fusions()
 
 
 if __name__ == "__main__":
