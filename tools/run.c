@@ -1180,7 +1180,7 @@ static void mpi_execute(mpi_run *r) {
   hlo_status s = watchdog_stop(&w, run_replicas(me, 1));
   if (!s)
     return;
-  fprintf(stderr, "hlorun: rank %d of %d: %s; stopping every rank\n", r->rank, r->size, hlo_status_message(s));
+  fprintf(stderr, "hlorun: rank %d of %d failed, stopping every rank: %s\n", r->rank, r->size, hlo_status_message(s));
   fflush(stdout);
   fflush(stderr);
   r->api->abort(1);

@@ -84,9 +84,9 @@ static hlo_status wait_request(coll_mpi *m, MPI_Request *req, double timeout_s, 
       return hlo_status_make(HLO_FAILED_PRECONDITION, "collective abandoned: this rank's run failed");
     if (timeout_s > 0 && MPI_Wtime() - start > timeout_s)
       return hlo_status_make(HLO_CANCELLED,
-                             "rank %d waited more than %g s for the other ranks in a collective "
+                             "waited more than %g s for the other ranks in a collective "
                              "(--collective-timeout): a rank stopped or is far behind",
-                             m->rank, timeout_s);
+                             timeout_s);
     pause_poll(spins);
   }
 }

@@ -1,0 +1,81 @@
+# hlorun's multi-process mode (docs/distributed.md), one replica per MPI rank on this machine:
+#   mpi.runtime.CASE  every multi-replica case of testdata/runtime/ with a CASE.expected, run again
+#                     under `mpirun -np N` (N: the module's replica_count, or its --replicas) and
+#                     checked against the same hand-written expected output (tests/mpi_case.sh);
+#   mpi.err.*         the failure behaviour: a rank failing before or during the run, a collective
+#                     timeout (tests/mpi_expect.sh);
+#   mpi.train_step    a data-parallel SGD step on 4 ranks against numpy on the whole batch.
+# Without MPI (no libhlort_mpi.so, or no mpirun) every one of them reports itself skipped.
+if(NOT HLOC_HAVE_CODEGEN)
+  return()
+endif()
+set(MPI_TEST_ENV "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
+
+file(GLOB MPI_RUNTIME_CASES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/testdata/runtime/*.hlo)
+foreach(m ${MPI_RUNTIME_CASES})
+  get_filename_component(name ${m} NAME_WE)
+  get_filename_component(dir ${m} DIRECTORY)
+  if(NOT EXISTS ${dir}/${name}.expected)
+    continue()
+  endif()
+  file(READ ${m} text)
+  set(np 0)
+  if(text MATCHES "replica_count=([0-9]+)")
+    set(np ${CMAKE_MATCH_1})
+  elseif(EXISTS ${dir}/${name}.args)
+    file(READ ${dir}/${name}.args args)
+    if(args MATCHES "--replicas\n([0-9]+)")
+      set(np ${CMAKE_MATCH_1})
+    endif()
+  endif()
+  if(np LESS 2)
+    continue()
+  endif()
+  add_test(NAME mpi.runtime.${name} COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_case.sh $<TARGET_FILE:hlorun> ${np}
+    ${dir}/${name} $<TARGET_FILE:runtime_cc_lib>)
+  set_tests_properties(mpi.runtime.${name} PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" SKIP_RETURN_CODE 77
+    TIMEOUT 150 PROCESSORS 2)
+endforeach()
+
+set(MPI_DIR ${CMAKE_SOURCE_DIR}/testdata/mpi)
+function(hloc_mpi_error name np rc line)
+  add_test(NAME mpi.err.${name} COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_expect.sh $<TARGET_FILE:hlorun> ${np} ${rc}
+    ${line} ${ARGN})
+  set_tests_properties(mpi.err.${name} PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" SKIP_RETURN_CODE 77
+    TIMEOUT 90 PROCESSORS 2)
+endfunction()
+# A custom call fails on rank 1 while rank 0 waits in the all-reduce: both stop (MPI_Abort).
+hloc_mpi_error(mid_run 2 1
+  "hlorun: rank 1 of 2 failed, stopping every rank: r: custom call 'cc_check_positive' failed: negative input"
+  ${MPI_DIR}/fail_mid_run.hlo --custom-call-lib $<TARGET_FILE:runtime_cc_lib>
+  "--input=r0:f32[4] {1, 2, 3, 4}" "--input=r1:f32[4] {1, -2, 3, 4}")
+# Rank 1's input cannot be read: every rank says so before anything runs, with rank 1's status.
+hloc_mpi_error(bad_input 2 2
+  "hlorun: rank 1 of 2: ${MPI_DIR}/no_such_input.npy: cannot open: No such file or directory"
+  ${MPI_DIR}/fail_mid_run.hlo --custom-call-lib $<TARGET_FILE:runtime_cc_lib>
+  "--input=r0:f32[4] {1, 2, 3, 4}" --input=r1:${MPI_DIR}/no_such_input.npy)
+# No library holds the custom call: every rank fails to load it; the lowest rank is named.
+hloc_mpi_error(missing_custom_call 2 2
+  "hlorun: rank 0 of 2: loading fail_mid_run: custom-call target 'cc_check_positive' not found (looked in 0 registered targets, 0 custom-call libraries and the process)"
+  ${MPI_DIR}/fail_mid_run.hlo "--input=f32[4] {1, 2, 3, 4}")
+# Rank 1 counts for ever before the all-reduce: rank 0 gives up after 1 s and stops both.
+hloc_mpi_error(collective_timeout 2 1
+  "hlorun: rank 0 of 2 failed, stopping every rank: waited more than 1 s for the other ranks in a collective (--collective-timeout): a rank stopped or is far behind"
+  ${MPI_DIR}/stall.hlo --collective-timeout 1 "--input=r0:s64[] 0" "--input=r1:s64[] 100000000000000")
+# --replicas that disagrees with the number of ranks.
+hloc_mpi_error(replicas_mismatch 2 2
+  "hlorun: rank 0 of 2: --replicas 3, but mpirun started 2 ranks (one replica per rank)"
+  ${CMAKE_SOURCE_DIR}/testdata/runtime/coll_all_reduce.hlo --replicas 3)
+
+# hlorun --mpi when the backend cannot be had: a build without MPI says it needs MPI; a build
+# with it names the library it could not load.
+if(HLOC_HAVE_MPI)
+  add_test(NAME mpi.cli.backend_missing COMMAND env HLORUN_MPI_LIB=/nonexistent/libhlort_mpi.so
+    ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
+    "^hlorun: multi-process mode \\(--mpi, or running under mpirun\\): cannot load /nonexistent/libhlort_mpi.so: "
+    $<TARGET_FILE:hlorun> --mpi ${CMAKE_SOURCE_DIR}/testdata/runtime/coll_all_reduce.hlo)
+else()
+  add_test(NAME mpi.cli.built_without_mpi COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 1
+    "^hlorun: multi-process mode \\(--mpi, or running under mpirun\\) needs MPI, and this hlorun was built without it"
+    $<TARGET_FILE:hlorun> --mpi ${CMAKE_SOURCE_DIR}/testdata/runtime/coll_all_reduce.hlo)
+endif()
