@@ -79,3 +79,16 @@ else()
     "^hlorun: multi-process mode \\(--mpi, or running under mpirun\\) needs MPI, and this hlorun was built without it"
     $<TARGET_FILE:hlorun> --mpi ${CMAKE_SOURCE_DIR}/testdata/runtime/coll_all_reduce.hlo)
 endif()
+
+# The data-parallel training step (testdata/mpi/make_train_step.py): 4 ranks with a quarter of
+# the batch each, the same on 4 threads, and one replica on the whole batch; all three against
+# numpy's step on the whole batch (--expected, rank 0 / replica 0).
+add_test(NAME mpi.train_step COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_case.sh $<TARGET_FILE:hlorun> 4
+  ${MPI_DIR}/train_step $<TARGET_FILE:runtime_cc_lib>)
+set_tests_properties(mpi.train_step PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 150
+  PROCESSORS 2)
+foreach(name train_step train_step_single)
+  add_test(NAME mpi.threads.${name} COMMAND ${CMAKE_SOURCE_DIR}/tests/runtime_case.sh $<TARGET_FILE:hlorun>
+    ${MPI_DIR}/${name} $<TARGET_FILE:runtime_cc_lib>)
+  set_tests_properties(mpi.threads.${name} PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" TIMEOUT 120)
+endforeach()
