@@ -5,11 +5,13 @@
  * function as hloc emits it); the raw figure is MPI_Allreduce(MPI_FLOAT, MPI_SUM) on the same
  * buffers.  Both results are checked to be equal (integer-valued data: exact in any order).
  * Prints the median of --reps timed calls after one warm-up, as ms and GB/s (buffer bytes /
- * time).  Built when MPI is found (build/mpi_allreduce_bench); run:
+ * time), and, to tell the transport from the reduction, the runtime's all-gather of the same
+ * buffer (the backend's exchange plus copies, no reducer calls).  Built when MPI is found (build/mpi_allreduce_bench); run:
  *   mpirun --oversubscribe --allow-run-as-root -np 2 build/mpi_allreduce_bench [--reps N] [MB ...]
  * Test: mpi.bench_smoke (tests/mpi.cmake).
  */
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,14 +37,17 @@ typedef struct bench {
   hlo_context *ctx;
   int rank, reps;
   int64_t n;
-  float *src, *ours, *raw;
-  int64_t desc[10];
+  float *src, *ours, *raw, *gathered;
+  int64_t desc[10], gather_desc[10];
 } bench;
 
-/* Median seconds of reps calls of one path (0: runtime, 1: raw), after a warm-up; -1 on error. */
-static double time_path(bench *b, int raw) {
+enum { PATH_RUNTIME, PATH_RAW, PATH_GATHER };
+
+/* Median seconds of reps calls of one path, after a warm-up; -1 on error. */
+static double time_path(bench *b, int path) {
   double *t = calloc((size_t)b->reps, sizeof *t), med = -1;
-  void *ops[1] = {b->src}, *res[1] = {b->ours};
+  void *ops[1] = {b->src}, *res[1] = {path == PATH_GATHER ? b->gathered : b->ours};
+  bool raw = path == PATH_RAW;
   int ok = t != NULL;
   for (int k = -1; ok && k < b->reps; k++) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -50,7 +55,8 @@ static double time_path(bench *b, int raw) {
     if (raw) {
       ok = MPI_Allreduce(b->src, b->raw, (int)b->n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS;
     } else {
-      hlo_status s = hlo_rt_collective(b->ctx, b->desc, "bench", ops, res, (void *)add_f32);
+      hlo_status s = hlo_rt_collective(b->ctx, path == PATH_GATHER ? b->gather_desc : b->desc, "bench", ops, res,
+                                       (void *)add_f32);
       if (s)
         fprintf(stderr, "rank %d: %s\n", b->rank, hlo_status_message(s));
       ok = s == NULL;
@@ -69,30 +75,36 @@ static double time_path(bench *b, int raw) {
   return med;
 }
 
-static int run_size(bench *b, double mb) {
+static int run_size(bench *b, double mb, int size) {
   b->n = (int64_t)(mb * 1024 * 1024) / 4;
   size_t bytes = (size_t)b->n * 4;
   b->src = malloc(bytes);
   b->ours = malloc(bytes);
   b->raw = malloc(bytes);
-  if (!b->src || !b->ours || !b->raw)
+  b->gathered = malloc(bytes * (size_t)size);
+  if (!b->src || !b->ours || !b->raw || !b->gathered)
     return 1;
   for (int64_t i = 0; i < b->n; i++)
     b->src[i] = (float)(b->rank + 1 + i % 7);
   /* kind all-reduce, 1 leaf, no dimension, no groups, no pairs, f32[n] -> f32[n] */
   int64_t d[] = {0, 1, -1, 0, 0, 0, 4, 1, b->n, 4 * b->n};
   memcpy(b->desc, d, sizeof d);
-  double ours = time_path(b, 0), raw = time_path(b, 1);
-  int same = ours >= 0 && raw >= 0 && memcmp(b->ours, b->raw, bytes) == 0, all_same = 0;
+  /* all-gather along dimension 0: f32[n] -> f32[size * n] */
+  int64_t gd[] = {1, 1, 0, 0, 0, 0, 4, 1, b->n, 4 * b->n * size};
+  memcpy(b->gather_desc, gd, sizeof gd);
+  double ours = time_path(b, PATH_RUNTIME), raw = time_path(b, PATH_RAW), gather = time_path(b, PATH_GATHER);
+  int same = ours >= 0 && raw >= 0 && gather >= 0 && memcmp(b->ours, b->raw, bytes) == 0, all_same = 0;
   MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (b->rank == 0 && all_same)
-    printf("%8.3f MB  hlo all-reduce %9.3f ms %7.2f GB/s   MPI_Allreduce %9.3f ms %7.2f GB/s\n", mb, ours * 1e3,
-           bytes / ours / 1e9, raw * 1e3, bytes / raw / 1e9);
+    printf("%8.3f MB  hlo all-reduce %9.3f ms %6.2f GB/s   MPI_Allreduce %9.3f ms %6.2f GB/s   "
+           "(hlo all-gather %9.3f ms)\n",
+           mb, ours * 1e3, bytes / ours / 1e9, raw * 1e3, bytes / raw / 1e9, gather * 1e3);
   else if (b->rank == 0)
     printf("%8.3f MB  FAILED: the runtime's all-reduce and MPI_Allreduce differ or failed\n", mb);
   free(b->src);
   free(b->ours);
   free(b->raw);
+  free(b->gathered);
   return !all_same;
 }
 
@@ -130,7 +142,7 @@ int main(int argc, char **argv) {
   if (rank == 0)
     printf("%d ranks, f32 sum, median of %d\n", size, b.reps);
   for (int i = 0; i < n_sizes; i++)
-    rc |= run_size(&b, sizes[i]);
+    rc |= run_size(&b, sizes[i], size);
   hlo_context_destroy(b.ctx);
   hlo_collective_group_destroy(g);
   hlo_mpi_finalize();

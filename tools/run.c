@@ -1099,6 +1099,9 @@ static hlo_status mpi_prepare(mpi_run *r) {
   if (o->replicas > 0 && o->replicas != r->size)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "--replicas %d, but mpirun started %d ranks (one replica per rank)",
                            o->replicas, r->size);
+  if (r->rank == 0 && o->replicas <= 0 && desc->replica_count > 1 && desc->replica_count != r->size)
+    fprintf(stderr, "%s: note: the module says replica_count=%d; %d rank%s run%s it, one replica each\n", o->model,
+            (int)desc->replica_count, r->size, r->size == 1 ? "" : "s", r->size == 1 ? "s" : "");
   HLO_RETURN_IF_ERROR(check_counts(o, desc, r->size));
   if (o->max_memory > 0 && run_memory_needed(desc, 1) > o->max_memory)
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED,
