@@ -4,7 +4,8 @@
 #                     checked against the same hand-written expected output (tests/mpi_case.sh);
 #   mpi.err.*         the failure behaviour: a rank failing before or during the run, a collective
 #                     timeout (tests/mpi_expect.sh);
-#   mpi.train_step    a data-parallel SGD step on 4 ranks against numpy on the whole batch.
+#   mpi.train_step    a data-parallel SGD step on 4 ranks against numpy on the whole batch;
+#   mpi.identical.*   threads and processes give byte-identical results on every replica.
 # Without MPI (no libhlort_mpi.so, or no mpirun) every one of them reports itself skipped.
 if(NOT HLOC_HAVE_CODEGEN)
   return()
@@ -87,6 +88,11 @@ add_test(NAME mpi.train_step COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_case.sh $<TAR
   ${MPI_DIR}/train_step $<TARGET_FILE:runtime_cc_lib>)
 set_tests_properties(mpi.train_step PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 150
   PROCESSORS 2)
+# Threads and processes give identical bits: every replica's every result, both ways.
+add_test(NAME mpi.identical.train_step COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_identical.sh $<TARGET_FILE:hlorun>
+  ${MPI_DIR}/train_step 4)
+set_tests_properties(mpi.identical.train_step PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" SKIP_RETURN_CODE 77
+  TIMEOUT 150 PROCESSORS 2)
 foreach(name train_step train_step_single)
   add_test(NAME mpi.threads.${name} COMMAND ${CMAKE_SOURCE_DIR}/tests/runtime_case.sh $<TARGET_FILE:hlorun>
     ${MPI_DIR}/${name} $<TARGET_FILE:runtime_cc_lib>)
