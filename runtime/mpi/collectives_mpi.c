@@ -1,10 +1,11 @@
 /* collectives_mpi.c — the collective backend over MPI (libhlort_mpi.so, hlo/runtime_mpi.h):
  * one replica per process, replica id = rank in the group's communicator.  An exchange packs
  * this rank's leaves (each rounded up to 64 bytes, so that every view stays aligned) into a
- * send buffer and gathers every rank's with one MPI_Iallgather over the whole communicator
- * into a scratch buffer the views point into; collectives.c then computes the result, in
- * group order, exactly as with threads.  Every collective gathers from every rank, replica
- * groups or not: correct, not minimal (docs/distributed.md).  The request is polled, so that
+ * send buffer and gathers them with one MPI_Iallgather into a scratch buffer the views point
+ * into; collectives.c then computes the result, in group order, exactly as with threads.  The
+ * gather spans the whole communicator, or, for a collective with replica groups that partition
+ * the ranks, only this rank's group, on a communicator split once per partition and cached
+ * (docs/distributed.md).  The request is polled, so that
  * a timeout and the abort flag are honoured; release has nothing to wait for (the data was
  * copied).  Also the runner's MPI steps: init, an untimed allgather, abort, finalize.
  * Tests: tests/mpi.cmake (the coll_* runtime cases under mpirun, the training step).
@@ -24,9 +25,20 @@
 
 enum { ALIGN = 64 };
 
+/* A communicator per replica-group partition, made when a collective first uses it: key is
+ * the description's {n_groups, group_size, members...}, comm this rank's group in it (rank in
+ * it = position in the group). */
+typedef struct sub_comm {
+  int64_t *key;
+  size_t key_len;
+  MPI_Comm comm;
+} sub_comm;
+
 typedef struct coll_mpi {
   MPI_Comm comm;
   int rank, size;
+  sub_comm *subs;
+  size_t n_subs;
   double timeout_s;
   atomic_int aborted;
   MPI_Datatype unit;           /* ALIGN contiguous bytes */
@@ -91,32 +103,31 @@ static hlo_status wait_request(coll_mpi *m, MPI_Request *req, double timeout_s, 
   }
 }
 
-/* Gathers `units` ALIGN-byte units from every rank: recv[r * units ...] = rank r's send. */
-static hlo_status gather_units(coll_mpi *m, const void *send, size_t units, void *recv, double timeout_s,
-                               const char *what) {
+/* Gathers `units` ALIGN-byte units from every rank of comm: recv[r * units ...] = rank r's. */
+static hlo_status gather_units(coll_mpi *m, MPI_Comm comm, const void *send, size_t units, void *recv,
+                               double timeout_s, const char *what) {
   if (units > INT_MAX)
     return hlo_status_make(HLO_UNIMPLEMENTED, "%s: %zu bytes from one rank, more than MPI counts (%lld)", what,
                            units * ALIGN, (long long)INT_MAX * ALIGN);
   MPI_Request req;
-  int rc = MPI_Iallgather(send, (int)units, m->unit, recv, (int)units, m->unit, m->comm, &req);
+  int rc = MPI_Iallgather(send, (int)units, m->unit, recv, (int)units, m->unit, comm, &req);
   if (rc != MPI_SUCCESS)
     return mpi_error(rc, what);
   return wait_request(m, &req, timeout_s, what);
 }
 
-static hlo_status mpi_exchange(void *impl, int32_t replica, int32_t n, const void *const *leaves,
-                               const int64_t *bytes, const void *const **out_all) {
-  (void)replica; /* = m->rank */
-  coll_mpi *m = impl;
+/* Packs this rank's leaves into m->send; *slot = the bytes one rank contributes. */
+static hlo_status pack(coll_mpi *m, int32_t n, const void *const *leaves, const int64_t *bytes, int members,
+                       size_t *slot) {
   if (atomic_load(&m->aborted))
     return hlo_status_make(HLO_FAILED_PRECONDITION, "collective abandoned: this rank's run failed");
-  size_t slot = 0;
+  size_t total = 0;
   for (int32_t i = 0; i < n; i++)
-    slot += round_up(bytes[i]);
-  if (slot == 0)
-    slot = ALIGN; /* every rank still meets the others */
-  HLO_RETURN_IF_ERROR(reserve(&m->send, &m->send_cap, slot));
-  HLO_RETURN_IF_ERROR(reserve(&m->recv, &m->recv_cap, slot * (size_t)m->size));
+    total += round_up(bytes[i]);
+  if (total == 0)
+    total = ALIGN; /* every rank still meets the others */
+  HLO_RETURN_IF_ERROR(reserve(&m->send, &m->send_cap, total));
+  HLO_RETURN_IF_ERROR(reserve(&m->recv, &m->recv_cap, total * (size_t)members));
   size_t need_views = (size_t)m->size * (size_t)(n > 0 ? n : 1);
   if (need_views > m->views_cap) {
     const void **v = realloc(m->views, need_views * sizeof *v);
@@ -131,14 +142,92 @@ static hlo_status mpi_exchange(void *impl, int32_t replica, int32_t n, const voi
       memcpy(m->send + off, leaves[i], (size_t)bytes[i]);
     off += round_up(bytes[i]);
   }
-  HLO_RETURN_IF_ERROR(gather_units(m, m->send, slot / ALIGN, m->recv, m->timeout_s, "MPI_Iallgather"));
-  for (int r = 0; r < m->size; r++) {
-    off = 0;
+  *slot = total;
+  return NULL;
+}
+
+/* Points replica replica_of(k)'s views at the k-th slot of m->recv. */
+static void set_views(coll_mpi *m, int32_t n, const int64_t *bytes, size_t slot, int members,
+                      const int64_t *ids) {
+  for (int k = 0; k < members; k++) {
+    size_t off = 0, r = ids ? (size_t)ids[k] : (size_t)k;
     for (int32_t i = 0; i < n; i++) {
-      m->views[(size_t)r * (size_t)n + (size_t)i] = m->recv + (size_t)r * slot + off;
+      m->views[r * (size_t)n + (size_t)i] = m->recv + (size_t)k * slot + off;
       off += round_up(bytes[i]);
     }
   }
+}
+
+static hlo_status mpi_exchange(void *impl, int32_t replica, int32_t n, const void *const *leaves,
+                               const int64_t *bytes, const void *const **out_all) {
+  (void)replica; /* = m->rank */
+  coll_mpi *m = impl;
+  size_t slot;
+  HLO_RETURN_IF_ERROR(pack(m, n, leaves, bytes, m->size, &slot));
+  HLO_RETURN_IF_ERROR(gather_units(m, m->comm, m->send, slot / ALIGN, m->recv, m->timeout_s, "MPI_Iallgather"));
+  set_views(m, n, bytes, slot, m->size, NULL);
+  *out_all = m->views;
+  return NULL;
+}
+
+/* The communicator of this rank's group in the partition `groups` (made and cached at its
+ * first use: every rank meets the same collectives in the same order, so every rank makes it
+ * at the same collective, as MPI_Comm_split needs); *members, *ids: the group. */
+static hlo_status group_comm(coll_mpi *m, const int64_t *groups, MPI_Comm *out, int *members, const int64_t **ids) {
+  int64_t n_groups = groups[0], size = groups[1];
+  size_t key_len = 2 + (size_t)(n_groups * size);
+  int64_t color = -1, key = 0;
+  for (int64_t gi = 0; gi < n_groups && color < 0; gi++)
+    for (int64_t k = 0; k < size; k++)
+      if (groups[2 + gi * size + k] == m->rank) {
+        color = gi;
+        key = k;
+        *ids = groups + 2 + gi * size;
+        break;
+      }
+  if (color < 0 || size > INT_MAX)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "rank %d is in none of the replica groups", m->rank);
+  *members = (int)size;
+  for (size_t i = 0; i < m->n_subs; i++)
+    if (m->subs[i].key_len == key_len && memcmp(m->subs[i].key, groups, key_len * sizeof *groups) == 0) {
+      *out = m->subs[i].comm;
+      return NULL;
+    }
+  sub_comm *grown = realloc(m->subs, (m->n_subs + 1) * sizeof *grown);
+  int64_t *copy = malloc(key_len * sizeof *copy);
+  if (grown)
+    m->subs = grown;
+  if (!grown || !copy) {
+    free(copy);
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory for a replica group's communicator");
+  }
+  memcpy(copy, groups, key_len * sizeof *copy);
+  MPI_Comm comm;
+  int rc = MPI_Comm_split(m->comm, (int)color, (int)key, &comm);
+  if (rc != MPI_SUCCESS) {
+    free(copy);
+    return mpi_error(rc, "MPI_Comm_split");
+  }
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  m->subs[m->n_subs++] = (sub_comm){copy, key_len, comm};
+  *out = comm;
+  return NULL;
+}
+
+static hlo_status mpi_exchange_in_group(void *impl, int32_t replica, const int64_t *groups, int32_t n,
+                                        const void *const *leaves, const int64_t *bytes,
+                                        const void *const **out_all) {
+  coll_mpi *m = impl;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int members = 0;
+  const int64_t *ids = NULL;
+  if (groups[0] * groups[1] != m->size) /* not a partition of every rank: gather from all */
+    return mpi_exchange(impl, replica, n, leaves, bytes, out_all);
+  HLO_RETURN_IF_ERROR(group_comm(m, groups, &comm, &members, &ids));
+  size_t slot;
+  HLO_RETURN_IF_ERROR(pack(m, n, leaves, bytes, members, &slot));
+  HLO_RETURN_IF_ERROR(gather_units(m, comm, m->send, slot / ALIGN, m->recv, m->timeout_s, "MPI_Iallgather"));
+  set_views(m, n, bytes, slot, members, ids);
   *out_all = m->views;
   return NULL;
 }
@@ -158,6 +247,12 @@ static void mpi_destroy(void *impl) {
   coll_mpi *m = impl;
   int finalized = 0;
   MPI_Finalized(&finalized);
+  for (size_t i = 0; i < m->n_subs; i++) {
+    if (!finalized)
+      MPI_Comm_free(&m->subs[i].comm);
+    free(m->subs[i].key);
+  }
+  free(m->subs);
   if (!finalized) {
     MPI_Type_free(&m->unit);
     MPI_Comm_free(&m->comm);
@@ -168,7 +263,11 @@ static void mpi_destroy(void *impl) {
   free(m);
 }
 
-static const hlo_coll_backend mpi_backend = {mpi_exchange, mpi_release, mpi_abort_group, mpi_destroy};
+static const hlo_coll_backend mpi_backend = {.exchange = mpi_exchange,
+                                             .release = mpi_release,
+                                             .abort = mpi_abort_group,
+                                             .destroy = mpi_destroy,
+                                             .exchange_in_group = mpi_exchange_in_group};
 
 static hlo_status open_comm(coll_mpi *m, const void *comm) {
   int rc = MPI_Comm_dup(comm ? *(const MPI_Comm *)comm : MPI_COMM_WORLD, &m->comm);
@@ -248,7 +347,7 @@ HLO_PUBLIC hlo_status hlo_mpi_allgather(hlo_collective_group *g, const void *min
     memset(send, 0, slot ? slot : ALIGN);
     if (bytes > 0)
       memcpy(send, mine, (size_t)bytes);
-    s = gather_units(m, send, (slot ? slot : ALIGN) / ALIGN, recv, 0, "MPI_Iallgather");
+    s = gather_units(m, m->comm, send, (slot ? slot : ALIGN) / ALIGN, recv, 0, "MPI_Iallgather");
   }
   for (int r = 0; !s && r < m->size && bytes > 0; r++)
     memcpy((unsigned char *)all + (size_t)r * (size_t)bytes, recv + (size_t)r * slot, (size_t)bytes);

@@ -65,6 +65,7 @@ typedef struct coll {
   hlo_context *ctx;
   const char *instr;
   int64_t kind, n, dim;
+  const int64_t *groups;  /* the description's {n_groups, size, members...} */
   const int64_t *members; /* this replica's group */
   int64_t g, me;          /* group size, index of this replica in it */
   const int64_t *pairs;
@@ -78,6 +79,7 @@ static const void *view(const coll *c, int64_t replica, int64_t leaf) { return c
 
 /* The group holding `me` (all replicas when none is written); *out_members NULL = 0..N-1. */
 static hlo_status find_group(coll *c, const int64_t *d, int64_t *pos, int32_t me, int32_t num) {
+  c->groups = d + *pos;
   int64_t n_groups = d[(*pos)++], size = d[(*pos)++];
   const int64_t *m = d + *pos;
   *pos += n_groups * size;
@@ -244,7 +246,12 @@ HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc
   for (int64_t i = 0; i < c.n; i++)
     bytes[i] = c.leaves[i].bytes;
   const void *const *all = NULL;
-  HLO_RETURN_IF_ERROR(g->backend->exchange(g->impl, me, (int32_t)c.n, (const void *const *)operands, bytes, &all));
+  const hlo_coll_backend *be = g->backend;
+  if (c.members && be->exchange_in_group)
+    HLO_RETURN_IF_ERROR(
+        be->exchange_in_group(g->impl, me, c.groups, (int32_t)c.n, (const void *const *)operands, bytes, &all));
+  else
+    HLO_RETURN_IF_ERROR(be->exchange(g->impl, me, (int32_t)c.n, (const void *const *)operands, bytes, &all));
   c.all = all;
   hlo_status s = NULL;
   for (int64_t i = 0; i < c.n && !s; i++)

@@ -94,7 +94,7 @@ static void th_destroy(void *impl) {
   free(t);
 }
 
-static const hlo_coll_backend threads_backend = {th_exchange, th_release, th_abort, th_destroy};
+static const hlo_coll_backend threads_backend = {th_exchange, th_release, th_abort, th_destroy, NULL};
 
 hlo_status hlo_coll_threads_create(int32_t num_replicas, const hlo_coll_backend **out_backend, void **out_impl) {
   coll_threads *t = calloc(1, sizeof *t);
