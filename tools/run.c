@@ -1208,14 +1208,20 @@ static hlo_status run_model_mpi(const run_options *o, FILE *out) {
   mpi_api api;
   HLO_RETURN_IF_ERROR(run_mpi_load(&api));
   mpi_run r = {.o = o, .api = &api};
-  HLO_RETURN_IF_ERROR(api.init(&r.rank, &r.size));
-  hlo_status s = api.group_create(NULL, o->collective_timeout_s, &r.group);
-  if (s) {
-    api.finalize();
-    return hlo_status_annotate(s, "rank %d of %d", r.rank, r.size);
-  }
-  s = mpi_agree(&r, load_model(o, &r.m));
+  /* Before MPI starts: a cache miss forks hloc, which some MPI transports object to. */
+  hlo_status loading = load_model(o, &r.m);
   bool loaded = r.m.handle != NULL;
+  hlo_status s = api.init(&r.rank, &r.size);
+  if (!s)
+    s = api.group_create(NULL, o->collective_timeout_s, &r.group);
+  if (s) {
+    hlo_status_free(loading);
+    if (loaded)
+      dlclose(r.m.handle);
+    api.finalize();
+    return r.size ? hlo_status_annotate(s, "rank %d of %d", r.rank, r.size) : s;
+  }
+  s = mpi_agree(&r, loading);
   r.desc = r.m.desc;
   if (!s)
     s = mpi_agree(&r, mpi_prepare(&r));
