@@ -3,7 +3,7 @@
 #                     under `mpirun -np N` (N: the module's replica_count, or its --replicas) and
 #                     checked against the same hand-written expected output (tests/mpi_case.sh);
 #   mpi.err.*         the failure behaviour: a rank failing before or during the run, a collective
-#                     timeout (tests/mpi_expect.sh);
+#                     or recv timeout, a send/recv shape mismatch (tests/mpi_expect.sh);
 #   mpi.train_step    a data-parallel SGD step on 4 ranks against numpy on the whole batch;
 #   mpi.identical.*   threads and processes give byte-identical results on every replica.
 # Without MPI (no libhlort_mpi.so, or no mpirun) every one of them reports itself skipped.
@@ -63,6 +63,14 @@ hloc_mpi_error(missing_custom_call 2 2
 hloc_mpi_error(collective_timeout 2 1
   "hlorun: rank 0 of 2 failed, stopping every rank: waited more than 1 s for the other ranks in a collective (--collective-timeout): a rank stopped or is far behind"
   ${MPI_DIR}/stall.hlo --collective-timeout 1 "--input=r0:s64[] 0" "--input=r1:s64[] 100000000000000")
+# Send/recv between ranks: a recv of another shape than was sent, and a recv nobody sends to,
+# bounded by --collective-timeout.
+hloc_mpi_error(sendrecv_shape_mismatch 2 1
+  "hlorun: rank 1 of 2 failed, stopping every rank: recv 'rv' (channel 7): replica 0 sent f32[4] (16 bytes) but this recv wants f32[3] (12 bytes)"
+  ${CMAKE_SOURCE_DIR}/testdata/runtime/sendrecv_shape_mismatch.hlo)
+hloc_mpi_error(recv_timeout 2 1
+  "hlorun: rank 1 of 2 failed, stopping every rank: recv 'rv' (channel 2): waited more than 1 s for replica 0 to send (--collective-timeout)"
+  ${CMAKE_SOURCE_DIR}/testdata/runtime/sendrecv_unmatched.hlo --collective-timeout 1)
 # --replicas that disagrees with the number of ranks.
 hloc_mpi_error(replicas_mismatch 2 2
   "hlorun: rank 0 of 2: --replicas 3, but mpirun started 2 ranks (one replica per rank)"

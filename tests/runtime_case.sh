@@ -5,6 +5,9 @@
 # or (b) CASE.err exists, hlorun exits 1 (or the status in CASE.rc) and its standard error equals it (then, if
 # CASE.outfeed.expected exists, the files hlorun wrote to @DIR@ are checked by its lines
 # "FILE VALUES..." with numpy).  Expected files are written by hand from the semantics.
+# CASE.npycmp lines "FILE EXPECTED.npy" compare a file hlorun wrote to @DIR@ with an expected
+# .npy of testdata/runtime (numpy-computed by make_sendrecv.py): same dtype and shape, values
+# within rtol 1e-6.
 run=$1 case=$2 lib=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -34,5 +37,17 @@ if [ -f "$case.files" ]; then
     got=$(/usr/bin/python3 -c "import numpy,sys; a=numpy.load(sys.argv[1]); print(' '.join(str(x) for x in a.ravel().tolist()))" "$dir/$file") || exit 1
     [ "$got" = "$want" ] || { echo "FAIL: $file holds '$got', expected '$want'"; exit 1; }
   done <"$case.files"
+fi
+if [ -f "$case.npycmp" ]; then
+  while read -r file want; do
+    /usr/bin/python3 - "$dir/$file" "$(dirname "$case")/$want" <<'PY' || exit 1
+import sys
+import numpy
+got, want = numpy.load(sys.argv[1]), numpy.load(sys.argv[2])
+if got.dtype != want.dtype or got.shape != want.shape or not numpy.allclose(got, want, rtol=1e-6, atol=0):
+    sys.exit("FAIL: %s holds %s %s %s, expected %s %s %s" % (sys.argv[1], got.dtype, got.shape, got.tolist(),
+                                                            want.dtype, want.shape, want.tolist()))
+PY
+  done <"$case.npycmp"
 fi
 echo ok

@@ -31,6 +31,10 @@ static const char usage[] =
     "runtime:\n"
     "  --infeed FILE.npy       push an infeed buffer before the call (repeatable, in order)\n"
     "  --outfeed-dir DIR       write what the model sent to the outfeed as DIR/outfeed<i>.npy\n"
+    "  --recv CHANNEL:FILE.npy push a buffer for the host recv on CHANNEL (is_host_transfer=true)\n"
+    "                          before the call (repeatable, in order per channel)\n"
+    "  --send-dir DIR          write what host sends put on channel C as DIR/send_<C>_<i>.npy\n"
+    "                          (default: print them after the outfeeds, headed 'channel C send I:')\n"
     "  --custom-call-lib LIB.so   look custom-call targets up in LIB.so (repeatable)\n"
     "  --replicas N            run N replicas at once (default: the module's replica_count);\n"
     "                          results are printed per replica; --output-dir and --expected are replica 0's\n"
@@ -140,6 +144,11 @@ static int parse_args(int argc, char **argv, run_options *o) {
         return usage_error("too many --infeed", NULL);
     } else if ((v = cli_flag_value("--outfeed-dir", argc, argv, &i))) {
       o->outfeed_dir = v;
+    } else if ((v = cli_flag_value("--recv", argc, argv, &i))) {
+      if (!add(o->recvs, &o->n_recvs, RUN_MAX_ARRAYS, v))
+        return usage_error("too many --recv", NULL);
+    } else if ((v = cli_flag_value("--send-dir", argc, argv, &i))) {
+      o->send_dir = v;
     } else if ((v = cli_flag_value("--custom-call-lib", argc, argv, &i))) {
       if (!add(o->custom_call_libs, &o->n_custom_call_libs, RUN_MAX_LIBS, v))
         return usage_error("too many --custom-call-lib", NULL);

@@ -299,9 +299,11 @@ static hlo_status read_inputs(const run_options *o, const hlo_module_desc *desc,
   return NULL;
 }
 
-/* The infeed buffers, read once and pushed before every call. */
+/* The infeed buffers (or host recv buffers, with their channels), read once and pushed before
+ * every call. */
 typedef struct feeds {
   npy_array *arrays;
+  int64_t *channels;
   int n;
 } feeds;
 
@@ -317,10 +319,33 @@ static hlo_status read_infeeds(const run_options *o, feeds *f) {
   return NULL;
 }
 
+/* --recv CHANNEL:FILE.npy, each pushed to its channel of every replica before each call. */
+static hlo_status read_recvs(const run_options *o, feeds *f) {
+  f->arrays = calloc((size_t)o->n_recvs + 1, sizeof *f->arrays);
+  f->channels = calloc((size_t)o->n_recvs + 1, sizeof *f->channels);
+  if (!f->arrays || !f->channels)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (; f->n < o->n_recvs; f->n++) {
+    const char *arg = o->recvs[f->n], *colon = strchr(arg, ':');
+    char *end = NULL;
+    errno = 0;
+    long long ch = colon ? strtoll(arg, &end, 10) : 0;
+    if (!colon || end != colon || colon == arg || errno)
+      return hlo_status_make(HLO_INVALID_ARGUMENT, "--recv %s: want CHANNEL:FILE.npy (a channel_id, a colon, a file)",
+                             arg);
+    f->channels[f->n] = ch;
+    hlo_status s = npy_read(colon + 1, &f->arrays[f->n]);
+    if (s)
+      return hlo_status_annotate(s, "--recv %s", arg);
+  }
+  return NULL;
+}
+
 static void free_feeds(feeds *f) {
   for (int i = 0; i < f->n; i++)
     free(f->arrays[i].data);
   free(f->arrays);
+  free(f->channels);
 }
 
 /* ---- the call ------------------------------------------------------------------------------ */
@@ -352,11 +377,22 @@ typedef struct outfeed_buf {
   int64_t dims[64];
 } outfeed_buf;
 
+/* One array the model sent to the host (send with is_host_transfer=true) on a channel. */
+typedef struct send_buf {
+  int64_t channel;
+  int index;            /* the how-manieth on its channel */
+  outfeed_buf a;
+} send_buf;
+
 typedef struct replica {
   const run_options *o;
   const hlo_module_desc *desc;
   const call_plan *plan;
   const feeds *infeeds;
+  const feeds *recvs;
+  send_buf *sends;      /* what the first call sent to the host */
+  int n_sends, cap_sends;
+  bool sends_done;      /* the first call is over: later sends are dropped */
   void **params;        /* read-only; shared by the replicas without rK: inputs */
   void **results;
   void **ptrs, **values;/* ffi argument slots */
@@ -394,6 +430,47 @@ static hlo_status push_infeeds(replica *r) {
     HLO_RETURN_IF_ERROR(hlo_infeed_push_array(r->ctx, a->data, (size_t)a->nbytes, npy_dtype(a), a->rank, a->dims));
   }
   return NULL;
+}
+
+static hlo_status push_recvs(replica *r) {
+  for (int i = 0; i < r->recvs->n; i++) {
+    const npy_array *a = &r->recvs->arrays[i];
+    HLO_RETURN_IF_ERROR(hlo_channel_push(r->ctx, r->recvs->channels[i], a->data, (size_t)a->nbytes, npy_dtype(a),
+                                         a->rank, a->dims));
+  }
+  return NULL;
+}
+
+/* The default send callback of every replica's context: keeps what the first call sends. */
+static int keep_send(void *user, int64_t channel, const char *instr, const void *data, size_t nbytes, int32_t dtype,
+                     int32_t rank, const int64_t *dims) {
+  (void)instr;
+  replica *r = user;
+  if (r->sends_done)
+    return 0;
+  if (r->n_sends == r->cap_sends) {
+    int cap = r->cap_sends ? 2 * r->cap_sends : 8;
+    send_buf *grown = realloc(r->sends, (size_t)cap * sizeof *grown);
+    if (!grown)
+      return 1;
+    r->sends = grown;
+    r->cap_sends = cap;
+  }
+  send_buf *b = &r->sends[r->n_sends];
+  memset(b, 0, sizeof *b);
+  if (rank < 0 || rank > 64 || !(b->a.data = malloc(nbytes ? nbytes : 1)))
+    return 1;
+  memcpy(b->a.data, data, nbytes);
+  b->a.nbytes = (int64_t)nbytes;
+  b->a.dtype = dtype;
+  b->a.rank = rank;
+  if (rank > 0)
+    memcpy(b->a.dims, dims, (size_t)rank * sizeof *dims);
+  b->channel = channel;
+  for (int i = 0; i < r->n_sends; i++)
+    b->index += r->sends[i].channel == channel;
+  r->n_sends++;
+  return 0;
 }
 
 /* A failure inside the model is a run-time error (exit status 1) whatever its code, e.g. a
@@ -448,13 +525,18 @@ static void *run_replica(void *arg) {
   replica *r = arg;
   r->status = push_infeeds(r);
   if (!r->status)
+    r->status = push_recvs(r);
+  if (!r->status)
     r->status = call_once(r);
+  r->sends_done = true;
   if (!r->status)
     r->status = keep_outfeeds(r);
   if (r->status && r->group) /* the others must not wait for this replica in a collective */
     hlo_collective_group_abort(r->group);
   for (int k = 0; k < r->o->benchmark && !r->status; k++) {
     r->status = push_infeeds(r); /* untimed */
+    if (!r->status)
+      r->status = push_recvs(r);
     if (r->status)
       break;
     double t0 = now_ms();
@@ -488,6 +570,7 @@ static hlo_status setup_replica(const run_options *o, const hlo_module_desc *des
   HLO_RETURN_IF_ERROR(hlo_context_create(&co, &r->ctx));
   for (int i = 0; i < o->n_custom_call_libs; i++)
     HLO_RETURN_IF_ERROR(hlo_custom_call_add_library(r->ctx, o->custom_call_libs[i]));
+  HLO_RETURN_IF_ERROR(hlo_channel_set_send_callback(r->ctx, -1, keep_send, r));
   HLO_RETURN_IF_ERROR(hlo_custom_call_resolve_all(r->ctx, desc)); /* a missing target: before anything runs */
   r->ptrs[0] = r->ctx;
   for (int i = 0; i < np; i++)
@@ -506,6 +589,9 @@ static void teardown_replica(replica *r, int nr) {
   for (int i = 0; i < r->n_outfeeds; i++)
     free(r->outfeeds[i].data);
   free(r->outfeeds);
+  for (int i = 0; i < r->n_sends; i++)
+    free(r->sends[i].a.data);
+  free(r->sends);
   free(r->results);
   free(r->ptrs);
   free(r->values);
@@ -844,21 +930,63 @@ static hlo_status emit_results(const run_options *o, const hlo_module_desc *desc
   return printing(o) ? print_results(desc, reps, count, out) : NULL;
 }
 
+/* A buffer the model sent (outfeed or host send) as .npy; raw bytes (|u1) without a shape. */
+static hlo_status write_sent(const char *path, const outfeed_buf *a) {
+  int32_t dt = a->dtype;
+  bool shaped = dt >= 0 && dt < IR_ETYPE_COUNT && ir_etype_table[dt].npy_descr[0];
+  int64_t raw_dims[1] = {a->nbytes};
+  return npy_write(path, shaped ? ir_etype_table[dt].npy_descr : "|u1", shaped ? a->rank : 1,
+                   shaped ? a->dims : raw_dims, a->data, a->nbytes);
+}
+
 static hlo_status write_outfeeds(const run_options *o, replica *reps, int count) {
   HLO_RETURN_IF_ERROR(ensure_dir(o->outfeed_dir));
   for (int r = 0; r < count; r++)
     for (int i = 0; i < reps[r].n_outfeeds; i++) {
-      const outfeed_buf *a = &reps[r].outfeeds[i];
       char path[4200];
       if (r == 0)
         snprintf(path, sizeof path, "%s/outfeed%d.npy", o->outfeed_dir, i);
       else
         snprintf(path, sizeof path, "%s/replica%d_outfeed%d.npy", o->outfeed_dir, r, i);
-      int32_t dt = a->dtype;
-      bool shaped = dt >= 0 && dt < IR_ETYPE_COUNT && ir_etype_table[dt].npy_descr[0];
-      int64_t raw_dims[1] = {a->nbytes};
-      HLO_RETURN_IF_ERROR(npy_write(path, shaped ? ir_etype_table[dt].npy_descr : "|u1", shaped ? a->rank : 1,
-                                    shaped ? a->dims : raw_dims, a->data, a->nbytes));
+      HLO_RETURN_IF_ERROR(write_sent(path, &reps[r].outfeeds[i]));
+    }
+  return NULL;
+}
+
+/* --send-dir: send_<channel>_<i>.npy (replica<r>_send_<channel>_<i>.npy for replica r > 0). */
+static hlo_status write_sends(const run_options *o, replica *reps, int count) {
+  HLO_RETURN_IF_ERROR(ensure_dir(o->send_dir));
+  for (int r = 0; r < count; r++)
+    for (int i = 0; i < reps[r].n_sends; i++) {
+      const send_buf *b = &reps[r].sends[i];
+      char path[4200], prefix[32] = "";
+      if (r > 0)
+        snprintf(prefix, sizeof prefix, "replica%d_", r);
+      snprintf(path, sizeof path, "%s/%ssend_%lld_%d.npy", o->send_dir, prefix, (long long)b->channel, b->index);
+      HLO_RETURN_IF_ERROR(write_sent(path, &b->a));
+    }
+  return NULL;
+}
+
+static hlo_status print_sent(const outfeed_buf *a, FILE *out) {
+  if (a->dtype < 0 || a->dtype >= IR_ETYPE_COUNT) {
+    fprintf(out, "(%lld bytes without a shape)\n", (long long)a->nbytes);
+    return NULL;
+  }
+  hlo_array_desc d = {.dtype = a->dtype, .rank = a->rank, .dims = a->dims, .byte_size = (int64_t)a->nbytes};
+  return litio_print(&d, a->data, out);
+}
+
+/* Without --send-dir: every host send printed after the outfeeds, headed "channel C send I:"
+ * (with the replica when there are several). */
+static hlo_status print_sends(replica *reps, int count, FILE *out) {
+  for (int r = 0; r < count; r++)
+    for (int i = 0; i < reps[r].n_sends; i++) {
+      const send_buf *b = &reps[r].sends[i];
+      if (count > 1)
+        fprintf(out, "replica %d ", r);
+      fprintf(out, "channel %lld send %d:\n", (long long)b->channel, b->index);
+      HLO_RETURN_IF_ERROR(print_sent(&b->a, out));
     }
   return NULL;
 }
@@ -873,12 +1001,7 @@ static hlo_status print_outfeeds(replica *reps, int count, FILE *out) {
         fprintf(out, "replica %d outfeed %d:\n", r, i);
       else
         fprintf(out, "outfeed %d:\n", i);
-      if (a->dtype < 0 || a->dtype >= IR_ETYPE_COUNT) {
-        fprintf(out, "(%lld bytes without a shape)\n", (long long)a->nbytes);
-        continue;
-      }
-      hlo_array_desc d = {.dtype = a->dtype, .rank = a->rank, .dims = a->dims, .byte_size = (int64_t)a->nbytes};
-      HLO_RETURN_IF_ERROR(litio_print(&d, a->data, out));
+      HLO_RETURN_IF_ERROR(print_sent(a, out));
     }
   return NULL;
 }
@@ -936,18 +1059,21 @@ void run_options_init(run_options *o) {
 static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, void ***params, int count,
                              FILE *out) {
   call_plan plan = {0};
-  feeds infeeds = {0};
+  feeds infeeds = {0}, recvs = {0};
   replica *reps = calloc((size_t)count, sizeof *reps);
   hlo_status s = reps ? NULL : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
   if (!s)
     s = plan_call(desc, &plan);
   if (!s)
     s = read_infeeds(o, &infeeds);
+  if (!s)
+    s = read_recvs(o, &recvs);
   hlo_collective_group *group = NULL;
   if (!s && count > 1)
     s = hlo_collective_group_create(count, &group);
   for (int r = 0; r < count && !s; r++) {
-    reps[r] = (replica){.o = o, .desc = desc, .plan = &plan, .infeeds = &infeeds, .params = params[r], .group = group};
+    reps[r] = (replica){.o = o, .desc = desc, .plan = &plan, .infeeds = &infeeds, .recvs = &recvs, .params = params[r],
+                       .group = group};
     s = setup_replica(o, desc, r, count, &reps[r]);
   }
   if (!s) {
@@ -959,10 +1085,15 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
     print_benchmark(o->benchmark, reps[0].times, out);
   if (!s)
     s = emit_results(o, desc, reps, count, out);
+  bool print = printing(o);
   if (!s && o->outfeed_dir)
     s = write_outfeeds(o, reps, count);
-  else if (!s && printing(o))
+  else if (!s && print)
     s = print_outfeeds(reps, count, out);
+  if (!s && o->send_dir)
+    s = write_sends(o, reps, count);
+  else if (!s && print)
+    s = print_sends(reps, count, out);
   for (int i = 0; i < o->n_expected && !s; i++)
     s = compare(o, o->expected[i], i, &desc->results[i], reps[0].results[i]);
   for (int r = 0; reps && r < count; r++)
@@ -971,6 +1102,7 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
   hlo_collective_group_destroy(group);
   free(plan.types);
   free_feeds(&infeeds);
+  free_feeds(&recvs);
   return s;
 }
 
@@ -1064,7 +1196,7 @@ typedef struct mpi_run {
   const hlo_module_desc *desc;
   void **params;
   call_plan plan;
-  feeds infeeds;
+  feeds infeeds, recvs;
   replica *reps; /* size entries; only reps[rank] runs here */
   void **gathered;
 } mpi_run;
@@ -1119,9 +1251,10 @@ static hlo_status mpi_prepare(mpi_run *r) {
   HLO_RETURN_IF_ERROR(s);
   HLO_RETURN_IF_ERROR(plan_call(desc, &r->plan));
   HLO_RETURN_IF_ERROR(read_infeeds(o, &r->infeeds));
+  HLO_RETURN_IF_ERROR(read_recvs(o, &r->recvs));
   replica *me = &r->reps[r->rank];
-  *me = (replica){.o = o, .desc = desc, .plan = &r->plan, .infeeds = &r->infeeds, .params = r->params,
-                  .group = r->size > 1 ? r->group : NULL};
+  *me = (replica){.o = o, .desc = desc, .plan = &r->plan, .infeeds = &r->infeeds, .recvs = &r->recvs,
+                  .params = r->params, .group = r->size > 1 ? r->group : NULL};
   return setup_replica(o, desc, r->rank, r->size, me);
 }
 
@@ -1145,14 +1278,120 @@ static hlo_status mpi_gather_results(mpi_run *r, replica *view) {
   return NULL;
 }
 
-/* Results: rK: outputs by rank K, --output-dir, --expected, the benchmark line and printing by
- * rank 0 (printed outfeeds are rank 0's; --outfeed-dir gets every rank's). */
+/* What a rank's run sent (outfeeds, host sends), packed so that rank 0 can print every rank's:
+ * per buffer a record, then its bytes rounded up to 8. */
+typedef struct sent_rec {
+  int64_t is_send, channel, index, nbytes;
+  int32_t dtype, rank;
+  int64_t dims[64];
+} sent_rec;
+
+static size_t pad8(int64_t n) { return ((size_t)(n > 0 ? n : 0) + 7) & ~(size_t)7; }
+
+static void pack_one(unsigned char *p, size_t *off, int64_t is_send, int64_t channel, int64_t index,
+                     const outfeed_buf *a) {
+  sent_rec rec = {is_send, channel, index, a->nbytes, a->dtype, a->rank, {0}};
+  if (a->rank > 0 && a->rank <= 64)
+    memcpy(rec.dims, a->dims, (size_t)a->rank * sizeof *rec.dims);
+  if (p) {
+    memcpy(p + *off, &rec, sizeof rec);
+    if (a->nbytes > 0)
+      memcpy(p + *off + sizeof rec, a->data, (size_t)a->nbytes);
+  }
+  *off += sizeof rec + pad8(a->nbytes);
+}
+
+/* Packs into p (NULL: only measures); the bytes. */
+static size_t pack_sent(const replica *me, unsigned char *p) {
+  size_t off = 0;
+  for (int i = 0; i < me->n_outfeeds; i++)
+    pack_one(p, &off, 0, 0, i, &me->outfeeds[i]);
+  for (int i = 0; i < me->n_sends; i++)
+    pack_one(p, &off, 1, me->sends[i].channel, me->sends[i].index, &me->sends[i].a);
+  return off;
+}
+
+/* view's outfeeds and sends, their data pointing into blob (the arrays are view's to free). */
+static hlo_status unpack_sent(unsigned char *blob, size_t bytes, replica *view) {
+  int n_out = 0, n_send = 0;
+  for (size_t off = 0; off + sizeof(sent_rec) <= bytes;) {
+    sent_rec rec;
+    memcpy(&rec, blob + off, sizeof rec);
+    rec.is_send ? n_send++ : n_out++;
+    off += sizeof rec + pad8(rec.nbytes);
+  }
+  view->outfeeds = calloc((size_t)n_out + 1, sizeof *view->outfeeds);
+  view->sends = calloc((size_t)n_send + 1, sizeof *view->sends);
+  if (!view->outfeeds || !view->sends)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t off = 0; off + sizeof(sent_rec) <= bytes;) {
+    sent_rec rec;
+    memcpy(&rec, blob + off, sizeof rec);
+    outfeed_buf a = {.data = blob + off + sizeof rec, .nbytes = rec.nbytes, .dtype = rec.dtype, .rank = rec.rank};
+    memcpy(a.dims, rec.dims, sizeof a.dims);
+    if (rec.is_send)
+      view->sends[view->n_sends++] = (send_buf){.channel = rec.channel, .index = (int)rec.index, .a = a};
+    else
+      view->outfeeds[view->n_outfeeds++] = a;
+    off += sizeof rec + pad8(rec.nbytes);
+  }
+  return NULL;
+}
+
+/* Every rank's outfeeds and host sends into view (for rank 0 to print); *blobs to free. */
+static hlo_status mpi_gather_sent(mpi_run *r, replica *view, unsigned char **blobs) {
+  const replica *me = &r->reps[r->rank];
+  int64_t mine = (int64_t)pack_sent(me, NULL), most = 0;
+  int64_t *sizes = calloc((size_t)r->size, sizeof *sizes);
+  hlo_status s = sizes ? r->api->allgather(r->group, &mine, sizeof mine, sizes)
+                       : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (int32_t k = 0; !s && k < r->size; k++)
+    most = sizes[k] > most ? sizes[k] : most;
+  unsigned char *own = s ? NULL : calloc((size_t)most + 8, 1);
+  *blobs = s ? NULL : calloc((size_t)most * (size_t)r->size + 8, 1);
+  if (!s && (!own || !*blobs))
+    s = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory gathering what the ranks sent");
+  if (!s && most > 0) {
+    pack_sent(me, own);
+    s = r->api->allgather(r->group, own, most, *blobs);
+  }
+  for (int32_t k = 0; !s && k < r->size; k++)
+    s = unpack_sent(*blobs + (size_t)k * (size_t)most, (size_t)sizes[k], &view[k]);
+  free(own);
+  free(sizes);
+  return s;
+}
+
+/* Rank 0 prints every rank's outfeeds and host sends, as the threaded mode does. */
+static hlo_status mpi_print_sent(mpi_run *r, FILE *out) {
+  const run_options *o = r->o;
+  replica *view = calloc((size_t)r->size, sizeof *view);
+  unsigned char *blobs = NULL;
+  hlo_status s = view ? mpi_gather_sent(r, view, &blobs) : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  if (!s && r->rank == 0 && !o->outfeed_dir)
+    s = print_outfeeds(view, r->size, out);
+  if (!s && r->rank == 0 && !o->send_dir)
+    s = print_sends(view, r->size, out);
+  for (int32_t k = 0; view && k < r->size; k++) {
+    free(view[k].outfeeds);
+    free(view[k].sends);
+  }
+  free(view);
+  free(blobs);
+  return s;
+}
+
+/* Results: rK: outputs by rank K, --output-dir, --expected and the benchmark line by rank 0;
+ * printed results, outfeeds and host sends gathered to rank 0, which prints them as
+ * --replicas N does; --outfeed-dir and --send-dir get every rank's files. */
 static hlo_status mpi_emit(mpi_run *r, FILE *out) {
   const run_options *o = r->o;
   replica *me = &r->reps[r->rank];
   HLO_RETURN_IF_ERROR(write_outputs(o, r->desc, r->reps, r->size));
   if (o->outfeed_dir)
     HLO_RETURN_IF_ERROR(write_outfeeds(o, r->reps, r->size));
+  if (o->send_dir)
+    HLO_RETURN_IF_ERROR(write_sends(o, r->reps, r->size));
   if (printing(o)) {
     replica *view = calloc((size_t)r->size, sizeof *view);
     hlo_status s = view ? mpi_gather_results(r, view) : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
@@ -1162,8 +1401,8 @@ static hlo_status mpi_emit(mpi_run *r, FILE *out) {
       free(view[k].results);
     free(view);
     HLO_RETURN_IF_ERROR(s);
-    if (r->rank == 0 && !o->outfeed_dir)
-      HLO_RETURN_IF_ERROR(print_outfeeds(r->reps, r->size, out));
+    if (!o->outfeed_dir || !o->send_dir)
+      HLO_RETURN_IF_ERROR(mpi_print_sent(r, out));
   }
   if (r->rank != 0)
     return NULL;
@@ -1202,6 +1441,7 @@ static void mpi_cleanup(mpi_run *r) {
   free(r->gathered);
   free(r->plan.types);
   free_feeds(&r->infeeds);
+  free_feeds(&r->recvs);
 }
 
 static hlo_status run_model_mpi(const run_options *o, FILE *out) {

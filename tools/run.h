@@ -32,6 +32,9 @@ typedef struct run_options {
   const char *infeeds[RUN_MAX_ARRAYS];/* .npy files pushed, in order, before each call */
   int n_infeeds;
   const char *outfeed_dir;           /* writes outfeed<i>.npy for every outfeed buffer */
+  const char *recvs[RUN_MAX_ARRAYS]; /* "CHANNEL:FILE.npy": pushed to the channel, in order */
+  int n_recvs;
+  const char *send_dir;              /* writes send_<channel>_<i>.npy for every host send */
   const char *custom_call_libs[RUN_MAX_LIBS];
   int n_custom_call_libs;
   int replicas;                      /* 0: the module's replica_count */

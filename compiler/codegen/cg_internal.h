@@ -90,6 +90,8 @@ typedef struct cg_function {
 
 /* ---- errors ---- */
 void cg_fail(cg_module *cm, const ir_instr *in, const char *fmt, ...);
+/* As cg_fail, at loc: an error in the text of one of in's attributes. */
+void cg_fail_at(cg_module *cm, const ir_instr *in, ir_loc loc, const char *fmt, ...);
 
 /* ---- types and elements ---- */
 /* The register type an element of et is computed in (pred -> i1, bf16 -> float, ...);
@@ -213,10 +215,16 @@ void cg_lower_fft(cg_function *f, ir_instr *in);
 void cg_lower_rng(cg_function *f, ir_instr *in);
 void cg_lower_rng_bit_generator(cg_function *f, ir_instr *in);
 void cg_lower_rng_state(cg_function *f, ir_instr *in);
-/* feeds.c */
+/* feeds.c; also the private constant globals runtime calls take: an initializer, and the
+ * instruction's name as a NUL-terminated string (for messages) */
 void cg_lower_infeed(cg_function *f, ir_instr *in);
 void cg_lower_outfeed(cg_function *f, ir_instr *in);
-/* collectives.c */
+LLVMValueRef cg_const_global(cg_module *cm, LLVMValueRef init, const char *name);
+LLVMValueRef cg_name_global(cg_module *cm, const ir_instr *in);
+/* channels.c: send, send-done, recv, recv-done through the runtime (hlo_rt_send, ...) */
+void cg_lower_send_recv(cg_function *f, ir_instr *in);
+/* collectives.c; cg_ptr_table: an entry-block array of n pointers (null entries for null) */
+LLVMValueRef cg_ptr_table(cg_function *f, LLVMValueRef *ptrs, int n, const char *name);
 void cg_lower_replica_id(cg_function *f, ir_instr *in);
 void cg_lower_collective(cg_function *f, ir_instr *in);
 void cg_lower_collective_done(cg_function *f, ir_instr *in);
@@ -224,6 +232,10 @@ void cg_lower_collective_done(cg_function *f, ir_instr *in);
 void cg_lower_custom_call(cg_function *f, ir_instr *in);
 /* Whether the instruction calls a target resolved by name (a custom call that is no marker). */
 bool cg_custom_call_needs_target(const ir_instr *in);
+/* custom_call_ffi.c: an API_VERSION_TYPED_FFI call of in's target on the given operand and
+ * result leaves (aliasing already applied), its backend_config decoded into constant
+ * XLA_FFI_Attrs (hlo/xla_ffi.h). */
+void cg_lower_ffi_call(cg_function *f, ir_instr *in, LLVMValueRef *op_leaves, int n_op, cg_value *res);
 
 /* Element conversion between compute types (convert's semantics: saturating float->int,
  * NaN -> 0, round to nearest even). */

@@ -106,7 +106,7 @@ static LLVMValueRef build_desc(cg_module *cm, const ir_instr *in, int kind, cons
   return g;
 }
 
-static LLVMValueRef ptr_table(cg_function *f, LLVMValueRef *ptrs, int n, const char *name) {
+LLVMValueRef cg_ptr_table(cg_function *f, LLVMValueRef *ptrs, int n, const char *name) {
   cg_module *cm = f->cm;
   LLVMValueRef arr = cg_entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)(n ? n : 1)), name);
   for (int i = 0; i < n; i++)
@@ -143,8 +143,8 @@ static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef desc, cg_value 
   LLVMValueRef red = reduces && in->n_called > 0 ? cm->comp_fns[in->called[0]->id] : LLVMConstNull(cm->ptr);
   LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr},
                                     6, 0);
-  LLVMValueRef args[6] = {f->ctx_arg, desc, nm, ptr_table(f, ops->leaves, ops->n, "coll.in"),
-                          ptr_table(f, res_leaves, ops->n, "coll.out"), red};
+  LLVMValueRef args[6] = {f->ctx_arg, desc, nm, cg_ptr_table(f, ops->leaves, ops->n, "coll.in"),
+                          cg_ptr_table(f, res_leaves, ops->n, "coll.out"), red};
   LLVMValueRef st = LLVMBuildCall2(b, ty, cg_runtime_fn(cm, "hlo_rt_collective", ty), args, 6, "st");
   cg_fail_if_status(f, st);
 }

@@ -189,12 +189,42 @@ void cg_lower_call(cg_function *f, ir_instr *in) {
   f->values[in->id] = out;
 }
 
+/* Which leaves of a while loop's state its body passes through unchanged: the body's root is
+ * a flat tuple whose element k is get-tuple-element k of the body's parameter.  Such a leaf
+ * keeps one buffer for the whole loop (the body gets it as parameter and result, and its
+ * copy of a parameter into the same result buffer is skipped at run time). */
+static bool *passthrough_leaves(const ir_instr *in, int n_leaves) {
+  const ir_computation *body = in->called[1];
+  const ir_instr *root = body->root;
+  bool *keep = calloc((size_t)n_leaves + 1, sizeof *keep);
+  if (!keep || body->n_params != 1 || root->op != IR_OP_TUPLE || root->n_operands != n_leaves ||
+      in->shape->et != IR_TUPLE || in->shape->n_elems != n_leaves)
+    return keep;
+  for (int k = 0; k < n_leaves; k++) {
+    const ir_instr *e = root->operands[k];
+    if (in->shape->elems[k]->et == IR_TUPLE)
+      return memset(keep, 0, (size_t)n_leaves * sizeof *keep), keep;
+    keep[k] = e->op == IR_OP_GET_TUPLE_ELEMENT && e->operands[0] == body->params[0] &&
+              e->attrs.u.tuple_index == k;
+  }
+  return keep;
+}
+
 void cg_lower_while(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   cg_value init = f->values[in->operands[0]->id];
   cg_value state = cg_alloc_value(f, in->shape);
-  cg_value next = cg_alloc_value(f, in->shape);
+  bool *keep = passthrough_leaves(in, state.n);
+  cg_value next = {calloc((size_t)state.n + 1, sizeof *next.leaves), NULL, state.n};
+  for (int i = 0; keep && next.leaves && i < state.n; i++)
+    next.leaves[i] = keep[i] ? state.leaves[i] : cg_alloc_leaf(f, state.shapes[i]);
+  if (!keep || !next.leaves) {
+    cg_fail(cm, in, "out of memory");
+    free(keep);
+    free(next.leaves);
+    return;
+  }
   for (int i = 0; i < state.n; i++)
     cg_copy_leaf(f, state.leaves[i], init.leaves[i], state.shapes[i]);
   LLVMValueRef pred = cg_alloc_leaf(f, &(ir_shape){.et = IR_PRED});
@@ -210,7 +240,8 @@ void cg_lower_while(cg_function *f, ir_instr *in) {
   LLVMPositionBuilderAtEnd(b, body);
   cg_call_computation(f, in->called[1], state.leaves, state.n, next.leaves, next.n);
   for (int i = 0; i < state.n; i++)
-    cg_copy_leaf(f, state.leaves[i], next.leaves[i], state.shapes[i]);
+    if (!keep[i])
+      cg_copy_leaf(f, state.leaves[i], next.leaves[i], state.shapes[i]);
   /* The back-edge: hlo_context_cancel / hlorun --timeout stop here, checked after the first
    * iteration and then every 1024, so that a tight loop stays register code between checks. */
   LLVMValueRef trips = LLVMBuildAdd(b, LLVMBuildLoad2(b, cm->i64, counter, "trips"), cg_i64(cm, 1), "");
@@ -223,7 +254,7 @@ void cg_lower_while(cg_function *f, ir_instr *in) {
   LLVMBuildBr(b, cond);
   LLVMPositionBuilderAtEnd(b, done);
   free(next.leaves);
-  free((void *)next.shapes);
+  free(keep);
   f->values[in->id] = state;
 }
 

@@ -3,7 +3,8 @@
  * MoveToDevice) are what they are on one device: identities, where a shard shape smaller than
  * the operand keeps its leading corner and a full shape larger than the operand is zero-filled.
  * Every other target becomes one call of hlo_rt_custom_call (hlo/rt.h) with a constant
- * description of the operand and result tuple trees; output_to_operand_aliasing is honoured by
+ * description of the operand and result tuple trees, or, for API_VERSION_TYPED_FFI, one call of
+ * hlo_rt_ffi_call built by custom_call_ffi.c; output_to_operand_aliasing is honoured by
  * copying the aliased operand into the result buffer and handing the target that buffer.
  * Tests: testdata/runtime/custom_call_* (tests/runtime.cmake).
  */
@@ -252,11 +253,6 @@ void cg_lower_custom_call(cg_function *f, ir_instr *in) {
     lower_marker(f, in);
     return;
   }
-  if (in->attrs.u.custom_call.api_version == IR_CC_API_TYPED_FFI) {
-    cg_fail(cm, in, "custom call '%.*s': API_VERSION_TYPED_FFI handlers cannot be called yet", (int)target.len,
-            target.p);
-    return;
-  }
   int n_op = 0, op_first[256];
   if (in->n_operands > 256) {
     cg_fail(cm, in, "custom call with more than 256 operands");
@@ -273,7 +269,10 @@ void cg_lower_custom_call(cg_function *f, ir_instr *in) {
       op_leaves[k++] = o.leaves[j];
   }
   cg_value res = cg_alloc_value(f, in->shape);
-  if (apply_aliasing(f, in, &res, op_leaves, op_first)) {
+  bool aliased = apply_aliasing(f, in, &res, op_leaves, op_first);
+  if (aliased && in->attrs.u.custom_call.api_version == IR_CC_API_TYPED_FFI) {
+    cg_lower_ffi_call(f, in, op_leaves, n_op, &res);
+  } else if (aliased) {
     size_t olen;
     char *opaque = opaque_text(in, &olen);
     char name[300], tname[300];

@@ -10,7 +10,7 @@
 
 #include "codegen/cg_internal.h"
 
-static LLVMValueRef const_global(cg_module *cm, LLVMValueRef init, const char *name) {
+LLVMValueRef cg_const_global(cg_module *cm, LLVMValueRef init, const char *name) {
   LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), name);
   LLVMSetInitializer(g, init);
   LLVMSetGlobalConstant(g, 1);
@@ -24,21 +24,21 @@ static LLVMValueRef dims_global(cg_module *cm, const ir_shape *s) {
     d[i] = cg_i64(cm, s->dims[i]);
   if (s->rank == 0)
     d[0] = cg_i64(cm, 0);
-  return const_global(cm, LLVMConstArray2(cm->i64, d, (uint64_t)(s->rank ? s->rank : 1)), "feed.dims");
+  return cg_const_global(cm, LLVMConstArray2(cm->i64, d, (uint64_t)(s->rank ? s->rank : 1)), "feed.dims");
 }
 
-static LLVMValueRef name_global(cg_module *cm, const ir_instr *in) {
+LLVMValueRef cg_name_global(cg_module *cm, const ir_instr *in) {
   char name[300];
   int n = snprintf(name, sizeof name, "%.*s", (int)in->name.len, in->name.p);
   if (n < 0 || n >= (int)sizeof name)
     n = (int)sizeof name - 1;
-  return const_global(cm, LLVMConstStringInContext(cm->ctx, name, (unsigned)n, 0), "feed.name");
+  return cg_const_global(cm, LLVMConstStringInContext(cm->ctx, name, (unsigned)n, 0), "feed.name");
 }
 
 void cg_lower_infeed(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   cg_value v = cg_alloc_value(f, in->shape);
-  LLVMValueRef name = name_global(cm, in);
+  LLVMValueRef name = cg_name_global(cm, in);
   LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->i64, cm->i32, cm->i32,
                                                              cm->ptr}, 7, 0);
   for (int i = 0; i < v.n; i++) {

@@ -885,6 +885,8 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
     }
     break;
   case IR_FAM_OUTFEED: cg_lower_outfeed(f, in); return;
+  case IR_FAM_SEND:
+  case IR_FAM_RECV: cg_lower_send_recv(f, in); return;
   default:
     break;
   }

@@ -13,18 +13,32 @@
 #include "codegen/cg_internal.h"
 #include "hlo/abi.h"
 
-void cg_fail(cg_module *cm, const ir_instr *in, const char *fmt, ...) {
+/* UNIMPLEMENTED for every code-generator failure, malformed attribute text included: hloc
+ * prints these statuses itself (an INVALID_ARGUMENT one reads as "already printed by the
+ * parser"). */
+static void fail_v(cg_module *cm, const ir_instr *in, ir_loc loc, const char *fmt, va_list ap) {
   if (cm->error)
     return;
   char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
   if (in)
-    cm->error = hlo_status_make(HLO_UNIMPLEMENTED, "%d:%d: error: %%%s: %s", in->loc.line, in->loc.col, in->name.p, msg);
+    cm->error = hlo_status_make(HLO_UNIMPLEMENTED, "%d:%d: error: %%%s: %s", loc.line, loc.col, in->name.p, msg);
   else
     cm->error = hlo_status_make(HLO_INTERNAL, "%s", msg);
+}
+
+void cg_fail(cg_module *cm, const ir_instr *in, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fail_v(cm, in, in ? in->loc : (ir_loc){0, 0}, fmt, ap);
+  va_end(ap);
+}
+
+void cg_fail_at(cg_module *cm, const ir_instr *in, ir_loc loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fail_v(cm, in, loc, fmt, ap);
+  va_end(ap);
 }
 
 char *cg_symbol_for_module(const char *name) {
@@ -687,6 +701,30 @@ static void assign_result_buffers(cg_function *f, ir_computation *c, LLVMValueRe
   }
 }
 
+/* Copies a root leaf into the caller's result buffer; a parameter's leaf only when the caller
+ * did not pass the same buffer as parameter and result (a while loop's pass-through state). */
+static void copy_result_leaf(cg_function *f, const ir_computation *c, LLVMValueRef dst, LLVMValueRef src,
+                             const ir_shape *s) {
+  bool from_param = false;
+  for (int p = 0; p < c->n_params && !from_param; p++) {
+    cg_value v = f->values[c->params[p]->id];
+    for (int k = 0; k < v.n; k++)
+      from_param |= v.leaves[k] == src;
+  }
+  if (!from_param) {
+    cg_copy_leaf(f, dst, src, s);
+    return;
+  }
+  cg_module *cm = f->cm;
+  LLVMBasicBlockRef copy = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "result.copy");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "result.done");
+  LLVMBuildCondBr(cm->b, LLVMBuildICmp(cm->b, LLVMIntNE, dst, src, "other"), copy, done);
+  LLVMPositionBuilderAtEnd(cm->b, copy);
+  cg_copy_leaf(f, dst, src, s);
+  LLVMBuildBr(cm->b, done);
+  LLVMPositionBuilderAtEnd(cm->b, done);
+}
+
 static void emit_computation(cg_module *cm, ir_computation *c) {
   cg_function f;
   function_begin(&f, cm, c, cm->comp_fns[c->id]);
@@ -711,7 +749,7 @@ static void emit_computation(cg_module *cm, ir_computation *c) {
     cg_value r = f.values[c->root->id];
     for (int i = 0; i < r.n; i++)
       if (r.leaves[i] != dst[i])
-        cg_copy_leaf(&f, dst[i], r.leaves[i], r.shapes[i]);
+        copy_result_leaf(&f, c, dst[i], r.leaves[i], r.shapes[i]);
   }
   free(dst);
   free(f.result_buffer);

@@ -1804,8 +1804,15 @@ VERBATIM(origin)
 VERBATIM(result_accuracy)
 VERBATIM(parameter_replication)
 VERBATIM(output_to_operand_aliasing)
-VERBATIM(backend_config)
 #undef VERBATIM
+
+/* backend_config also keeps its position: typed-FFI custom calls parse it later and point
+ * at the offending character (compiler/codegen/custom_call_ffi.c). */
+static bool a_backend_config(attr_ctx *x) {
+  x->in->common.backend_config = av_text(x->b, x->v);
+  x->in->common.backend_config_loc = x->v->loc;
+  return true;
+}
 
 enum { ANY = -1 };
 

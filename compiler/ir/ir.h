@@ -361,6 +361,7 @@ typedef struct ir_common_attrs {
   ir_str sharding, metadata, frontend_attributes, statistics, origin, result_accuracy;
   ir_str parameter_replication, output_to_operand_aliasing;
   ir_str backend_config;         /* the value as written, quotes or braces included */
+  ir_loc backend_config_loc;     /* where that value starts (0:0 when not from text) */
   struct ir_instr **control_predecessors;
   int n_control_predecessors;
   ir_raw_attr *unknown;          /* attributes hloc does not know: printed back as written */

@@ -7,13 +7,15 @@
  * the ranks, only this rank's group, on a communicator split once per partition and cached
  * (docs/distributed.md).  The request is polled, so that
  * a timeout and the abort flag are honoured; release has nothing to wait for (the data was
- * copied).  Also the runner's MPI steps: init, an untimed allgather, abort, finalize.
- * Tests: tests/mpi.cmake (the coll_* runtime cases under mpirun, the training step).
+ * copied).  Send/recv channels are MPI_Isend/MPI_Irecv pairs (p2p_header below).  Also the
+ * runner's MPI steps: init, an untimed allgather, abort, finalize.
+ * Tests: tests/mpi.cmake (the runtime's multi-replica cases under mpirun, the training step).
  */
 #include <limits.h>
 #include <mpi.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,9 +36,36 @@ typedef struct sub_comm {
   MPI_Comm comm;
 } sub_comm;
 
+/* Point to point: every message is a header (its byte count and shape text) and then its
+ * bytes, both with tag = channel id, so MPI's matching by (source, tag) in posting order is the
+ * runtime's rule.  A send copies both and is complete for the model at once (a send never waits
+ * for its receiver); the backend keeps the MPI request until it completes. */
+enum { SHAPE_TEXT = 248 };
+typedef struct p2p_header {
+  int64_t bytes;
+  char shape[SHAPE_TEXT];
+} p2p_header;
+
+typedef struct p2p_send {
+  struct p2p_send *next;
+  MPI_Request req[2];
+  p2p_header header;
+  unsigned char data[];
+} p2p_send;
+
+typedef struct p2p_recv {
+  MPI_Request req[2];
+  int32_t from;
+  int64_t bytes;
+  char shape[SHAPE_TEXT];
+  p2p_header header; /* what arrived */
+} p2p_recv;
+
 typedef struct coll_mpi {
   MPI_Comm comm;
   int rank, size;
+  int tag_ub;                  /* the largest channel id MPI can carry as a tag */
+  p2p_send *sends;             /* sent, not yet known to be complete */
   sub_comm *subs;
   size_t n_subs;
   double timeout_s;
@@ -238,6 +267,160 @@ static hlo_status mpi_release(void *impl, int32_t replica) {
   return NULL; /* the views are this rank's own copy, reused by the next exchange */
 }
 
+/* ---- point to point ------------------------------------------------------------------------ */
+
+/* Frees the sends MPI has completed. */
+static void sweep_sends(coll_mpi *m) {
+  for (p2p_send **p = &m->sends; *p;) {
+    int done = 0;
+    MPI_Testall(2, (*p)->req, &done, MPI_STATUSES_IGNORE);
+    if (!done) {
+      p = &(*p)->next;
+      continue;
+    }
+    p2p_send *d = *p;
+    *p = d->next;
+    free(d);
+  }
+}
+
+static hlo_status check_tag(const coll_mpi *m, int64_t tag, int32_t peer) {
+  if (tag < 0 || tag > m->tag_ub)
+    return hlo_status_make(HLO_UNIMPLEMENTED, "channel id %lld is beyond the largest MPI tag (%d)", (long long)tag,
+                           m->tag_ub);
+  if (peer < 0 || peer >= m->size)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "replica %d is not a rank of %d", peer, m->size);
+  return NULL;
+}
+
+static hlo_status mpi_send_start(void *impl, int32_t from, int32_t to, int64_t tag, const void *data, int64_t bytes,
+                                 const char *shape, void **handle) {
+  (void)from; /* = m->rank */
+  coll_mpi *m = impl;
+  *handle = NULL;
+  HLO_RETURN_IF_ERROR(check_tag(m, tag, to));
+  if (bytes < 0 || bytes > INT_MAX)
+    return hlo_status_make(HLO_UNIMPLEMENTED, "a send of %lld bytes, more than one MPI message carries",
+                           (long long)bytes);
+  sweep_sends(m);
+  p2p_send *d = malloc(sizeof *d + (size_t)bytes);
+  if (!d)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory sending %lld bytes", (long long)bytes);
+  memset(&d->header, 0, sizeof d->header);
+  d->header.bytes = bytes;
+  snprintf(d->header.shape, sizeof d->header.shape, "%s", shape);
+  if (bytes > 0)
+    memcpy(d->data, data, (size_t)bytes);
+  int rc = MPI_Isend(&d->header, (int)sizeof d->header, MPI_BYTE, to, (int)tag, m->comm, &d->req[0]);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Isend(d->data, (int)bytes, MPI_BYTE, to, (int)tag, m->comm, &d->req[1]);
+  if (rc != MPI_SUCCESS) {
+    free(d); /* MPI_ERRORS_RETURN: a failed Isend started nothing worth keeping */
+    return mpi_error(rc, "MPI_Isend");
+  }
+  d->next = m->sends;
+  m->sends = d;
+  return NULL;
+}
+
+static hlo_status mpi_recv_start(void *impl, int32_t to, int32_t from, int64_t tag, void *dst, int64_t bytes,
+                                 const char *shape, void **handle) {
+  (void)to; /* = m->rank */
+  coll_mpi *m = impl;
+  *handle = NULL;
+  HLO_RETURN_IF_ERROR(check_tag(m, tag, from));
+  if (bytes < 0 || bytes > INT_MAX)
+    return hlo_status_make(HLO_UNIMPLEMENTED, "a recv of %lld bytes, more than one MPI message carries",
+                           (long long)bytes);
+  p2p_recv *r = calloc(1, sizeof *r);
+  if (!r)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory posting a recv");
+  r->from = from;
+  r->bytes = bytes;
+  snprintf(r->shape, sizeof r->shape, "%s", shape);
+  r->req[0] = r->req[1] = MPI_REQUEST_NULL;
+  int rc = MPI_Irecv(&r->header, (int)sizeof r->header, MPI_BYTE, from, (int)tag, m->comm, &r->req[0]);
+  if (rc == MPI_SUCCESS) /* posted now, so that it matches this message's bytes, not a later one's */
+    rc = MPI_Irecv(dst, (int)bytes, MPI_BYTE, from, (int)tag, m->comm, &r->req[1]);
+  if (rc != MPI_SUCCESS) {
+    if (r->req[0] != MPI_REQUEST_NULL) {
+      MPI_Cancel(&r->req[0]);
+      MPI_Wait(&r->req[0], MPI_STATUS_IGNORE);
+    }
+    free(r);
+    return mpi_error(rc, "MPI_Irecv");
+  }
+  *handle = r;
+  return NULL;
+}
+
+static void cancel_recv(p2p_recv *r) {
+  for (int i = 0; i < 2; i++)
+    if (r->req[i] != MPI_REQUEST_NULL) {
+      MPI_Cancel(&r->req[i]);
+      MPI_Wait(&r->req[i], MPI_STATUS_IGNORE);
+    }
+}
+
+/* The message's header against what this recv wants (the threaded backend's wording). */
+static hlo_status check_header(const p2p_recv *r) {
+  const p2p_header *h = &r->header;
+  char got[SHAPE_TEXT];
+  snprintf(got, sizeof got, "%.*s", (int)sizeof h->shape - 1, h->shape);
+  if (h->bytes == r->bytes && strcmp(got, r->shape) == 0)
+    return NULL;
+  return hlo_status_make(HLO_FAILED_PRECONDITION, "replica %d sent %s (%lld bytes) but this recv wants %s (%lld bytes)",
+                         r->from, got, (long long)h->bytes, r->shape, (long long)r->bytes);
+}
+
+/* Polls a recv until both parts arrived, or cancellation, abort or the timeout. */
+static hlo_status wait_recv(coll_mpi *m, p2p_recv *r, const atomic_int *cancelled) {
+  double start = MPI_Wtime();
+  int header_done = 0, data_done = 0;
+  for (long spins = 0;; spins++) {
+    int rc = header_done ? MPI_SUCCESS : MPI_Test(&r->req[0], &header_done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+      return mpi_error(rc, "MPI_Irecv");
+    if (header_done) {
+      HLO_RETURN_IF_ERROR(check_header(r)); /* the bytes, which may not fit, are cancelled by the caller */
+      rc = data_done ? MPI_SUCCESS : MPI_Test(&r->req[1], &data_done, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS)
+        return mpi_error(rc, "MPI_Irecv");
+      if (data_done)
+        return NULL;
+    }
+    if (cancelled && atomic_load(cancelled))
+      return hlo_status_make(HLO_CANCELLED, "cancelled while waiting for replica %d to send", r->from);
+    if (atomic_load(&m->aborted))
+      return hlo_status_make(HLO_FAILED_PRECONDITION, "recv abandoned: this rank's run failed");
+    if (m->timeout_s > 0 && MPI_Wtime() - start > m->timeout_s)
+      return hlo_status_make(HLO_CANCELLED, "waited more than %g s for replica %d to send (--collective-timeout)",
+                             m->timeout_s, r->from);
+    pause_poll(spins);
+  }
+}
+
+static hlo_status mpi_wait(void *impl, void *handle, const atomic_int *cancelled) {
+  coll_mpi *m = impl;
+  p2p_recv *r = handle;
+  if (!r)
+    return NULL; /* a send: complete when started */
+  hlo_status s = wait_recv(m, r, cancelled);
+  cancel_recv(r); /* nothing left when it completed; else what is still posted */
+  free(r);
+  sweep_sends(m);
+  return s;
+}
+
+static void mpi_forget(void *impl, void *handle) {
+  (void)impl;
+  p2p_recv *r = handle;
+  if (!r)
+    return;
+  cancel_recv(r);
+  free(r);
+}
+
 static void mpi_abort_group(void *impl) {
   coll_mpi *m = impl;
   atomic_store(&m->aborted, 1);
@@ -247,6 +430,14 @@ static void mpi_destroy(void *impl) {
   coll_mpi *m = impl;
   int finalized = 0;
   MPI_Finalized(&finalized);
+  /* Every rank has finished its run, so a send still pending now has no receiver: its request
+   * is released and its copy left to the process's exit (MPI may still read it). */
+  if (!finalized)
+    sweep_sends(m);
+  for (p2p_send *d = m->sends; d && !finalized; d = d->next)
+    for (int i = 0; i < 2; i++)
+      if (d->req[i] != MPI_REQUEST_NULL)
+        MPI_Request_free(&d->req[i]);
   for (size_t i = 0; i < m->n_subs; i++) {
     if (!finalized)
       MPI_Comm_free(&m->subs[i].comm);
@@ -265,6 +456,10 @@ static void mpi_destroy(void *impl) {
 
 static const hlo_coll_backend mpi_backend = {.exchange = mpi_exchange,
                                              .release = mpi_release,
+                                             .send_start = mpi_send_start,
+                                             .recv_start = mpi_recv_start,
+                                             .wait = mpi_wait,
+                                             .forget = mpi_forget,
                                              .abort = mpi_abort_group,
                                              .destroy = mpi_destroy,
                                              .exchange_in_group = mpi_exchange_in_group};
@@ -276,6 +471,9 @@ static hlo_status open_comm(coll_mpi *m, const void *comm) {
   MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(m->comm, &m->rank);
   MPI_Comm_size(m->comm, &m->size);
+  int *ub = NULL, found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
+  m->tag_ub = found && ub ? *ub : 32767; /* the least MPI promises */
   rc = MPI_Type_contiguous(ALIGN, MPI_BYTE, &m->unit);
   if (rc == MPI_SUCCESS)
     rc = MPI_Type_commit(&m->unit);

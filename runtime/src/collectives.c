@@ -48,6 +48,18 @@ HLO_PUBLIC void hlo_collective_group_destroy(hlo_collective_group *g) {
   free(g);
 }
 
+hlo_status hlo_coll_group_of(hlo_context *ctx, const char *instr, hlo_collective_group **out) {
+  int32_t num = hlo_rt_num_replicas(ctx);
+  hlo_collective_group *g = ctx && hlo_ctx_same_layout(ctx) ? ctx->opts.group : NULL;
+  bool usable = g && g->magic == HLO_GROUP_MAGIC && g->layout_size == sizeof *g && g->num_replicas == num;
+  *out = usable ? g : NULL;
+  if (num > 1 && !usable)
+    return hlo_status_make(HLO_FAILED_PRECONDITION,
+                           "%s: %d replicas but the context has no collective group of that size "
+                           "(hlo_context_options.group)", instr, num);
+  return NULL;
+}
+
 /* ---- the operation ------------------------------------------------------------------------- */
 
 enum { K_ALL_REDUCE, K_ALL_GATHER, K_REDUCE_SCATTER, K_ALL_TO_ALL, K_ALL_TO_ALL_TUPLE, K_PERMUTE, K_BROADCAST };
@@ -231,11 +243,8 @@ HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc
   int32_t me = hlo_rt_replica_id(ctx), num = hlo_rt_num_replicas(ctx);
   coll c = {.ctx = ctx, .instr = instr, .reduce = (reducer_fn)reducer};
   HLO_RETURN_IF_ERROR(describe(&c, desc, me, num));
-  hlo_collective_group *g = ctx && hlo_ctx_same_layout(ctx) ? ctx->opts.group : NULL;
-  if (num > 1 && (!g || g->magic != HLO_GROUP_MAGIC || g->layout_size != sizeof *g || g->num_replicas != num))
-    return hlo_status_make(HLO_FAILED_PRECONDITION,
-                           "%s: %d replicas but the context has no collective group of that size "
-                           "(hlo_context_options.group)", instr, num);
+  hlo_collective_group *g = NULL;
+  HLO_RETURN_IF_ERROR(hlo_coll_group_of(ctx, instr, &g));
   if (num == 1) { /* a replica alone: its own leaves are every view */
     c.all = (const void *const *)operands;
     for (int64_t i = 0; i < c.n; i++)

@@ -99,6 +99,7 @@ HLO_PUBLIC void hlo_context_destroy(hlo_context *c) {
   pool_stop(&c->pool);
   drain(&c->infeed);
   drain(&c->outfeed);
+  hlo_ctx_channels_free(c);
   free_targets(c->targets, c->n_targets);
   free_targets(c->resolved, c->n_resolved);
   for (int i = 0; i < c->n_libs; i++)
@@ -425,15 +426,35 @@ HLO_PUBLIC hlo_status hlo_custom_call_add_library(hlo_context *c, const char *pa
   return NULL;
 }
 
-/* Looks in the registered table, the libraries, then the global scope.  Called with c->mu held. */
+/* Whether fn is an entry point of a model hloc built (its typed entry, generic entry or
+ * describe function): a model exports its entry under its module's name, and a custom call
+ * whose target has that name must not call the model itself. */
+static bool is_model_entry(void *fn) {
+  Dl_info info;
+  if (!dladdr(fn, &info) || !info.dli_fname)
+    return false;
+  void *h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  if (!h)
+    return false;
+  hlo_describe_fn describe = (hlo_describe_fn)dlsym(h, "hlo_module_describe");
+  const hlo_module_desc *d = describe ? describe() : NULL;
+  bool entry = (void *)describe == fn ||
+               (d && ((void *)d->typed_entry == fn || (void *)d->run == fn));
+  dlclose(h);
+  return entry;
+}
+
+/* Looks in the registered table, the libraries, then the global scope (never at a model's own
+ * entry points).  Called with c->mu held. */
 static void *lookup(hlo_context *c, const char *target) {
   void *fn = find_target(c->targets, c->n_targets, target);
   if (!fn)
     fn = find_target(c->resolved, c->n_resolved, target);
   for (int i = 0; !fn && i < c->n_libs; i++)
-    fn = dlsym(c->libs[i], target);
-  if (!fn)
-    fn = dlsym(RTLD_DEFAULT, target);
+    if ((fn = dlsym(c->libs[i], target)) && is_model_entry(fn))
+      fn = NULL;
+  if (!fn && (fn = dlsym(RTLD_DEFAULT, target)) && is_model_entry(fn))
+    fn = NULL;
   return fn;
 }
 
@@ -443,6 +464,8 @@ HLO_RT_CTX_EXPORT hlo_status hlo_rt_custom_call_resolve(hlo_context *c, const ch
     return hlo_status_make(HLO_INTERNAL, "custom call without a target name");
   if (!c) {
     *out_fn = dlsym(RTLD_DEFAULT, target);
+    if (*out_fn && is_model_entry(*out_fn))
+      *out_fn = NULL;
     return *out_fn ? NULL
                    : hlo_status_make(HLO_NOT_FOUND,
                                      "custom-call target '%s' not found in the process (the model ran without a context)",

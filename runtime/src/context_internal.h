@@ -1,7 +1,8 @@
 /* context_internal.h — the inside of hlo_context, for runtime/src files only (context.c owns
- * it; later runtime services such as channels and collectives hang their state here too).
- * Locking: `mu` guards the feed queues, the custom-call tables and the pool start-up; the
- * pool has its own lock.  Everything else is written once in hlo_context_create.
+ * it; channels.c and the collective layer hang their state here too).
+ * Locking: `mu` guards the feed queues, the channel table and requests, the custom-call
+ * tables and the pool start-up; the pool has its own lock.  Everything else is written once
+ * in hlo_context_create.
  */
 #ifndef HLO_RUNTIME_CONTEXT_INTERNAL_H
 #define HLO_RUNTIME_CONTEXT_INTERNAL_H
@@ -34,6 +35,23 @@ typedef struct hlo_custom_target {
   char *name;
   void *fn;
 } hlo_custom_target;
+
+/* One Send/Recv channel id of a context (channels.c): the host's callbacks and queues for
+ * is_host_transfer instructions, and the loopback queue of a replica that sends to itself
+ * without a collective group.  Entries are listed, never moved or freed before the context. */
+typedef struct hlo_channel {
+  struct hlo_channel *next;
+  int64_t id;
+  hlo_send_callback send_fn;
+  void *send_user;
+  hlo_recv_callback recv_fn;
+  void *recv_user;
+  hlo_feed_queue to_host;   /* host sends, popped by hlo_channel_pop */
+  hlo_feed_queue from_host; /* pushed by hlo_channel_push, taken by host recvs */
+  hlo_feed_queue loopback;  /* device sends from this replica to itself */
+} hlo_channel;
+
+struct hlo_chan_request; /* a send or recv waiting for its -done (channels.c) */
 
 /* The worker pool: started on the first parallel loop that can use it.  A loop publishes
  * (fn, arg, n, chunks) and bumps `generation`; workers and the caller take chunk numbers from
@@ -78,6 +96,11 @@ struct hlo_context {
   uint64_t rng_state[2];
   bool rng_started;
   atomic_int cancelled;       /* hlo_context_cancel; read at while back-edges (cancel.c) */
+  /* Send/Recv (channels.c), guarded by `mu`: the channel table (channel id -1 is the default
+   * host handler), the requests waiting for send-done/recv-done, and the next request id. */
+  hlo_channel *channels;
+  struct hlo_chan_request *requests;
+  uint32_t next_request;
 };
 
 /* Queue primitives of context.c, for the other runtime files: push copies the buffer (dtype -1:
@@ -85,6 +108,13 @@ struct hlo_context {
 hlo_status hlo_ctx_queue_push(hlo_context *c, hlo_feed_queue *q, const void *data, size_t n, int32_t dtype,
                               int32_t rank, const int64_t *dims);
 hlo_feed_item *hlo_ctx_queue_pop(hlo_context *c, hlo_feed_queue *q);
+/* Pops the head of q, waiting up to timeout_ms (< 0: forever; 0: not at all) for a push
+ * (feeds.c). */
+hlo_feed_item *hlo_ctx_queue_pop_waiting(hlo_context *c, hlo_feed_queue *q, int32_t timeout_ms);
+/* "f32[2,3]" (or "?[2,3]" without an element type, "?" with rank < 0) into buf (feeds.c). */
+const char *hlo_ctx_shape_text(char *buf, size_t size, int32_t dtype, int32_t rank, const int64_t *dims);
+/* Frees the channel table and the requests nobody finished (channels.c). */
+void hlo_ctx_channels_free(hlo_context *c);
 /* Was c made by a runtime with this layout (context_internal.h's magic and size)? */
 bool hlo_ctx_same_layout(const hlo_context *c);
 

@@ -20,8 +20,7 @@ static const char *const dtype_names[] = {
 #undef ET
 };
 
-/* "f32[2,3]" (or "?[2,3]" without an element type) into buf. */
-static const char *shape_text(char *buf, size_t size, int32_t dtype, int32_t rank, const int64_t *dims) {
+const char *hlo_ctx_shape_text(char *buf, size_t size, int32_t dtype, int32_t rank, const int64_t *dims) {
   size_t n = (size_t)snprintf(buf, size, "%s",
                               dtype >= 0 && dtype < (int32_t)(sizeof dtype_names / sizeof *dtype_names)
                                   ? dtype_names[dtype]
@@ -43,8 +42,10 @@ HLO_PUBLIC hlo_status hlo_infeed_push_array(hlo_context *c, const void *data, si
   return hlo_ctx_queue_push(c, &c->infeed, data, nbytes, dtype, rank < 0 ? -1 : rank, dims);
 }
 
-/* Pops the head of the infeed queue, waiting up to timeout_ms (< 0: forever) for one. */
-static hlo_feed_item *pop_waiting(hlo_context *c, int32_t timeout_ms) {
+/* Pops the head of q, waiting up to timeout_ms (< 0: forever; 0: not at all) for a push. */
+hlo_feed_item *hlo_ctx_queue_pop_waiting(hlo_context *c, hlo_feed_queue *q, int32_t timeout_ms) {
+  if (timeout_ms == 0)
+    return hlo_ctx_queue_pop(c, q);
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += timeout_ms / 1000;
@@ -54,13 +55,13 @@ static hlo_feed_item *pop_waiting(hlo_context *c, int32_t timeout_ms) {
     until.tv_nsec -= 1000000000L;
   }
   pthread_mutex_lock(&c->mu);
-  while (!c->infeed.head) {
+  while (!q->head) {
     int rc = timeout_ms < 0 ? pthread_cond_wait(&c->feed_cv, &c->mu) : pthread_cond_timedwait(&c->feed_cv, &c->mu, &until);
     if (rc == ETIMEDOUT)
       break;
   }
   pthread_mutex_unlock(&c->mu);
-  return hlo_ctx_queue_pop(c, &c->infeed);
+  return hlo_ctx_queue_pop(c, q);
 }
 
 static bool shape_matches(const hlo_feed_item *it, int32_t dtype, int32_t rank, const int64_t *dims) {
@@ -79,21 +80,20 @@ static bool shape_matches(const hlo_feed_item *it, int32_t dtype, int32_t rank, 
 HLO_RT_CTX_EXPORT hlo_status hlo_rt_infeed_leaf(hlo_context *c, const char *instr, void *dst, int64_t nbytes,
                                                 int32_t dtype, int32_t rank, const int64_t *dims) {
   char want[256], got[256];
-  shape_text(want, sizeof want, dtype, rank, dims);
+  hlo_ctx_shape_text(want, sizeof want, dtype, rank, dims);
   if (!c)
     return hlo_status_make(HLO_FAILED_PRECONDITION, "infeed '%s': the model was called without a context (it wants %s)",
                            instr, want);
   if (!hlo_ctx_same_layout(c))
     return hlo_status_make(HLO_FAILED_PRECONDITION,
                            "infeed '%s': the context was made by another version of the hloc runtime", instr);
-  int32_t t = c->opts.infeed_timeout_ms;
-  hlo_feed_item *it = t == 0 ? hlo_ctx_queue_pop(c, &c->infeed) : pop_waiting(c, t);
+  hlo_feed_item *it = hlo_ctx_queue_pop_waiting(c, &c->infeed, c->opts.infeed_timeout_ms);
   if (!it)
     return hlo_status_make(HLO_FAILED_PRECONDITION, "infeed '%s': the infeed queue is empty (it wants %s)", instr, want);
   hlo_status s = NULL;
   if (!shape_matches(it, dtype, rank, dims))
     s = hlo_status_make(HLO_FAILED_PRECONDITION, "infeed '%s': the next infeed buffer is %s but the instruction wants %s",
-                        instr, shape_text(got, sizeof got, it->dtype, it->rank, it->dims), want);
+                        instr, hlo_ctx_shape_text(got, sizeof got, it->dtype, it->rank, it->dims), want);
   else if ((int64_t)it->nbytes != nbytes)
     s = hlo_status_make(HLO_FAILED_PRECONDITION,
                         "infeed '%s': the next infeed buffer has %zu bytes but the instruction wants %s (%lld bytes)",

@@ -10,8 +10,9 @@ broadcasts), rows (broadcast along a minor dimension, slice, pad, concatenate, r
 32x32 tiles (a transpose of the minor dimension, sizes not multiples of 32), row reductions
 (reassociated sums), column reductions (kept minor dimension, blocks of 1024 columns), row
 fusion (softmax and layernorm: reductions of the minor dimension broadcast back), a reduce
-whose max reducer sees NaN, and a module that already holds XLA-style `fusion` instructions
-(kind=kLoop / kInput, calls=), as XLA's after-optimization dumps do.
+whose max reducer sees NaN, a module that already holds XLA-style `fusion` instructions
+(kind=kLoop / kInput, calls=), as XLA's after-optimization dumps do, and the buffer assignment's
+in-place cases (dynamic-update-slice chains, a while loop's pass-through state).
 
 Run:  /usr/bin/python3 testdata/golden/make_fusion.py
 """
@@ -254,6 +255,56 @@ ENTRY main {
          {"rtol": 1e-6, "atol": 0})
 
 
+def loop_passthrough():
+    """A while loop whose body passes a large state element through unchanged (module.c and
+    control.c keep one buffer for it, no copies per iteration) while it updates the others
+    with it: acc += w[i % 64] for 100 iterations, w itself returned unchanged."""
+    rng = np.random.default_rng(12)
+    w = f32(rng.standard_normal((64, 256)))
+    hlo = """HloModule loop_passthrough
+
+cond {
+  p = (s32[], f32[64,256], f32[256]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(100)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[64,256], f32[256]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  w = f32[64,256] get-tuple-element(p), index=1
+  acc = f32[256] get-tuple-element(p), index=2
+  k64 = s32[] constant(64)
+  r = s32[] remainder(i, k64)
+  z = s32[] constant(0)
+  row = f32[1,256] dynamic-slice(w, r, z), dynamic_slice_sizes={1,256}
+  v = f32[256] reshape(row)
+  acc2 = f32[256] add(acc, v)
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[64,256], f32[256]) tuple(i2, w, acc2)
+}
+
+ENTRY main {
+  w = f32[64,256] parameter(0)
+  z = s32[] constant(0)
+  zf = f32[] constant(0)
+  acc = f32[256] broadcast(zf), dimensions={}
+  init = (s32[], f32[64,256], f32[256]) tuple(z, w, acc)
+  loop = (s32[], f32[64,256], f32[256]) while(init), condition=cond, body=body
+  wout = f32[64,256] get-tuple-element(loop), index=1
+  aout = f32[256] get-tuple-element(loop), index=2
+  ROOT r = (f32[64,256], f32[256]) tuple(wout, aout)
+}
+"""
+    wd = w.astype(np.float64)
+    acc = np.zeros(256)
+    for i in range(100):
+        acc += wd[i % 64]
+    case("loop_passthrough", hlo, [w], [w, f32(acc)], {"rtol": 1e-6, "atol": 1e-5})
+
+
 def main():
     softmax()
     layernorm()
@@ -263,6 +314,7 @@ def main():
     column_blocks()
     prefused()
     in_place_updates()
+    loop_passthrough()
 
 
 if __name__ == "__main__":

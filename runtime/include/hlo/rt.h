@@ -162,6 +162,17 @@ HLO_RT_EXPORT hlo_status hlo_rt_custom_call(hlo_context *ctx, const int64_t *des
                                             const char *instr, const char *opaque, int64_t opaque_len,
                                             void *const *operands, void *const *results);
 
+/* Runs one API_VERSION_TYPED_FFI custom call (runtime/src/xla_ffi.c): the handler `target`,
+ * resolved as hlo_rt_custom_call_resolve does, gets an XLA_FFI_CallFrame (hlo/xla_ffi.h) at the
+ * execute stage.  desc: [n_args, n_rets, then for every argument leaf and then every result
+ * leaf: its XLA_FFI_DataType, rank, dims...]; args / rets: the leaf buffers; attrs: the
+ * constant XLA_FFI_Attrs the compiler decoded from backend_config (NULL: none).  A returned
+ * XLA_FFI_Error becomes a status (its code mapped) naming instr and target and carrying its
+ * message. */
+HLO_RT_EXPORT hlo_status hlo_rt_ffi_call(hlo_context *ctx, const int64_t *desc, const char *target,
+                                         const char *instr, const void *attrs, void *const *args,
+                                         void *const *rets);
+
 /* ---- collectives (runtime/src/collectives.c) ---- */
 /* Runs one collective instruction (instr names it in messages) on n operand leaves into n
  * result leaves.  desc: [kind (0 all-reduce, 1 all-gather, 2 reduce-scatter, 3 all-to-all,
@@ -172,6 +183,21 @@ HLO_RT_EXPORT hlo_status hlo_rt_custom_call(hlo_context *ctx, const int64_t *des
  * computation, hlo_status fn(ctx, params, results, frame) on scalars (else NULL). */
 HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc, const char *instr,
                                            void *const *operands, void *const *results, void *reducer);
+/* ---- send/recv (runtime/src/channels.c) ---- */
+/* desc: [channel_id, is_host_transfer, n_pairs, (source, target) pairs (from the frontend
+ * attribute _xla_send_recv_source_target_pairs), n_leaves, then per data leaf: dtype, rank,
+ * dims..., byte size].  send hands the data leaves over and writes the request id that its
+ * send-done finishes into *request (the context's u32[]); recv starts a receive and writes its
+ * request id; recv-done (desc: its own shape, no pairs) waits for it and fills its leaves.
+ * A replica that is no target of any pair receives zeros; one that is no source sends nothing.
+ * instr names the instruction in messages.  Every failure names the instruction and channel. */
+HLO_RT_EXPORT hlo_status hlo_rt_send(hlo_context *ctx, const int64_t *desc, const char *instr, void *const *leaves,
+                                     uint32_t *request);
+HLO_RT_EXPORT hlo_status hlo_rt_send_done(hlo_context *ctx, const char *instr, const uint32_t *request);
+HLO_RT_EXPORT hlo_status hlo_rt_recv(hlo_context *ctx, const int64_t *desc, const char *instr, uint32_t *request);
+HLO_RT_EXPORT hlo_status hlo_rt_recv_done(hlo_context *ctx, const int64_t *desc, const char *instr,
+                                          const uint32_t *request, void *const *leaves);
+
 /* ---- direct grouped convolution (runtime/src/rt_conv.c) ---- */
 /* Descriptor indices of hlo_rt_conv_grouped_f32: sizes (batch, output features, output
  * height and width, input height and width, window height and width, input features per

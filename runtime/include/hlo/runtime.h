@@ -34,8 +34,9 @@ typedef struct hlo_context_options {
   int32_t replica_id;
   int32_t num_replicas;  /* 0 or 1: a single replica */
   int32_t partition_id;
-  /* An infeed that finds its queue empty: 0 fails at once (the message names the
-   * instruction); > 0 waits up to this many milliseconds for a push; < 0 waits without limit. */
+  /* An infeed (or host recv) that finds its queue empty: 0 fails at once (the message names
+   * the instruction); > 0 waits up to this many milliseconds for a push; < 0 waits without
+   * limit. */
   int32_t infeed_timeout_ms;
   hlo_collective_group *group; /* required when num_replicas > 1 and the model has collectives */
 } hlo_context_options;
@@ -66,6 +67,33 @@ size_t hlo_outfeed_count(hlo_context *ctx);
  * model sent; out_dims holds 64 entries.  *out_dtype is -1 when the buffer has no shape. */
 HLO_MUST_USE hlo_status hlo_outfeed_pop_array(hlo_context *ctx, void **out_data, size_t *out_nbytes,
                                               int32_t *out_dtype, int32_t *out_rank, int64_t *out_dims);
+
+/* Send/Recv host transfers: a send or recv with is_host_transfer=true talks to the host on its
+ * channel_id.  A send hands each array leaf of its operand (tuples depth-first) to the
+ * channel's send callback, or, without one, to the default callback (channel_id -1), or else
+ * queues it for hlo_channel_pop.  A recv-done fills each leaf from the channel's recv callback,
+ * or else from the buffers pushed with hlo_channel_push (oldest first; an empty queue waits
+ * as infeed_timeout_ms says).  Callbacks run on the thread of the model call, return 0 on
+ * success (anything else fails the call with a message naming the instruction and channel),
+ * and see the instruction's name, the element type (an hlo_dtype) and dimensions.  A pushed
+ * buffer whose shape differs from the recv's fails the call likewise.  Thread-safe. */
+typedef int (*hlo_send_callback)(void *user, int64_t channel_id, const char *instr, const void *data, size_t nbytes,
+                                 int32_t dtype, int32_t rank, const int64_t *dims);
+typedef int (*hlo_recv_callback)(void *user, int64_t channel_id, const char *instr, void *dst, size_t nbytes,
+                                 int32_t dtype, int32_t rank, const int64_t *dims);
+/* fn NULL removes the callback. */
+HLO_MUST_USE hlo_status hlo_channel_set_send_callback(hlo_context *ctx, int64_t channel_id, hlo_send_callback fn,
+                                                      void *user);
+HLO_MUST_USE hlo_status hlo_channel_set_recv_callback(hlo_context *ctx, int64_t channel_id, hlo_recv_callback fn,
+                                                      void *user);
+/* Queues a buffer for the channel's next recv leaf (copied; dtype -1 / rank -1: unchecked). */
+HLO_MUST_USE hlo_status hlo_channel_push(hlo_context *ctx, int64_t channel_id, const void *data, size_t nbytes,
+                                         int32_t dtype, int32_t rank, const int64_t *dims);
+/* Pops the oldest leaf the model sent on the channel; the caller free()s *out_data; out_dims
+ * holds 64 entries.  FAILED_PRECONDITION when nothing is queued. */
+HLO_MUST_USE hlo_status hlo_channel_pop(hlo_context *ctx, int64_t channel_id, void **out_data, size_t *out_nbytes,
+                                        int32_t *out_dtype, int32_t *out_rank, int64_t *out_dims);
+size_t hlo_channel_count(hlo_context *ctx, int64_t channel_id);
 
 /* Scratch memory: every temporary of a model call lives at an offset in one arena whose size
  * the model states (hlo_module_desc.arena_bytes, and the generated header's SYM_ARENA_BYTES).
