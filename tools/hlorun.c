@@ -42,7 +42,7 @@ static const char usage[] =
     "  --timeout SECONDS       cancel the model call after SECONDS (exit 1); checked at while-loop\n"
     "                          back-edges, and hlorun exits 1 s later if the call has not stopped\n"
     "  --mpi                   one replica per MPI rank (implied when started by mpirun; docs/distributed.md)\n"
-    "  --collective-timeout SECONDS  with MPI: stop every rank when a collective waits longer\n"
+    "  --collective-timeout SECONDS  with MPI: stop every rank when a collective or recv waits longer\n"
     "  --max-memory BYTES      refuse (exit 1) a model whose parameter and result buffers exceed\n"
     "                          BYTES (suffixes K, M, G), before allocating them\n"
     "other:\n"
