@@ -1,12 +1,14 @@
 /* mpi_allreduce.c — all-reduce bandwidth of the runtime's MPI path beside raw MPI_Allreduce,
  * measured in the same run (docs/distributed.md).  For each buffer size (MB of f32): the
  * runtime path is hlo_rt_collective, the call a compiled model makes for an f32 sum all-reduce
- * with replica_groups={} (the MPI backend's gather, then collectives.c reducing with a reducer
- * function as hloc emits it); the raw figure is MPI_Allreduce(MPI_FLOAT, MPI_SUM) on the same
- * buffers.  Both results are checked to be equal (integer-valued data: exact in any order).
- * Prints the median of --reps timed calls after one warm-up, as ms and GB/s (buffer bytes /
- * time), and, to tell the transport from the reduction, the runtime's all-gather of the same
- * buffer (the backend's exchange plus copies, no reducer calls).  Built when MPI is found (build/mpi_allreduce_bench); run:
+ * with replica_groups={} (the MPI backend's gather, then collectives.c summing: the
+ * description says the reducer is one f32 add, as hloc's does for `add(a, b)`); the raw figure
+ * is MPI_Allreduce(MPI_FLOAT, MPI_SUM) on the same buffers.  The results are checked to be
+ * equal (integer-valued data: exact in any order).  Prints the median of --reps timed calls
+ * after one warm-up, as ms and GB/s (buffer bytes / time), then, in parentheses, the same
+ * all-reduce through a reducer called per element (what any other reducer costs) and the
+ * runtime's all-gather of the buffer (the transport alone).  Built when MPI is found
+ * (build/mpi_allreduce_bench); run:
  *   mpirun --oversubscribe --allow-run-as-root -np 2 build/mpi_allreduce_bench [--reps N] [MB ...]
  * Test: mpi.bench_smoke (tests/mpi.cmake).
  */
@@ -38,10 +40,10 @@ typedef struct bench {
   int rank, reps;
   int64_t n;
   float *src, *ours, *raw, *gathered;
-  int64_t desc[10], gather_desc[10];
+  int64_t desc[11], general_desc[11], gather_desc[11];
 } bench;
 
-enum { PATH_RUNTIME, PATH_RAW, PATH_GATHER };
+enum { PATH_RUNTIME, PATH_RAW, PATH_GATHER, PATH_GENERAL };
 
 /* Median seconds of reps calls of one path, after a warm-up; -1 on error. */
 static double time_path(bench *b, int path) {
@@ -55,8 +57,8 @@ static double time_path(bench *b, int path) {
     if (raw) {
       ok = MPI_Allreduce(b->src, b->raw, (int)b->n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS;
     } else {
-      hlo_status s = hlo_rt_collective(b->ctx, path == PATH_GATHER ? b->gather_desc : b->desc, "bench", ops, res,
-                                       (void *)add_f32);
+      const int64_t *d = path == PATH_GATHER ? b->gather_desc : path == PATH_GENERAL ? b->general_desc : b->desc;
+      hlo_status s = hlo_rt_collective(b->ctx, d, "bench", ops, res, (void *)add_f32);
       if (s)
         fprintf(stderr, "rank %d: %s\n", b->rank, hlo_status_message(s));
       ok = s == NULL;
@@ -86,19 +88,30 @@ static int run_size(bench *b, double mb, int size) {
     return 1;
   for (int64_t i = 0; i < b->n; i++)
     b->src[i] = (float)(b->rank + 1 + i % 7);
-  /* kind all-reduce, 1 leaf, no dimension, no groups, no pairs, f32[n] -> f32[n] */
-  int64_t d[] = {0, 1, -1, 0, 0, 0, 4, 1, b->n, 4 * b->n};
+  /* kind all-reduce, 1 leaf, no dimension, no groups, no pairs, f32[n] -> f32[n], the reducer
+   * one f32 add (as hloc describes `add(a, b)`) */
+  int64_t d[] = {0, 1, -1, 0, 0, 0, 4, 1, b->n, 4 * b->n, HLO_DTYPE_IR_F32};
   memcpy(b->desc, d, sizeof d);
+  memcpy(b->general_desc, d, sizeof d);
+  b->general_desc[10] = -1; /* no add type: the reducer is called per element */
   /* all-gather along dimension 0: f32[n] -> f32[size * n] */
-  int64_t gd[] = {1, 1, 0, 0, 0, 0, 4, 1, b->n, 4 * b->n * size};
+  int64_t gd[] = {1, 1, 0, 0, 0, 0, 4, 1, b->n, 4 * b->n * size, -1};
   memcpy(b->gather_desc, gd, sizeof gd);
+  double general = time_path(b, PATH_GENERAL);
+  int same = general >= 0;
+  float *general_result = same ? malloc(bytes) : NULL;
+  if (general_result)
+    memcpy(general_result, b->ours, bytes);
   double ours = time_path(b, PATH_RUNTIME), raw = time_path(b, PATH_RAW), gather = time_path(b, PATH_GATHER);
-  int same = ours >= 0 && raw >= 0 && gather >= 0 && memcmp(b->ours, b->raw, bytes) == 0, all_same = 0;
+  same = general_result && ours >= 0 && raw >= 0 && gather >= 0 && memcmp(b->ours, b->raw, bytes) == 0 &&
+         memcmp(general_result, b->raw, bytes) == 0;
+  free(general_result);
+  int all_same = 0;
   MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (b->rank == 0 && all_same)
     printf("%8.3f MB  hlo all-reduce %9.3f ms %6.2f GB/s   MPI_Allreduce %9.3f ms %6.2f GB/s   "
-           "(hlo all-gather %9.3f ms)\n",
-           mb, ours * 1e3, bytes / ours / 1e9, raw * 1e3, bytes / raw / 1e9, gather * 1e3);
+           "(reducer per element %9.3f ms, all-gather %9.3f ms)\n",
+           mb, ours * 1e3, bytes / ours / 1e9, raw * 1e3, bytes / raw / 1e9, general * 1e3, gather * 1e3);
   else if (b->rank == 0)
     printf("%8.3f MB  FAILED: the runtime's all-reduce and MPI_Allreduce differ or failed\n", mb);
   free(b->src);
