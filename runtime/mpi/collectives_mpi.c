@@ -5,9 +5,9 @@
  * into; collectives.c then computes the result, in group order, exactly as with threads.  The
  * gather spans the whole communicator, or, for a collective with replica groups that partition
  * the ranks, only this rank's group, on a communicator split once per partition and cached
- * (docs/distributed.md).  The request is polled, so that
- * a timeout and the abort flag are honoured; release has nothing to wait for (the data was
- * copied).  Send/recv channels are MPI_Isend/MPI_Irecv pairs (p2p_header below).  Also the
+ * (docs/distributed.md).  With a timeout the request is polled, so that the timeout and the
+ * abort flag are honoured (without one, MPI_Wait); release has nothing to wait for (the data
+ * was copied).  Send/recv channels are MPI_Isend/MPI_Irecv pairs (p2p_header below).  Also the
  * runner's MPI steps: init, an untimed allgather, abort, finalize.
  * Tests: tests/mpi.cmake (the runtime's multi-replica cases under mpirun, the training step).
  */
@@ -101,20 +101,25 @@ static hlo_status reserve(unsigned char **buf, size_t *cap, size_t need) {
   return NULL;
 }
 
-/* Short waits spin (yielding the core), long ones sleep 20 us between polls. */
-static void pause_poll(long spins) {
-  if (spins < 2000) {
+/* Polling: for the first 10 ms of a wait the core is only yielded between polls (MPI's
+ * non-blocking collectives progress when polled), later waits sleep 50 us between polls. */
+static void pause_poll(double waited_s) {
+  if (waited_s < 0.01) {
     sched_yield();
     return;
   }
-  struct timespec ts = {0, 20000};
+  struct timespec ts = {0, 50000};
   nanosleep(&ts, NULL);
 }
 
-/* Waits for *req, giving up after timeout_s (> 0) or when the group is aborted. */
+/* Waits for *req: MPI_Wait without a timeout, else polled until timeout_s or an abort. */
 static hlo_status wait_request(coll_mpi *m, MPI_Request *req, double timeout_s, const char *what) {
+  if (timeout_s <= 0) {
+    int rc = MPI_Wait(req, MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? NULL : mpi_error(rc, what);
+  }
   double start = MPI_Wtime();
-  for (long spins = 0;; spins++) {
+  for (;;) {
     int done = 0;
     int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
@@ -123,12 +128,13 @@ static hlo_status wait_request(coll_mpi *m, MPI_Request *req, double timeout_s, 
       return NULL;
     if (atomic_load(&m->aborted))
       return hlo_status_make(HLO_FAILED_PRECONDITION, "collective abandoned: this rank's run failed");
-    if (timeout_s > 0 && MPI_Wtime() - start > timeout_s)
+    double waited = MPI_Wtime() - start;
+    if (waited > timeout_s)
       return hlo_status_make(HLO_CANCELLED,
                              "waited more than %g s for the other ranks in a collective "
                              "(--collective-timeout): a rank stopped or is far behind",
                              timeout_s);
-    pause_poll(spins);
+    pause_poll(waited);
   }
 }
 
@@ -377,7 +383,7 @@ static hlo_status check_header(const p2p_recv *r) {
 static hlo_status wait_recv(coll_mpi *m, p2p_recv *r, const atomic_int *cancelled) {
   double start = MPI_Wtime();
   int header_done = 0, data_done = 0;
-  for (long spins = 0;; spins++) {
+  for (;;) {
     int rc = header_done ? MPI_SUCCESS : MPI_Test(&r->req[0], &header_done, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
       return mpi_error(rc, "MPI_Irecv");
@@ -393,10 +399,11 @@ static hlo_status wait_recv(coll_mpi *m, p2p_recv *r, const atomic_int *cancelle
       return hlo_status_make(HLO_CANCELLED, "cancelled while waiting for replica %d to send", r->from);
     if (atomic_load(&m->aborted))
       return hlo_status_make(HLO_FAILED_PRECONDITION, "recv abandoned: this rank's run failed");
-    if (m->timeout_s > 0 && MPI_Wtime() - start > m->timeout_s)
+    double waited = MPI_Wtime() - start;
+    if (m->timeout_s > 0 && waited > m->timeout_s)
       return hlo_status_make(HLO_CANCELLED, "waited more than %g s for replica %d to send (--collective-timeout)",
                              m->timeout_s, r->from);
-    pause_poll(spins);
+    pause_poll(waited);
   }
 }
 
