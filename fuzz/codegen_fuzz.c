@@ -40,7 +40,10 @@ static hlo_status run_passes(ir_module *m) {
   int filled = 0;
   HLO_RETURN_IF_ERROR(pass_fill_elided_constants(m, &filled));
   HLO_RETURN_IF_ERROR(pass_canonicalize_broadcasts(m));
-  return pass_dce(m);
+  HLO_RETURN_IF_ERROR(pass_dce(m));
+  HLO_RETURN_IF_ERROR(pass_expand_dots(m));
+  HLO_RETURN_IF_ERROR(pass_expand_shuffle(m));
+  return pass_dynamic_padder(m);
 }
 
 static void lower(ir_module *m) {

@@ -21,7 +21,7 @@ case $case_name in
     # --dump-dir: the module after parsing and after each pass, in pass order, each one
     # parseable; the LLVM IR before and after optimization.
     "$hloc" "$src/testdata/parse/ok/elided_constants.hlo" -o m.o --dump-dir d 2>/dev/null || fail "compile"
-    want="00-parsed.hlo 01-fill-elided-constants.hlo 02-canonicalize-broadcasts.hlo 03-dce.hlo 04-fusion.hlo buffer-assignment.txt llvm-after-opt.ll llvm-before-opt.ll"
+    want="00-parsed.hlo 01-fill-elided-constants.hlo 02-canonicalize-broadcasts.hlo 03-dce.hlo 04-expand-dots.hlo 05-expand-shuffle.hlo 06-dynamic-padder.hlo 07-fusion.hlo buffer-assignment.txt llvm-after-opt.ll llvm-before-opt.ll"
     got=$(cd d && ls | tr '\n' ' ' | sed 's/ $//')
     [ "$got" = "$want" ] || fail "dump files: '$got', expected '$want'"
     for f in d/*.hlo; do "$hloc" "$f" --emit=none || fail "$f does not parse and verify"; done

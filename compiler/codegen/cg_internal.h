@@ -113,6 +113,9 @@ cg_value cg_alloc_value(cg_function *f, const ir_shape *s);
  * cg_outline_value made for `in`, otherwise new ones (cg_alloc_value). */
 cg_value cg_result_value(cg_function *f, const ir_instr *in);
 void cg_copy_leaf(cg_function *f, LLVMValueRef dst, LLVMValueRef src, const ir_shape *s);
+/* cg_copy_leaf unless dst and src are the same buffer at run time (a buffer that is both a
+ * computation's parameter and its result: a while loop's state kept in place). */
+void cg_copy_leaf_if_distinct(cg_function *f, LLVMValueRef dst, LLVMValueRef src, const ir_shape *s);
 
 /* ---- loops ---- */
 /* for (i = 0; i < n; i++) body(i): returns i; call cg_loop_end afterwards. */

@@ -189,10 +189,40 @@ void cg_lower_call(cg_function *f, ir_instr *in) {
   f->values[in->id] = out;
 }
 
-/* Which leaves of a while loop's state its body passes through unchanged: the body's root is
- * a flat tuple whose element k is get-tuple-element k of the body's parameter.  Such a leaf
- * keeps one buffer for the whole loop (the body gets it as parameter and result, and its
- * copy of a parameter into the same result buffer is skipped at run time). */
+/* How many operands of c's instructions are x. */
+static int uses_in(const ir_computation *c, const ir_instr *x) {
+  int n = 0;
+  for (int i = 0; i < c->n_instrs; i++)
+    for (int k = 0; k < c->instrs[i]->n_operands; k++)
+      n += c->instrs[i]->operands[k] == x;
+  return n;
+}
+
+/* Whether element k of the body's root only ever reads state leaf k as the operand of a
+ * dynamic-update-slice that nothing else reads: get-tuple-element k of the parameter (the
+ * only one, read once) updated and returned.  Then the update can be made in place. */
+static bool updates_in_place(const ir_computation *body, const ir_instr *e, int k) {
+  if (e->op != IR_OP_DYNAMIC_UPDATE_SLICE || uses_in(body, e) != 1)
+    return false;
+  const ir_instr *g = e->operands[0];
+  if (g->op != IR_OP_GET_TUPLE_ELEMENT || g->operands[0] != body->params[0] || g->attrs.u.tuple_index != k ||
+      uses_in(body, g) != 1)
+    return false;
+  for (int i = 0; i < body->n_instrs; i++) {
+    const ir_instr *x = body->instrs[i];
+    for (int o = 0; o < x->n_operands; o++)
+      if (x != g && x->operands[o] == body->params[0] &&
+          (x->op != IR_OP_GET_TUPLE_ELEMENT || x->attrs.u.tuple_index == k))
+        return false; /* another reader of the whole state or of leaf k */
+  }
+  return true;
+}
+
+/* Which leaves of a while loop's state keep one buffer for the whole loop (the body gets it
+ * as parameter and as result): those the body passes through unchanged (element k of its
+ * root tuple is get-tuple-element k of its parameter; its copy of a parameter onto the same
+ * result buffer is skipped at run time), and those it updates with a dynamic-update-slice
+ * that is their only reader (the update is written in place, data.c). */
 static bool *passthrough_leaves(const ir_instr *in, int n_leaves) {
   const ir_computation *body = in->called[1];
   const ir_instr *root = body->root;
@@ -204,8 +234,9 @@ static bool *passthrough_leaves(const ir_instr *in, int n_leaves) {
     const ir_instr *e = root->operands[k];
     if (in->shape->elems[k]->et == IR_TUPLE)
       return memset(keep, 0, (size_t)n_leaves * sizeof *keep), keep;
-    keep[k] = e->op == IR_OP_GET_TUPLE_ELEMENT && e->operands[0] == body->params[0] &&
-              e->attrs.u.tuple_index == k;
+    keep[k] = (e->op == IR_OP_GET_TUPLE_ELEMENT && e->operands[0] == body->params[0] &&
+               e->attrs.u.tuple_index == k) ||
+              updates_in_place(body, e, k);
   }
   return keep;
 }

@@ -1,7 +1,8 @@
 /* data.c — lowering of the data-movement family: constant (read-only global data), iota,
  * broadcast, reshape/bitcast/copy, transpose, slice, dynamic-slice (XLA's start-index
  * clamping), dynamic-update-slice, concatenate, pad (negative and interior), reverse,
- * bitcast-convert (byte reinterpretation, little-endian, any widths) and reduce-precision.
+ * bitcast-convert (byte reinterpretation, little-endian, any widths), reduce-precision and
+ * dynamic-reshape (row-major over its runtime sizes, zero past them).
  * Each is a loop over output (or operand) elements mapping indices.
  */
 #include <stdlib.h>
@@ -110,11 +111,12 @@ static void lower_dynamic_slice(cg_function *f, ir_instr *in, LLVMValueRef out) 
 }
 
 /* out = operand 0 with the update written at the clamped start; in place (no copy) when out
- * took over operand 0's buffer (cg_function.in_place, module.c). */
+ * took over operand 0's buffer (cg_function.in_place, module.c) or is operand 0's buffer at
+ * run time (a while loop's state updated in place, control.c). */
 static void lower_dynamic_update_slice(cg_function *f, ir_instr *in, LLVMValueRef out) {
   const ir_shape *s = in->shape, *u = in->operands[1]->shape;
   if (f->in_place != in)
-    copy_bytes(f, out, leaf0(f, in->operands[0]), s);
+    cg_copy_leaf_if_distinct(f, out, leaf0(f, in->operands[0]), s);
   LLVMValueRef start[64];
   for (int d = 0; d < s->rank; d++)
     start[d] = clamped_start(f, in, 2, d, s->dims[d], u->dims[d]);
@@ -202,6 +204,48 @@ static LLVMValueRef reduce_precision(cg_function *f, LLVMValueRef x, int64_t ebi
   return r;
 }
 
+/* dynamic-reshape's size of result dimension d, clamped to [0, bound]: operand 1 + d, or
+ * element d of the s32[rank] vector operand (hloc's extension form). */
+static LLVMValueRef reshape_size(cg_function *f, const ir_instr *in, int d) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  bool vector_form = in->n_operands != in->shape->rank + 1;
+  const ir_instr *op = in->operands[vector_form ? 1 : 1 + d];
+  LLVMValueRef v = cg_load(f, IR_S32, leaf0(f, op), cg_i64(cm, vector_form ? d : 0));
+  v = LLVMBuildSExt(b, v, cm->i64, "size");
+  LLVMValueRef zero = cg_i64(cm, 0), hi = cg_i64(cm, in->shape->dims[d]);
+  v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, zero, ""), zero, v, "");
+  return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v, hi, ""), hi, v, "");
+}
+
+/* dynamic-reshape: the operand's elements in row-major order laid out row-major over the
+ * runtime sizes; each result buffer keeps its bound, and elements past a size are zero. */
+static void lower_dynamic_reshape(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *r = in->shape, *s = in->operands[0]->shape;
+  LLVMValueRef size[64];
+  for (int d = 0; d < r->rank; d++)
+    size[d] = reshape_size(f, in, d);
+  LLVMValueRef zero = LLVMConstNull(cg_compute_type(cm, r->et));
+  elem_loop e;
+  elems_begin(f, &e, r);
+  LLVMValueRef inside = LLVMConstInt(cm->i1, 1, 0), lin = cg_i64(cm, 0);
+  for (int d = 0; d < r->rank; d++) {
+    inside = LLVMBuildAnd(b, inside, LLVMBuildICmp(b, LLVMIntULT, e.idx[d], size[d], ""), "");
+    lin = LLVMBuildAdd(b, LLVMBuildMul(b, lin, size[d], ""), e.idx[d], "");
+  }
+  int64_t n = count(s);
+  LLVMValueRef v = zero;
+  if (n > 0) {
+    inside = LLVMBuildAnd(b, inside, LLVMBuildICmp(b, LLVMIntULT, lin, cg_i64(cm, n), ""), "");
+    LLVMValueRef at = LLVMBuildSelect(b, inside, lin, cg_i64(cm, 0), "");
+    v = LLVMBuildSelect(b, inside, cg_load(f, s->et, leaf0(f, in->operands[0]), at), zero, "");
+  }
+  cg_store(f, r->et, out, e.l.i, v);
+  cg_loop_end(f, &e.l);
+}
+
 void cg_lower_data(cg_function *f, ir_instr *in, LLVMValueRef out) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
@@ -223,6 +267,7 @@ void cg_lower_data(cg_function *f, ir_instr *in, LLVMValueRef out) {
   case IR_OP_DYNAMIC_UPDATE_SLICE: lower_dynamic_update_slice(f, in, out); return;
   case IR_OP_CONCATENATE: lower_concatenate(f, in, out); return;
   case IR_OP_PAD: lower_pad(f, in, out); return;
+  case IR_OP_DYNAMIC_RESHAPE: lower_dynamic_reshape(f, in, out); return;
   default: break;
   }
   elem_loop e;

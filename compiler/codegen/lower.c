@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/ops.h"
 #include "codegen/vmath.h"
 #include "hlo/rt.h"
 
@@ -353,6 +354,19 @@ static LLVMValueRef int_shift(cg_function *f, ir_opcode op, LLVMValueRef a, LLVM
   return LLVMBuildSelect(b, too_far, fill, LLVMBuildAShr(b, a, safe, ""), "");
 }
 
+/* mulhi: the high half of the full product, computed at twice the width (sign-extended for
+ * signed types, zero-extended for unsigned; docs/ops.md note 3). */
+static LLVMValueRef int_mulhi(cg_function *f, LLVMValueRef a, LLVMValueRef c, bool is_signed) {
+  LLVMBuilderRef b = f->cm->b;
+  LLVMTypeRef t = LLVMTypeOf(a);
+  unsigned bits = LLVMGetIntTypeWidth(t);
+  LLVMTypeRef wide = LLVMIntTypeInContext(f->cm->ctx, 2 * bits);
+  LLVMValueRef wa = is_signed ? LLVMBuildSExt(b, a, wide, "") : LLVMBuildZExt(b, a, wide, "");
+  LLVMValueRef wc = is_signed ? LLVMBuildSExt(b, c, wide, "") : LLVMBuildZExt(b, c, wide, "");
+  LLVMValueRef hi = LLVMBuildLShr(b, LLVMBuildMul(b, wa, wc, ""), LLVMConstInt(wide, bits, 0), "");
+  return LLVMBuildTrunc(b, hi, t, "mulhi");
+}
+
 static LLVMValueRef int_pow(cg_function *f, LLVMValueRef base, LLVMValueRef e) {
   /* Exponentiation by squaring over 6 bits; negative exponents give 1 for base 1, else 0. */
   LLVMBuilderRef b = f->cm->b;
@@ -441,6 +455,7 @@ static LLVMValueRef int_binary(cg_function *f, ir_instr *in, ir_etype et, LLVMVa
   case IR_OP_SHIFT_RIGHT_LOGICAL:
   case IR_OP_SHIFT_RIGHT_ARITHMETIC: return int_shift(f, in->op, a, c);
   case IR_OP_POWER: return int_pow(f, a, c);
+  case IR_OP_MULHI: return int_mulhi(f, a, c, s);
   default:
     cg_fail(f->cm, in, "'%s' on integers cannot be compiled", ir_opcode_table[in->op].spelling);
     return a;
@@ -571,7 +586,7 @@ LLVMValueRef cg_convert(cg_function *f, LLVMValueRef v, ir_etype from, ir_etype 
 bool cg_is_elementwise(const ir_instr *in) {
   switch (ir_opcode_table[in->op].family) {
   case IR_FAM_UNARY: case IR_FAM_BINARY: case IR_FAM_COMPARE: case IR_FAM_SELECT: case IR_FAM_CLAMP:
-  case IR_FAM_CONVERT:
+  case IR_FAM_CONVERT: case IR_FAM_STOCHASTIC_CONVERT:
     return true;
   default:
     return false;
@@ -619,6 +634,8 @@ LLVMValueRef cg_elementwise_apply(cg_function *f, ir_instr *in, LLVMValueRef *v)
   }
   case IR_FAM_CONVERT:
     return cg_convert(f, v[0], et, in->shape->et);
+  case IR_FAM_STOCHASTIC_CONVERT:
+    return cg_stochastic_convert(f, in, v[0], v[1]);
   default:
     cg_fail(cm, in, "not an elementwise instruction");
     return NULL;
@@ -804,6 +821,7 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   case IR_FAM_COPY:
   case IR_FAM_BITCAST:
   case IR_FAM_BITCAST_CONVERT:
+  case IR_FAM_DYNAMIC_RESHAPE:
   case IR_FAM_REDUCE_PRECISION: {
     if (in->shape->et == IR_TUPLE && in->op == IR_OP_CONSTANT) {
       cg_lower_tuple_constant(f, in);
@@ -855,7 +873,8 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
       set_single(f, in, out);
       return;
     }
-    break;
+    forward(f, in); /* set-dimension-size: the data; the dynamic padder tracked the size */
+    return;
   case IR_FAM_SORT: lower_value(f, in, cg_lower_sort); return;
   case IR_FAM_TOPK: cg_outline_value(f, in, cg_lower_topk, true); return;
   case IR_FAM_CHOLESKY: cg_outline_value(f, in, cg_lower_cholesky, true); return;

@@ -701,6 +701,17 @@ static void assign_result_buffers(cg_function *f, ir_computation *c, LLVMValueRe
   }
 }
 
+void cg_copy_leaf_if_distinct(cg_function *f, LLVMValueRef dst, LLVMValueRef src, const ir_shape *s) {
+  cg_module *cm = f->cm;
+  LLVMBasicBlockRef copy = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "copy.distinct");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "copy.done");
+  LLVMBuildCondBr(cm->b, LLVMBuildICmp(cm->b, LLVMIntNE, dst, src, "distinct"), copy, done);
+  LLVMPositionBuilderAtEnd(cm->b, copy);
+  cg_copy_leaf(f, dst, src, s);
+  LLVMBuildBr(cm->b, done);
+  LLVMPositionBuilderAtEnd(cm->b, done);
+}
+
 /* Copies a root leaf into the caller's result buffer; a parameter's leaf only when the caller
  * did not pass the same buffer as parameter and result (a while loop's pass-through state). */
 static void copy_result_leaf(cg_function *f, const ir_computation *c, LLVMValueRef dst, LLVMValueRef src,
@@ -711,18 +722,10 @@ static void copy_result_leaf(cg_function *f, const ir_computation *c, LLVMValueR
     for (int k = 0; k < v.n; k++)
       from_param |= v.leaves[k] == src;
   }
-  if (!from_param) {
+  if (from_param)
+    cg_copy_leaf_if_distinct(f, dst, src, s);
+  else
     cg_copy_leaf(f, dst, src, s);
-    return;
-  }
-  cg_module *cm = f->cm;
-  LLVMBasicBlockRef copy = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "result.copy");
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "result.done");
-  LLVMBuildCondBr(cm->b, LLVMBuildICmp(cm->b, LLVMIntNE, dst, src, "other"), copy, done);
-  LLVMPositionBuilderAtEnd(cm->b, copy);
-  cg_copy_leaf(f, dst, src, s);
-  LLVMBuildBr(cm->b, done);
-  LLVMPositionBuilderAtEnd(cm->b, done);
 }
 
 static void emit_computation(cg_module *cm, ir_computation *c) {

@@ -1,5 +1,6 @@
-/* ops.h — entry points of the CODEGEN-OPS files that control.c and data.c call: the
- * matrix-multiply path of dot (dot.c) and sub-byte bitcast-convert (convert_bits.c).
+/* ops.h — entry points of the CODEGEN-OPS files that control.c, data.c and lower.c call: the
+ * matrix-multiply path of dot (dot.c), sub-byte bitcast-convert (convert_bits.c) and
+ * stochastic-convert's element function (stochastic_convert.c).
  * Additive to cg_internal.h; the per-family table still dispatches to cg_lower_dot and
  * cg_lower_data, which ask these first.
  */
@@ -19,5 +20,9 @@ bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out);
  * (convert_bits.c) writing `out`; returns false, emitting nothing, when both are a byte or
  * wider (a byte copy is right for those). */
 bool cg_bitcast_convert_bits(cg_function *f, ir_instr *in, LLVMValueRef out);
+
+/* One element of stochastic-convert `in`: operand value x (compute type) and random bits r
+ * (stochastic_convert.c); a result type XLA does not define fails `in` with a clear error. */
+LLVMValueRef cg_stochastic_convert(cg_function *f, ir_instr *in, LLVMValueRef x, LLVMValueRef r);
 
 #endif

@@ -4,7 +4,8 @@
  * in the LLVM module) for every dimension-number form: transposed operands, batch dimensions
  * in the middle, several contracting dimensions in any order, free dimensions that are not
  * adjacent; their expected values come from a long-double loop nest written here from the
- * spec's DotGeneral definition.  Everything else is checked against hand-computed values.
+ * spec's DotGeneral definition.  mulhi on the sub-byte integer types is checked on every pair of
+ * values against floor(a * b / 2^bits).  Everything else is checked against hand-computed values.
  */
 #include <complex.h>
 #include <llvm-c/Analysis.h>
@@ -694,6 +695,30 @@ static void test_bitcast_convert_subbyte(void) {
     CHECK(one == 0x39, "u2[4] -> u8: %#x", one);
 }
 
+/* mulhi on every sub-byte integer type, all pairs of values, against floor(a * b / 2^bits)
+ * (stored one per byte, signed types sign-extended). */
+static void test_mulhi_subbyte(void) {
+  static const struct { const char *name; int bits; bool is_signed; } types[] = {
+      {"s1", 1, true}, {"s2", 2, true}, {"s4", 4, true}, {"u1", 1, false}, {"u2", 2, false}, {"u4", 4, false}};
+  for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
+    int bits = types[t].bits, n = 1 << bits, lo = types[t].is_signed ? -(n / 2) : 0;
+    int8_t a[256], b[256], got[256];
+    for (int i = 0; i < n * n; i++) {
+      a[i] = (int8_t)(lo + i / n);
+      b[i] = (int8_t)(lo + i % n);
+    }
+    char text[256];
+    snprintf(text, sizeof text, "HloModule m\nENTRY e {\n  a = %s[%d] parameter(0)\n  b = %s[%d] parameter(1)\n"
+             "  ROOT r = %s[%d] mulhi(a, b)\n}\n", types[t].name, n * n, types[t].name, n * n, types[t].name, n * n);
+    if (!run2(text, a, b, got, n * n))
+      continue;
+    for (int i = 0; i < n * n; i++) {
+      int p = a[i] * b[i], want = p >= 0 ? p >> bits : -((-p + n - 1) >> bits); /* floor(p / 2^bits) */
+      CHECK(got[i] == want, "%s mulhi(%d, %d) = %d, expected %d", types[t].name, a[i], b[i], got[i], want);
+    }
+  }
+}
+
 int main(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
@@ -705,6 +730,7 @@ int main(void) {
   test_reduce_precision();
   test_bitcast_convert();
   test_bitcast_convert_subbyte();
+  test_mulhi_subbyte();
   printf("ops_test: %d checks, %d failed\n", g_checks, g_failures);
   return g_failures ? 1 : 0;
 }

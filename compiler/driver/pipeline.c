@@ -119,6 +119,9 @@ typedef struct pass_row {
 
 static hlo_status run_fill_elided(ir_module *m, int *n) { return pass_fill_elided_constants(m, n); }
 static hlo_status run_canonicalize(ir_module *m, int *n) { (void)n; return pass_canonicalize_broadcasts(m); }
+static hlo_status run_expand_dots(ir_module *m, int *n) { (void)n; return pass_expand_dots(m); }
+static hlo_status run_expand_shuffle(ir_module *m, int *n) { (void)n; return pass_expand_shuffle(m); }
+static hlo_status run_dynamic_padder(ir_module *m, int *n) { (void)n; return pass_dynamic_padder(m); }
 static hlo_status run_dce(ir_module *m, int *n) { (void)n; return pass_dce(m); }
 static hlo_status run_fusion(ir_module *m, int *n) { (void)n; return pass_fusion(m); }
 
@@ -127,6 +130,9 @@ static const pass_row passes[] = {
     {"fill-elided-constants", run_fill_elided},
     {"canonicalize-broadcasts", run_canonicalize},
     {"dce", run_dce},
+    {"expand-dots", run_expand_dots},
+    {"expand-shuffle", run_expand_shuffle},
+    {"dynamic-padder", run_dynamic_padder},
     {"fusion", run_fusion},
 };
 
@@ -161,6 +167,8 @@ static hlo_status run_passes(ir_module *m, const drv_options *o, ir_diag_list *d
   return NULL;
 }
 
+static hlo_status name_file(hlo_status s, const char *path);
+
 hlo_status drv_load(const char *path, const drv_options *o, bool run_pipeline, ir_module **out_module) {
   *out_module = NULL;
   char *text = NULL;
@@ -180,7 +188,7 @@ hlo_status drv_load(const char *path, const drv_options *o, bool run_pipeline, i
   if (!s)
     s = dump_module(o, m, 0, "parsed");
   if (!s && run_pipeline)
-    s = run_passes(m, o, &d);
+    s = name_file(run_passes(m, o, &d), path);
   if (s && d.n_errors)
     ir_diag_print(&d, diag_out(o));
   if (s && d.n_errors && hlo_status_code_of(s) == HLO_INVALID_ARGUMENT) {
@@ -227,7 +235,7 @@ static hlo_status write_hlo(const ir_module *m, const char *out_path) {
   return s;
 }
 
-/* A "LINE:COL: %name: ..." status from the code generator gets the file name in front, so
+/* A "LINE:COL: %name: ..." status from a pass or the code generator gets the file name in front, so
  * that it reads like a diagnostic. */
 static hlo_status name_file(hlo_status s, const char *path) {
   if (!s || hlo_status_message(s)[0] < '0' || hlo_status_message(s)[0] > '9')

@@ -116,23 +116,6 @@ static hlo_status canonicalize_instr(canon *k, ir_instr *in) {
   return NULL;
 }
 
-/* Puts the instructions appended to c (from index n0 on, created for originals in order;
- * made[i] = how many for original i) just before their users. */
-static hlo_status reorder(ir_computation *c, int n0, const int *made) {
-  ir_instr **order = malloc((size_t)c->n_instrs * sizeof *order);
-  if (!order)
-    return oom();
-  int at = 0, next_new = n0;
-  for (int i = 0; i < n0; i++) {
-    for (int j = 0; j < made[i]; j++)
-      order[at++] = c->instrs[next_new++];
-    order[at++] = c->instrs[i];
-  }
-  memcpy(c->instrs, order, (size_t)c->n_instrs * sizeof *order);
-  free(order);
-  return NULL;
-}
-
 static hlo_status canonicalize_computation(canon *k, ir_computation *c) {
   int n0 = c->n_instrs;
   int *made = calloc((size_t)(n0 ? n0 : 1), sizeof *made);
@@ -145,7 +128,7 @@ static hlo_status canonicalize_computation(canon *k, ir_computation *c) {
     made[i] = c->n_instrs - before;
   }
   if (!st && c->n_instrs != n0)
-    st = reorder(c, n0, made);
+    st = pass_place_new_instrs(c, n0, made) ? NULL : oom();
   free(made);
   return st;
 }

@@ -59,7 +59,7 @@ static bool loop_fusible(const ir_instr *in) {
       return false;
   switch (ir_opcode_table[in->op].family) {
   case IR_FAM_UNARY: case IR_FAM_BINARY: case IR_FAM_COMPARE: case IR_FAM_SELECT: case IR_FAM_CLAMP:
-  case IR_FAM_CONVERT: case IR_FAM_BROADCAST: case IR_FAM_RESHAPE: case IR_FAM_BITCAST: case IR_FAM_COPY:
+  case IR_FAM_CONVERT: case IR_FAM_STOCHASTIC_CONVERT: case IR_FAM_BROADCAST: case IR_FAM_RESHAPE: case IR_FAM_BITCAST: case IR_FAM_COPY:
   case IR_FAM_TRANSPOSE: case IR_FAM_SLICE: case IR_FAM_PAD: case IR_FAM_IOTA: case IR_FAM_REVERSE:
   case IR_FAM_DYNAMIC_SLICE:
     return true;

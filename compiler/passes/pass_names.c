@@ -1,5 +1,6 @@
 /* pass_names.c — the set of names a pass must not reuse (open addressing over interned
- * views) and fresh names derived from an existing one. */
+ * views), fresh names derived from an existing one, and placing a pass's new instructions
+ * before their users. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,4 +73,19 @@ ir_str pass_names_fresh(pass_names *s, ir_module *m, ir_str base, const char *wh
 void pass_names_free(pass_names *s) {
   free(s->slot);
   *s = (pass_names){0};
+}
+
+bool pass_place_new_instrs(ir_computation *c, int n0, const int *made) {
+  ir_instr **order = malloc((size_t)c->n_instrs * sizeof *order);
+  if (!order)
+    return false;
+  int at = 0, next_new = n0;
+  for (int i = 0; i < n0; i++) {
+    for (int j = 0; j < made[i]; j++)
+      order[at++] = c->instrs[next_new++];
+    order[at++] = c->instrs[i];
+  }
+  memcpy(c->instrs, order, (size_t)c->n_instrs * sizeof *order);
+  free(order);
+  return true;
 }

@@ -1,4 +1,5 @@
-/* pass_names.h — fresh instruction and computation names for passes that add them.
+/* pass_names.h — fresh instruction and computation names for passes that add them, and the
+ * placement of the instructions they add.
  *
  * XLA wants names unique in the module; a pass that inserts instructions names them after
  * the instruction they serve plus a suffix (".lhs.broadcast", ".rhs.reshape"), adding ".1", ".2",
@@ -22,5 +23,10 @@ bool pass_names_init(pass_names *s, const ir_module *m);
 ir_str pass_names_fresh(pass_names *s, ir_module *m, ir_str base, const char *what);
 
 void pass_names_free(pass_names *s);
+
+/* Puts the instructions a pass appended to c (from index n0 on, created for the originals in
+ * order; made[i] = how many for original i) just before the original they serve; false when
+ * out of memory. */
+bool pass_place_new_instrs(ir_computation *c, int n0, const int *made);
 
 #endif

@@ -22,6 +22,23 @@ HLO_MUST_USE hlo_status pass_fill_elided_constants(ir_module *m, int *out_count)
  * fused computations (kinds kLoop and kInput); fusions already written are kept. */
 HLO_MUST_USE hlo_status pass_fusion(ir_module *m);
 
+/* Pre: verified, broadcasts canonical.  Rewrites ragged-dot (group masks + dot) and
+ * scaled-dot (block-scaled operands + dot) into dot and elementwise ops, as XLA's
+ * RaggedDotRewriter and ScaledDotRewriter do; HLO_UNIMPLEMENTED for group_sizes layouts those
+ * rewrites do not define. */
+HLO_MUST_USE hlo_status pass_expand_dots(ir_module *m);
+
+/* Pre: verified.  Rewrites shuffle (mode=rotate: slices + concatenate; mode=permute: one
+ * gather of single elements) as XLA's ShuffleExpander does; HLO_UNIMPLEMENTED (naming it) for
+ * attributes that do not fit or a mode XLA does not expand. */
+HLO_MUST_USE hlo_status pass_expand_shuffle(ir_module *m);
+
+/* Pre: verified, broadcasts canonical.  Tracks the sizes set-dimension-size and
+ * dynamic-reshape give bounded dynamic dimensions and pads as XLA's DynamicPadder does:
+ * get-dimension-size becomes the size, reduce and dot read their operands with the padding
+ * masked to the identity; other readers of a sized operand are refused (HLO_UNIMPLEMENTED). */
+HLO_MUST_USE hlo_status pass_dynamic_padder(ir_module *m);
+
 /* Pre: verified.  Removes unused side-effect-free instructions. */
 HLO_MUST_USE hlo_status pass_dce(ir_module *m);
 

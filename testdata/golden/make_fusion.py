@@ -12,7 +12,8 @@ broadcasts), rows (broadcast along a minor dimension, slice, pad, concatenate, r
 fusion (softmax and layernorm: reductions of the minor dimension broadcast back), a reduce
 whose max reducer sees NaN, a module that already holds XLA-style `fusion` instructions
 (kind=kLoop / kInput, calls=), as XLA's after-optimization dumps do, and the buffer assignment's
-in-place cases (dynamic-update-slice chains, a while loop's pass-through state).
+in-place cases (dynamic-update-slice chains, a while loop's pass-through state and its
+scan-shaped updates).
 
 Run:  /usr/bin/python3 testdata/golden/make_fusion.py
 """
@@ -305,6 +306,58 @@ ENTRY main {
     case("loop_passthrough", hlo, [w], [w, f32(acc)], {"rtol": 1e-6, "atol": 1e-5})
 
 
+def loop_scan_updates():
+    """A scan-shaped while loop: the body writes row i of an output carried in its state with a
+    dynamic-update-slice that is that state's only reader, so the loop updates it in place
+    (control.c) while a recurrence h = 0.5 h + 1 runs alongside."""
+    rng = np.random.default_rng(13)
+    h0 = f32(rng.standard_normal(32))
+    hlo = """HloModule loop_scan_updates
+
+cond {
+  p = (s32[], f32[64,32], f32[32]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(64)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[64,32], f32[32]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  ys = f32[64,32] get-tuple-element(p), index=1
+  h = f32[32] get-tuple-element(p), index=2
+  c = f32[] constant(0.5)
+  cb = f32[32] broadcast(c), dimensions={}
+  one = f32[] constant(1)
+  ob = f32[32] broadcast(one), dimensions={}
+  h2 = f32[32] multiply(h, cb)
+  h3 = f32[32] add(h2, ob)
+  y = f32[1,32] reshape(h3)
+  z = s32[] constant(0)
+  ys2 = f32[64,32] dynamic-update-slice(ys, y, i, z)
+  k1 = s32[] constant(1)
+  i2 = s32[] add(i, k1)
+  ROOT t = (s32[], f32[64,32], f32[32]) tuple(i2, ys2, h3)
+}
+
+ENTRY main {
+  h0 = f32[32] parameter(0)
+  z = s32[] constant(0)
+  zf = f32[] constant(-7)
+  ys = f32[64,32] broadcast(zf), dimensions={}
+  init = (s32[], f32[64,32], f32[32]) tuple(z, ys, h0)
+  loop = (s32[], f32[64,32], f32[32]) while(init), condition=cond, body=body
+  ROOT out = f32[64,32] get-tuple-element(loop), index=1
+}
+"""
+    h = h0.astype(np.float64)
+    ys = np.zeros((64, 32))
+    for i in range(64):
+        h = h * 0.5 + 1
+        ys[i] = h
+    case("loop_scan_updates", hlo, [h0], [f32(ys)], {"rtol": 1e-6, "atol": 1e-6})
+
+
 def main():
     softmax()
     layernorm()
@@ -315,6 +368,7 @@ def main():
     prefused()
     in_place_updates()
     loop_passthrough()
+    loop_scan_updates()
 
 
 if __name__ == "__main__":
