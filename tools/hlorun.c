@@ -41,6 +41,8 @@ static const char usage[] =
     "  --threads N             worker threads per replica (default: one per CPU)\n"
     "  --timeout SECONDS       cancel the model call after SECONDS (exit 1); checked at while-loop\n"
     "                          back-edges, and hlorun exits 1 s later if the call has not stopped\n"
+    "  --mpi                   one replica per MPI rank (implied when started by mpirun; docs/distributed.md)\n"
+    "  --collective-timeout SECONDS  with MPI: stop every rank when a collective or recv waits longer\n"
     "  --max-memory BYTES      refuse (exit 1) a model whose parameter and result buffers exceed\n"
     "                          BYTES (suffixes K, M, G), before allocating them\n"
     "other:\n"
@@ -174,6 +176,11 @@ static int parse_args(int argc, char **argv, run_options *o) {
     } else if ((v = cli_flag_value("--timeout", argc, argv, &i))) {
       if (!parse_double(v, &o->timeout_s) || !(o->timeout_s > 0) || o->timeout_s > 1e9)
         return usage_error("--timeout needs a number of seconds > 0", v);
+    } else if ((v = cli_flag_value("--collective-timeout", argc, argv, &i))) {
+      if (!parse_double(v, &o->collective_timeout_s) || !(o->collective_timeout_s > 0) || o->collective_timeout_s > 1e9)
+        return usage_error("--collective-timeout needs a number of seconds > 0", v);
+    } else if (strcmp(a, "--mpi") == 0) {
+      o->mpi = true;
     } else if ((v = cli_flag_value("--max-memory", argc, argv, &i))) {
       if (!parse_bytes(v, &o->max_memory) || o->max_memory <= 0)
         return usage_error("--max-memory needs a byte count > 0 (suffixes K, M, G)", v);

@@ -24,6 +24,7 @@
 #include "ir/literal.h"
 #include "literal_io.h"
 #include "npy.h"
+#include "run_mpi.h"
 
 enum { MAX_REPLICAS = 1024 };
 
@@ -875,9 +876,12 @@ static hlo_status write_leaf(const char *path, const hlo_array_desc *d, const vo
   return npy_write(path, ir_etype_table[d->dtype].npy_descr, d->rank, d->dims, data, d->byte_size);
 }
 
-/* --output (rK: for replica K, unprefixed for replica 0). */
+/* --output (rK: for replica K, unprefixed for replica 0); replicas without results here (the
+ * other ranks' under MPI) are skipped. */
 static hlo_status write_outputs(const run_options *o, const hlo_module_desc *desc, replica *reps, int count) {
   for (int r = 0; r < count; r++) {
+    if (!reps[r].results)
+      continue;
     arg_list out;
     HLO_RETURN_IF_ERROR(args_for_replica(o->outputs, o->n_outputs, r, false, &out));
     hlo_status s = NULL;
@@ -890,27 +894,40 @@ static hlo_status write_outputs(const run_options *o, const hlo_module_desc *des
   return NULL;
 }
 
-static hlo_status emit_results(const run_options *o, const hlo_module_desc *desc, replica *reps, int count,
-                               FILE *out) {
-  int nr = desc->num_results;
-  HLO_RETURN_IF_ERROR(write_outputs(o, desc, reps, count));
-  for (int i = 0; i < nr && o->output_dir; i++) {
+/* --output-dir: replica 0's results. */
+static hlo_status write_output_dir(const run_options *o, const hlo_module_desc *desc, const replica *r0) {
+  for (int i = 0; i < desc->num_results && o->output_dir; i++) {
     const hlo_array_desc *d = &desc->results[i];
     if (d->dtype == IR_TOKEN)
       continue;
     HLO_RETURN_IF_ERROR(ensure_dir(o->output_dir));
     char path[4200];
     snprintf(path, sizeof path, "%s/out%d.npy", o->output_dir, i);
-    HLO_RETURN_IF_ERROR(write_leaf(path, d, reps[0].results[i]));
+    HLO_RETURN_IF_ERROR(write_leaf(path, d, r0->results[i]));
   }
-  bool print = !o->n_outputs && !o->output_dir && !o->n_expected && o->benchmark <= 0;
-  for (int r = 0; print && r < count; r++) {
+  return NULL;
+}
+
+/* Results are printed when nothing else was asked for them. */
+static bool printing(const run_options *o) {
+  return !o->n_outputs && !o->output_dir && !o->n_expected && o->benchmark <= 0;
+}
+
+static hlo_status print_results(const hlo_module_desc *desc, replica *reps, int count, FILE *out) {
+  for (int r = 0; r < count; r++) {
     if (count > 1)
       fprintf(out, "replica %d:\n", r);
-    for (int i = 0; i < nr; i++)
+    for (int i = 0; i < desc->num_results; i++)
       HLO_RETURN_IF_ERROR(litio_print(&desc->results[i], reps[r].results[i], out));
   }
   return NULL;
+}
+
+static hlo_status emit_results(const run_options *o, const hlo_module_desc *desc, replica *reps, int count,
+                               FILE *out) {
+  HLO_RETURN_IF_ERROR(write_outputs(o, desc, reps, count));
+  HLO_RETURN_IF_ERROR(write_output_dir(o, desc, &reps[0]));
+  return printing(o) ? print_results(desc, reps, count, out) : NULL;
 }
 
 /* A buffer the model sent (outfeed or host send) as .npy; raw bytes (|u1) without a shape. */
@@ -1068,7 +1085,7 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
     print_benchmark(o->benchmark, reps[0].times, out);
   if (!s)
     s = emit_results(o, desc, reps, count, out);
-  bool print = o->n_outputs == 0 && !o->output_dir && !o->n_expected && o->benchmark <= 0;
+  bool print = printing(o);
   if (!s && o->outfeed_dir)
     s = write_outfeeds(o, reps, count);
   else if (!s && print)
@@ -1132,7 +1149,11 @@ static void free_all_inputs(const hlo_module_desc *desc, int count, void ***sets
   free(sets);
 }
 
+static hlo_status run_model_mpi(const run_options *o, FILE *out);
+
 hlo_status run_model(const run_options *o, FILE *out) {
+  if (run_mpi_wanted(o))
+    return run_model_mpi(o, out);
   model m;
   HLO_RETURN_IF_ERROR(load_model(o, &m));
   const hlo_module_desc *desc = m.desc;
@@ -1158,5 +1179,307 @@ hlo_status run_model(const run_options *o, FILE *out) {
     s = copy;
   }
   dlclose(m.handle);
+  return s;
+}
+
+/* ---- multi-process mode: one replica per MPI rank (docs/distributed.md) -------------------- */
+
+/* Agreement steps let every rank stop together, with the same message, when one rank cannot
+ * go on before or after the run; a rank whose run fails stops them all with MPI_Abort (the
+ * others may be waiting in a collective it will never reach). */
+typedef struct mpi_run {
+  const run_options *o;
+  const mpi_api *api;
+  hlo_collective_group *group;
+  int32_t rank, size;
+  model m;
+  const hlo_module_desc *desc;
+  void **params;
+  call_plan plan;
+  feeds infeeds, recvs;
+  replica *reps; /* size entries; only reps[rank] runs here */
+  void **gathered;
+} mpi_run;
+
+enum { AGREE_MSG = 1016 };
+typedef struct agree_rec {
+  int32_t code, pad;
+  char msg[AGREE_MSG];
+} agree_rec;
+
+/* Every rank gives its status (consumed); every rank gets the lowest failing rank's. */
+static hlo_status mpi_agree(const mpi_run *r, hlo_status mine) {
+  agree_rec rec = {.code = (int32_t)hlo_status_code_of(mine)};
+  if (mine)
+    snprintf(rec.msg, sizeof rec.msg, "%s", hlo_status_message(mine));
+  hlo_status_free(mine);
+  agree_rec *all = calloc((size_t)r->size, sizeof *all);
+  if (!all)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  hlo_status s = r->api->allgather(r->group, &rec, (int64_t)sizeof rec, all);
+  for (int32_t k = 0; k < r->size && !s; k++)
+    if (all[k].code != HLO_OK)
+      s = hlo_status_make((hlo_status_code)all[k].code, "rank %d of %d: %s", k, r->size, all[k].msg);
+  free(all);
+  return s;
+}
+
+/* This rank's inputs, plan, infeeds and context (replica id = rank). */
+static hlo_status mpi_prepare(mpi_run *r) {
+  const run_options *o = r->o;
+  const hlo_module_desc *desc = r->desc;
+  if (o->replicas > 0 && o->replicas != r->size)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "--replicas %d, but mpirun started %d ranks (one replica per rank)",
+                           o->replicas, r->size);
+  if (r->rank == 0 && o->replicas <= 0 && desc->replica_count > 1 && desc->replica_count != r->size)
+    fprintf(stderr, "%s: note: the module says replica_count=%d; %d rank%s run%s it, one replica each\n", o->model,
+            (int)desc->replica_count, r->size, r->size == 1 ? "" : "s", r->size == 1 ? "s" : "");
+  HLO_RETURN_IF_ERROR(check_counts(o, desc, r->size));
+  if (o->max_memory > 0 && run_memory_needed(desc, 1) > o->max_memory)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED,
+                           "%s needs %lld bytes for its parameter and result buffers, more than --max-memory %lld",
+                           o->model, (long long)run_memory_needed(desc, 1), (long long)o->max_memory);
+  r->reps = calloc((size_t)r->size, sizeof *r->reps);
+  r->params = calloc((size_t)desc->num_params + 1, sizeof *r->params);
+  r->gathered = calloc((size_t)desc->num_results + 1, sizeof *r->gathered);
+  if (!r->reps || !r->params || !r->gathered)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  arg_list in;
+  HLO_RETURN_IF_ERROR(args_for_replica(o->inputs, o->n_inputs, r->rank, true, &in));
+  hlo_status s = read_inputs(o, desc, &in, r->params);
+  free(in.items);
+  HLO_RETURN_IF_ERROR(s);
+  HLO_RETURN_IF_ERROR(plan_call(desc, &r->plan));
+  HLO_RETURN_IF_ERROR(read_infeeds(o, &r->infeeds));
+  HLO_RETURN_IF_ERROR(read_recvs(o, &r->recvs));
+  replica *me = &r->reps[r->rank];
+  *me = (replica){.o = o, .desc = desc, .plan = &r->plan, .infeeds = &r->infeeds, .recvs = &r->recvs,
+                  .params = r->params, .group = r->size > 1 ? r->group : NULL};
+  return setup_replica(o, desc, r->rank, r->size, me);
+}
+
+/* Printing: every rank's results gathered, so that rank 0 prints what --replicas N prints. */
+static hlo_status mpi_gather_results(mpi_run *r, replica *view) {
+  const hlo_module_desc *desc = r->desc;
+  int nr = desc->num_results;
+  for (int32_t k = 0; k < r->size; k++)
+    if (!(view[k].results = calloc((size_t)nr + 1, sizeof *view[k].results)))
+      return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (int i = 0; i < nr; i++) {
+    int64_t b = desc->results[i].byte_size;
+    if (desc->results[i].dtype == IR_TOKEN || b <= 0)
+      continue;
+    if (!(r->gathered[i] = aligned_alloc(64, ((size_t)b * (size_t)r->size + 63) & ~(size_t)63)))
+      return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory gathering result %d", i);
+    HLO_RETURN_IF_ERROR(r->api->allgather(r->group, r->reps[r->rank].results[i], b, r->gathered[i]));
+    for (int32_t k = 0; k < r->size; k++)
+      view[k].results[i] = (unsigned char *)r->gathered[i] + (size_t)k * (size_t)b;
+  }
+  return NULL;
+}
+
+/* What a rank's run sent (outfeeds, host sends), packed so that rank 0 can print every rank's:
+ * per buffer a record, then its bytes rounded up to 8. */
+typedef struct sent_rec {
+  int64_t is_send, channel, index, nbytes;
+  int32_t dtype, rank;
+  int64_t dims[64];
+} sent_rec;
+
+static size_t pad8(int64_t n) { return ((size_t)(n > 0 ? n : 0) + 7) & ~(size_t)7; }
+
+static void pack_one(unsigned char *p, size_t *off, int64_t is_send, int64_t channel, int64_t index,
+                     const outfeed_buf *a) {
+  sent_rec rec = {is_send, channel, index, a->nbytes, a->dtype, a->rank, {0}};
+  if (a->rank > 0 && a->rank <= 64)
+    memcpy(rec.dims, a->dims, (size_t)a->rank * sizeof *rec.dims);
+  if (p) {
+    memcpy(p + *off, &rec, sizeof rec);
+    if (a->nbytes > 0)
+      memcpy(p + *off + sizeof rec, a->data, (size_t)a->nbytes);
+  }
+  *off += sizeof rec + pad8(a->nbytes);
+}
+
+/* Packs into p (NULL: only measures); the bytes. */
+static size_t pack_sent(const replica *me, unsigned char *p) {
+  size_t off = 0;
+  for (int i = 0; i < me->n_outfeeds; i++)
+    pack_one(p, &off, 0, 0, i, &me->outfeeds[i]);
+  for (int i = 0; i < me->n_sends; i++)
+    pack_one(p, &off, 1, me->sends[i].channel, me->sends[i].index, &me->sends[i].a);
+  return off;
+}
+
+/* view's outfeeds and sends, their data pointing into blob (the arrays are view's to free). */
+static hlo_status unpack_sent(unsigned char *blob, size_t bytes, replica *view) {
+  int n_out = 0, n_send = 0;
+  for (size_t off = 0; off + sizeof(sent_rec) <= bytes;) {
+    sent_rec rec;
+    memcpy(&rec, blob + off, sizeof rec);
+    rec.is_send ? n_send++ : n_out++;
+    off += sizeof rec + pad8(rec.nbytes);
+  }
+  view->outfeeds = calloc((size_t)n_out + 1, sizeof *view->outfeeds);
+  view->sends = calloc((size_t)n_send + 1, sizeof *view->sends);
+  if (!view->outfeeds || !view->sends)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t off = 0; off + sizeof(sent_rec) <= bytes;) {
+    sent_rec rec;
+    memcpy(&rec, blob + off, sizeof rec);
+    outfeed_buf a = {.data = blob + off + sizeof rec, .nbytes = rec.nbytes, .dtype = rec.dtype, .rank = rec.rank};
+    memcpy(a.dims, rec.dims, sizeof a.dims);
+    if (rec.is_send)
+      view->sends[view->n_sends++] = (send_buf){.channel = rec.channel, .index = (int)rec.index, .a = a};
+    else
+      view->outfeeds[view->n_outfeeds++] = a;
+    off += sizeof rec + pad8(rec.nbytes);
+  }
+  return NULL;
+}
+
+/* Every rank's outfeeds and host sends into view (for rank 0 to print); *blobs to free. */
+static hlo_status mpi_gather_sent(mpi_run *r, replica *view, unsigned char **blobs) {
+  const replica *me = &r->reps[r->rank];
+  int64_t mine = (int64_t)pack_sent(me, NULL), most = 0;
+  int64_t *sizes = calloc((size_t)r->size, sizeof *sizes);
+  hlo_status s = sizes ? r->api->allgather(r->group, &mine, sizeof mine, sizes)
+                       : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (int32_t k = 0; !s && k < r->size; k++)
+    most = sizes[k] > most ? sizes[k] : most;
+  unsigned char *own = s ? NULL : calloc((size_t)most + 8, 1);
+  *blobs = s ? NULL : calloc((size_t)most * (size_t)r->size + 8, 1);
+  if (!s && (!own || !*blobs))
+    s = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory gathering what the ranks sent");
+  if (!s && most > 0) {
+    pack_sent(me, own);
+    s = r->api->allgather(r->group, own, most, *blobs);
+  }
+  for (int32_t k = 0; !s && k < r->size; k++)
+    s = unpack_sent(*blobs + (size_t)k * (size_t)most, (size_t)sizes[k], &view[k]);
+  free(own);
+  free(sizes);
+  return s;
+}
+
+/* Rank 0 prints every rank's outfeeds and host sends, as the threaded mode does. */
+static hlo_status mpi_print_sent(mpi_run *r, FILE *out) {
+  const run_options *o = r->o;
+  replica *view = calloc((size_t)r->size, sizeof *view);
+  unsigned char *blobs = NULL;
+  hlo_status s = view ? mpi_gather_sent(r, view, &blobs) : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  if (!s && r->rank == 0 && !o->outfeed_dir)
+    s = print_outfeeds(view, r->size, out);
+  if (!s && r->rank == 0 && !o->send_dir)
+    s = print_sends(view, r->size, out);
+  for (int32_t k = 0; view && k < r->size; k++) {
+    free(view[k].outfeeds);
+    free(view[k].sends);
+  }
+  free(view);
+  free(blobs);
+  return s;
+}
+
+/* Results: rK: outputs by rank K, --output-dir, --expected and the benchmark line by rank 0;
+ * printed results, outfeeds and host sends gathered to rank 0, which prints them as
+ * --replicas N does; --outfeed-dir and --send-dir get every rank's files. */
+static hlo_status mpi_emit(mpi_run *r, FILE *out) {
+  const run_options *o = r->o;
+  replica *me = &r->reps[r->rank];
+  HLO_RETURN_IF_ERROR(write_outputs(o, r->desc, r->reps, r->size));
+  if (o->outfeed_dir)
+    HLO_RETURN_IF_ERROR(write_outfeeds(o, r->reps, r->size));
+  if (o->send_dir)
+    HLO_RETURN_IF_ERROR(write_sends(o, r->reps, r->size));
+  if (printing(o)) {
+    replica *view = calloc((size_t)r->size, sizeof *view);
+    hlo_status s = view ? mpi_gather_results(r, view) : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+    if (!s && r->rank == 0)
+      s = print_results(r->desc, view, r->size, out);
+    for (int32_t k = 0; view && k < r->size; k++)
+      free(view[k].results);
+    free(view);
+    HLO_RETURN_IF_ERROR(s);
+    if (!o->outfeed_dir || !o->send_dir)
+      HLO_RETURN_IF_ERROR(mpi_print_sent(r, out));
+  }
+  if (r->rank != 0)
+    return NULL;
+  if (o->benchmark > 0)
+    print_benchmark(o->benchmark, me->times, out);
+  HLO_RETURN_IF_ERROR(write_output_dir(o, r->desc, me));
+  for (int i = 0; i < o->n_expected; i++)
+    HLO_RETURN_IF_ERROR(compare(o, o->expected[i], i, &r->desc->results[i], me->results[i]));
+  return NULL;
+}
+
+/* The run: a failure stops every rank (MPI_Abort) after saying which rank failed and why. */
+static void mpi_execute(mpi_run *r) {
+  replica *me = &r->reps[r->rank];
+  watchdog w;
+  watchdog_start(&w, r->o->timeout_s, me, 1);
+  hlo_status s = watchdog_stop(&w, run_replicas(me, 1));
+  if (!s)
+    return;
+  fprintf(stderr, "hlorun: rank %d of %d failed, stopping every rank: %s\n", r->rank, r->size, hlo_status_message(s));
+  fflush(stdout);
+  fflush(stderr);
+  r->api->abort(1);
+  _exit(1); /* MPI_Abort does not return */
+}
+
+static void mpi_cleanup(mpi_run *r) {
+  if (r->reps)
+    teardown_replica(&r->reps[r->rank], r->desc->num_results);
+  free(r->reps);
+  for (int i = 0; r->params && i < r->desc->num_params; i++)
+    free(r->params[i]);
+  free(r->params);
+  for (int i = 0; r->gathered && i < r->desc->num_results; i++)
+    free(r->gathered[i]);
+  free(r->gathered);
+  free(r->plan.types);
+  free_feeds(&r->infeeds);
+  free_feeds(&r->recvs);
+}
+
+static hlo_status run_model_mpi(const run_options *o, FILE *out) {
+  mpi_api api;
+  HLO_RETURN_IF_ERROR(run_mpi_load(&api));
+  mpi_run r = {.o = o, .api = &api};
+  /* Before MPI starts: a cache miss forks hloc, which some MPI transports object to. */
+  hlo_status loading = load_model(o, &r.m);
+  bool loaded = r.m.handle != NULL;
+  hlo_status s = api.init(&r.rank, &r.size);
+  if (!s)
+    s = api.group_create(NULL, o->collective_timeout_s, &r.group);
+  if (s) {
+    hlo_status_free(loading);
+    if (loaded)
+      dlclose(r.m.handle);
+    api.finalize();
+    return r.size ? hlo_status_annotate(s, "rank %d of %d", r.rank, r.size) : s;
+  }
+  s = mpi_agree(&r, loading);
+  r.desc = r.m.desc;
+  if (!s)
+    s = mpi_agree(&r, mpi_prepare(&r));
+  if (!s)
+    mpi_execute(&r);
+  if (!s)
+    s = mpi_agree(&r, mpi_emit(&r, out));
+  if (loaded) {
+    mpi_cleanup(&r);
+    if (s) { /* the status may be the model's own static record: copy it before unloading */
+      hlo_status copy = hlo_status_make(hlo_status_code_of(s), "%s", hlo_status_message(s));
+      hlo_status_free(s);
+      s = copy;
+    }
+    dlclose(r.m.handle);
+  }
+  hlo_collective_group_destroy(r.group);
+  fflush(out);
+  api.finalize();
   return s;
 }

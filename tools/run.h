@@ -45,6 +45,8 @@ typedef struct run_options {
   bool verbose;                      /* cache hits and misses on stderr */
   double timeout_s;                  /* --timeout: cancel the call after this long; 0 = none */
   int64_t max_memory;                /* --max-memory: byte limit for the model's buffers; 0 = none */
+  bool mpi;                          /* --mpi: one replica per MPI rank (also implied by mpirun) */
+  double collective_timeout_s;       /* --collective-timeout: how long an MPI collective waits; 0 = for ever */
 } run_options;
 
 void run_options_init(run_options *o);

@@ -72,6 +72,21 @@ static void put_groups(cg_module *cm, desc_buf *d, const ir_replica_groups *g) {
       put(cm, d, g->groups[i].v[k]);
 }
 
+/* The reducer's element type when it is one add of its two parameters (the runtime sums such
+ * leaves with a plain loop instead of calling it per element), else -1. */
+static int64_t plain_add_type(const ir_instr *in, int kind) {
+  if ((kind != 0 && kind != 2) || in->n_called < 1)
+    return -1;
+  const ir_computation *c = in->called[0];
+  const ir_instr *root = c->root;
+  if (c->n_params != 2 || !root || root->op != IR_OP_ADD || root->n_operands != 2 ||
+      root->operands[0]->op != IR_OP_PARAMETER || root->operands[1]->op != IR_OP_PARAMETER ||
+      root->operands[0] == root->operands[1] || root->shape->rank != 0 ||
+      root->operands[0]->shape->et != root->shape->et || root->operands[1]->shape->et != root->shape->et)
+    return -1;
+  return root->shape->et;
+}
+
 static LLVMValueRef build_desc(cg_module *cm, const ir_instr *in, int kind, const cg_value *ops, const cg_value *res) {
   desc_buf *d = calloc(1, sizeof *d);
   const ir_attrs *a = &in->attrs;
@@ -97,6 +112,7 @@ static LLVMValueRef build_desc(cg_module *cm, const ir_instr *in, int kind, cons
       ir_shape_byte_size(res->shapes[i], &bytes);
     put(cm, d, bytes);
   }
+  put(cm, d, plain_add_type(in, kind));
   LLVMValueRef g = NULL;
   if (d->n <= (int)(sizeof d->v / sizeof d->v[0]))
     g = const_global(cm, LLVMConstArray2(cm->i64, d->v, (uint64_t)d->n), "coll.desc");

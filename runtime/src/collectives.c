@@ -4,7 +4,8 @@
  * then computes its own result from the views: all-reduce (any reducer computation, applied
  * in group order), all-gather, reduce-scatter, all-to-all (array and tuple forms),
  * collective-permute (no source: zeros) and collective-broadcast, within the replica group
- * that holds this replica (no groups written: all replicas).
+ * that holds this replica (no groups written: all replicas).  A reducer that is one add (code
+ * generation says so in the description) is a plain loop instead of a call per element.
  * Tests: testdata/runtime/coll_* (tests/runtime.cmake).
  */
 #include <stdbool.h>
@@ -77,6 +78,7 @@ typedef struct coll {
   hlo_context *ctx;
   const char *instr;
   int64_t kind, n, dim;
+  const int64_t *groups;  /* the description's {n_groups, size, members...} */
   const int64_t *members; /* this replica's group */
   int64_t g, me;          /* group size, index of this replica in it */
   const int64_t *pairs;
@@ -84,12 +86,14 @@ typedef struct coll {
   leaf_info leaves[64];
   const void *const *all; /* replica r, leaf i: all[r * n + i] */
   reducer_fn reduce;
+  int64_t add_type;       /* the reducer is one add of this element type (hlo_dtype), or -1 */
 } coll;
 
 static const void *view(const coll *c, int64_t replica, int64_t leaf) { return c->all[replica * c->n + leaf]; }
 
 /* The group holding `me` (all replicas when none is written); *out_members NULL = 0..N-1. */
 static hlo_status find_group(coll *c, const int64_t *d, int64_t *pos, int32_t me, int32_t num) {
+  c->groups = d + *pos;
   int64_t n_groups = d[(*pos)++], size = d[(*pos)++];
   const int64_t *m = d + *pos;
   *pos += n_groups * size;
@@ -123,8 +127,39 @@ static int64_t outer_of(const leaf_info *l, int64_t dim) {
   return o;
 }
 
+/* dst[k] += src[k] when the reducer is a plain add of a type summed here (the same operation
+ * in the same order as calling it: identical bits); false for any other reducer or type.
+ * Integers wrap, as XLA's add does. */
+static bool add_into(const coll *c, unsigned char *dst, const unsigned char *src, int64_t count, int64_t eb) {
+#define ADD_LOOP(T)                                                                                            \
+  do {                                                                                                         \
+    if (eb != (int64_t)sizeof(T))                                                                              \
+      return false;                                                                                            \
+    for (int64_t k = 0; k < count; k++) {                                                                      \
+      T a, b;                                                                                                  \
+      memcpy(&a, dst + k * eb, sizeof a);                                                                      \
+      memcpy(&b, src + k * eb, sizeof b);                                                                      \
+      a = (T)(a + b);                                                                                          \
+      memcpy(dst + k * eb, &a, sizeof a);                                                                      \
+    }                                                                                                          \
+    return true;                                                                                               \
+  } while (0)
+  switch (c->add_type) {
+  case HLO_DTYPE_IR_F32: ADD_LOOP(float);
+  case HLO_DTYPE_IR_F64: ADD_LOOP(double);
+  case HLO_DTYPE_IR_S32:
+  case HLO_DTYPE_IR_U32: ADD_LOOP(uint32_t);
+  case HLO_DTYPE_IR_S64:
+  case HLO_DTYPE_IR_U64: ADD_LOOP(uint64_t);
+  default: return false;
+  }
+#undef ADD_LOOP
+}
+
 /* dst[k] = reduce(dst[k], src[k]) for count elements of eb bytes. */
 static hlo_status reduce_into(const coll *c, unsigned char *dst, const unsigned char *src, int64_t count, int64_t eb) {
+  if (add_into(c, dst, src, count, eb))
+    return NULL;
   unsigned char tmp[32];
   for (int64_t k = 0; k < count; k++) {
     void *params[2] = {dst + k * eb, (void *)(src + k * eb)};
@@ -226,6 +261,7 @@ static hlo_status describe(coll *c, const int64_t *d, int32_t me, int32_t num) {
                              "%s: result %lld holds %lld bytes, but a group of %lld replicas gives %lld", c->instr,
                              (long long)i, (long long)l->result_bytes, (long long)c->g, (long long)want);
   }
+  c->add_type = d[pos++];
   if ((c->kind == K_REDUCE_SCATTER || c->kind == K_ALL_TO_ALL) && c->n > 0 && c->dim >= 0 &&
       c->leaves[0].rank > c->dim && c->leaves[0].dims[c->dim] % c->g != 0)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: dimension %lld of size %lld does not split into %lld parts",
@@ -253,7 +289,12 @@ HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc
   for (int64_t i = 0; i < c.n; i++)
     bytes[i] = c.leaves[i].bytes;
   const void *const *all = NULL;
-  HLO_RETURN_IF_ERROR(g->backend->exchange(g->impl, me, (int32_t)c.n, (const void *const *)operands, bytes, &all));
+  const hlo_coll_backend *be = g->backend;
+  if (c.members && be->exchange_in_group)
+    HLO_RETURN_IF_ERROR(
+        be->exchange_in_group(g->impl, me, c.groups, (int32_t)c.n, (const void *const *)operands, bytes, &all));
+  else
+    HLO_RETURN_IF_ERROR(be->exchange(g->impl, me, (int32_t)c.n, (const void *const *)operands, bytes, &all));
   c.all = all;
   hlo_status s = NULL;
   for (int64_t i = 0; i < c.n && !s; i++)

@@ -35,6 +35,11 @@ typedef struct hlo_coll_backend {
   void (*forget)(void *impl, void *handle);
   void (*abort)(void *impl);
   void (*destroy)(void *impl);
+  /* Optional (NULL: exchange is used): the same for a collective with replica groups, given as
+   * the description writes them, groups = {n_groups, group_size, members...}; only the views of
+   * this replica's group members need be filled.  The MPI backend gathers within the group. */
+  hlo_status (*exchange_in_group)(void *impl, int32_t replica, const int64_t *groups, int32_t n,
+                                  const void *const *leaves, const int64_t *bytes, const void *const **out_all);
 } hlo_coll_backend;
 
 #define HLO_GROUP_MAGIC 0x48434f4cu /* "HCOL" */

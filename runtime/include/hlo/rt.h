@@ -178,7 +178,8 @@ HLO_RT_EXPORT hlo_status hlo_rt_ffi_call(hlo_context *ctx, const int64_t *desc, 
  * result leaves.  desc: [kind (0 all-reduce, 1 all-gather, 2 reduce-scatter, 3 all-to-all,
  * 4 all-to-all of a tuple, 5 collective-permute, 6 collective-broadcast), n, dimension (-1
  * none), n_groups, group_size, the groups' replica ids, n_pairs, (source, target) pairs, then
- * per leaf: element bytes, rank, operand dims; then each result leaf's byte size].
+ * per leaf: element bytes, rank, operand dims; then each result leaf's byte size; then the
+ * element type (hlo_dtype) of a reducer that is one add of its two parameters, else -1].
  * reducer: the all-reduce / reduce-scatter
  * computation, hlo_status fn(ctx, params, results, frame) on scalars (else NULL). */
 HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc, const char *instr,
