@@ -263,8 +263,9 @@ static int permute_buffer_ok(shape_ctx *x, ir_instr *in, int b, const ir_shape *
  * start indices one entry per buffer when they are tuples.  Result: output's shape; the
  * -start form returns (input, output[, context...]). */
 static ir_shape *infer_permute_inplace(shape_ctx *x, ir_instr *in) {
-  if (!shape_need_operands(x, in, 4))
-    return NULL;
+  if (in->n_operands != 4)
+    return shape_fail(x, in, "the in-place form (slice_sizes written) takes 4 operands (input, output, input and "
+                      "output start indices), not %d", in->n_operands);
   const ir_shape *ip = shape_operand(in, 0), *op = shape_operand(in, 1);
   const ir_shape *is = shape_operand(in, 2), *os = shape_operand(in, 3);
   char a[256], c[256];
@@ -274,7 +275,8 @@ static ir_shape *infer_permute_inplace(shape_ctx *x, ir_instr *in) {
     return shape_fail(x, in, "the input %s and output %s must both be arrays or tuples of as many arrays",
                       shape_kind_str(ip, a, sizeof a), shape_kind_str(op, c, sizeof c));
   if (in->attrs.u.collective.n_slice_sizes != nb)
-    return shape_fail(x, in, "slice_sizes has %d lists for %d buffers", in->attrs.u.collective.n_slice_sizes, nb);
+    return shape_fail(x, in, "slice_sizes has %d lists but there %s %d buffer%s", in->attrs.u.collective.n_slice_sizes,
+                      nb == 1 ? "is" : "are", nb, nb == 1 ? "" : "s");
   if (tup && (is->et != IR_TUPLE || is->n_elems != nb || os->et != IR_TUPLE || os->n_elems != nb))
     return shape_fail(x, in, "the start indices must be tuples of %d entries, one per buffer", nb);
   int per_pair = 0;
