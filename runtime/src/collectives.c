@@ -299,6 +299,9 @@ static hlo_status run_leaf(const coll *c, int64_t i, void *res) {
     int64_t me = member(c, c->me);
     for (int64_t p = 0; p < c->n_pairs; p++)
       if (c->pairs[2 * p + 1] == me) {
+        if (c->pairs[2 * p] >= c->num)
+          return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: source_target_pairs names replica %lld of %lld",
+                                 c->instr, (long long)c->pairs[2 * p], (long long)c->num);
         memcpy(out, view(c, c->pairs[2 * p], i), (size_t)l->bytes);
         return NULL;
       }
