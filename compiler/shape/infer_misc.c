@@ -163,23 +163,18 @@ static ir_shape *infer_all_to_all(shape_ctx *x, ir_instr *in, int n, int64_t gs)
   return shape_operands_collated(x, in, 0, n);
 }
 
-/* Each replica is a source at most `allowed` times and a target at most `allowed` times
- * (1, or for the in-place form with per-pair start indices, the number of pairs). */
-static bool permute_pairs_ok(shape_ctx *x, ir_instr *in, int allowed) {
+/* Replica ids are >= 0; with `once`, each replica is a source once and a target once (the
+ * in-place form with per-pair start indices lifts that: XLA's verifier allows as many
+ * repeats as there are per-pair tuples, here one per pair). */
+static bool permute_pairs_ok(shape_ctx *x, ir_instr *in, bool once) {
   const typeof(in->attrs.u.collective) *c = &in->attrs.u.collective;
   for (int i = 0; i < c->n_source_target_pairs; i++) {
     const ir_i64_list *p = &c->source_target_pairs[i];
     if (p->n != 2 || p->v[0] < 0 || p->v[1] < 0)
       return shape_error(x, in, "source_target_pairs: replica ids must be >= 0");
-    int as_source = 0, as_target = 0;
-    for (int k = 0; k < i; k++) {
-      as_source += c->source_target_pairs[k].v[0] == p->v[0];
-      as_target += c->source_target_pairs[k].v[1] == p->v[1];
-    }
-    if (allowed == 1 && (as_source || as_target))
-      return shape_error(x, in, "source_target_pairs: each replica may be a source once and a target once");
-    if (as_source >= allowed || as_target >= allowed)
-      return shape_error(x, in, "source_target_pairs: a replica may be a source or a target at most %d times", allowed);
+    for (int k = 0; k < i && once; k++)
+      if (c->source_target_pairs[k].v[0] == p->v[0] || c->source_target_pairs[k].v[1] == p->v[1])
+        return shape_error(x, in, "source_target_pairs: each replica may be a source once and a target once");
   }
   return true;
 }
@@ -203,7 +198,7 @@ static ir_shape *permute_start_shape(shape_ctx *x, ir_instr *in, ir_shape *input
 /* collective-permute(x) -> x; collective-permute(x1, ..., xn) -> (x1, ..., xn).  The -start
  * form returns (operand, operand[, context...]) with the operands as one tuple when n > 1. */
 static ir_shape *infer_permute(shape_ctx *x, ir_instr *in, int n) {
-  if (!permute_pairs_ok(x, in, 1))
+  if (!permute_pairs_ok(x, in, true))
     return NULL;
   if (in->op == IR_OP_COLLECTIVE_PERMUTE)
     return shape_operands_collated(x, in, 0, n);
@@ -287,7 +282,7 @@ static ir_shape *infer_permute_inplace(shape_ctx *x, ir_instr *in) {
       return NULL;
     per_pair = n > per_pair ? n : per_pair;
   }
-  if (!permute_pairs_ok(x, in, per_pair ? per_pair : 1))
+  if (!permute_pairs_ok(x, in, per_pair == 0))
     return NULL;
   if (in->op == IR_OP_COLLECTIVE_PERMUTE)
     return ir_shape_clone(x->m, op);
