@@ -1,6 +1,7 @@
 /* collectives.c — lowering of collectives between replicas: replica-id and partition-id read
  * the context; all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute and
- * collective-broadcast (and their async -start/-done pairs) become one hlo_rt_collective call
+ * collective-broadcast (and their async -start/-done pairs; collective-permute's combined and
+ * in-place forms too) become one hlo_rt_collective call
  * (hlo/rt.h) with a constant description of the replica groups, the permute pairs and every
  * leaf's shape; the reducer computation is passed as a function pointer.  All data movement
  * lives behind the runtime's collective backend, so no code here knows about threads or MPI.
@@ -49,7 +50,7 @@ static int kind_of(const ir_instr *in) {
   case IR_OP_REDUCE_SCATTER: return 2;
   case IR_OP_ALL_TO_ALL: return in->n_operands > 1 ? 4 : 3;
   case IR_OP_COLLECTIVE_PERMUTE:
-  case IR_OP_COLLECTIVE_PERMUTE_START: return 5;
+  case IR_OP_COLLECTIVE_PERMUTE_START: return in->attrs.u.collective.inplace ? 7 : 5;
   case IR_OP_COLLECTIVE_BROADCAST: return 6;
   default: return -1;
   }
@@ -87,6 +88,27 @@ static int64_t plain_add_type(const ir_instr *in, int kind) {
   return root->shape->et;
 }
 
+/* The in-place collective-permute's part of the description: the buffer count, then per
+ * buffer whether its input and its output start indices are per pair, and its slice sizes;
+ * then whether each start-index leaf is signed. */
+static void put_inplace(cg_module *cm, desc_buf *d, const ir_instr *in, const cg_value *ops) {
+  const ir_shape *ip = in->operands[0]->shape;
+  int nb = ip->et == IR_TUPLE ? ip->n_elems : 1;
+  put(cm, d, nb);
+  for (int b = 0; b < nb; b++) {
+    for (int k = 2; k < 4; k++) {
+      const ir_shape *st = in->operands[k]->shape;
+      const ir_shape *sb = ip->et == IR_TUPLE ? st->elems[b] : st;
+      put(cm, d, sb->n_elems > 0 && sb->elems[0]->et == IR_TUPLE);
+    }
+    const ir_i64_list *ss = &in->attrs.u.collective.slice_sizes[b];
+    for (int k = 0; k < ss->n; k++)
+      put(cm, d, ss->v[k]);
+  }
+  for (int i = 2 * nb; i < ops->n; i++)
+    put(cm, d, ir_etype_is_signed(ops->shapes[i]->et));
+}
+
 static LLVMValueRef build_desc(cg_module *cm, const ir_instr *in, int kind, const cg_value *ops, const cg_value *res) {
   desc_buf *d = calloc(1, sizeof *d);
   const ir_attrs *a = &in->attrs;
@@ -106,6 +128,8 @@ static LLVMValueRef build_desc(cg_module *cm, const ir_instr *in, int kind, cons
     for (int k = 0; k < s->rank; k++)
       put(cm, d, s->dims[k]);
   }
+  if (kind == 7)
+    put_inplace(cm, d, in, ops);
   for (int i = 0; i < res->n; i++) { /* result leaf sizes: checked against the group size */
     int64_t bytes = 0;
     if (ir_etype_is_array(res->shapes[i]->et))
@@ -147,7 +171,8 @@ static cg_value operand_leaves(cg_function *f, const ir_instr *in) {
   return v;
 }
 
-static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef desc, cg_value *ops, LLVMValueRef *res_leaves) {
+static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef desc, cg_value *ops, LLVMValueRef *res_leaves,
+                      int n_res) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   char name[300];
@@ -160,16 +185,23 @@ static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef desc, cg_value 
   LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr},
                                     6, 0);
   LLVMValueRef args[6] = {f->ctx_arg, desc, nm, cg_ptr_table(f, ops->leaves, ops->n, "coll.in"),
-                          cg_ptr_table(f, res_leaves, ops->n, "coll.out"), red};
+                          cg_ptr_table(f, res_leaves, n_res, "coll.out"), red};
   LLVMValueRef st = LLVMBuildCall2(b, ty, cg_runtime_fn(cm, "hlo_rt_collective", ty), args, 6, "st");
   cg_fail_if_status(f, st);
 }
 
-/* all-gather-start and collective-permute-start produce (operand, result[, scratch...]);
- * the done takes element 1.  Returns where the result leaves start in v. */
-static int result_offset(const ir_instr *in, const cg_value *ops) {
+/* The result leaves: one per operand leaf, but for the in-place collective-permute one per
+ * leaf of its output operand (1). */
+static int result_leaves(const ir_instr *in, const cg_value *ops) {
+  return kind_of(in) == 7 ? ir_shape_count_leaves(in->operands[1]->shape) : ops->n;
+}
+
+/* all-gather-start and collective-permute-start produce (input, result[, scratch...]) with
+ * the input's leaves first (n_res of them); the done takes element 1.  Returns where the
+ * result leaves start in v. */
+static int result_offset(const ir_instr *in, int n_res) {
   bool paired = in->op == IR_OP_ALL_GATHER_START || in->op == IR_OP_COLLECTIVE_PERMUTE_START;
-  return paired && in->shape->et == IR_TUPLE ? ops->n : 0;
+  return paired && in->shape->et == IR_TUPLE ? n_res : 0;
 }
 
 void cg_lower_collective(cg_function *f, ir_instr *in) {
@@ -181,16 +213,16 @@ void cg_lower_collective(cg_function *f, ir_instr *in) {
   }
   cg_value ops = operand_leaves(f, in);
   cg_value v = cg_alloc_value(f, in->shape);
-  int off = result_offset(in, &ops);
-  if (off + ops.n > v.n) {
+  int n_res = result_leaves(in, &ops), off = result_offset(in, n_res);
+  if (off + n_res > v.n) {
     cg_fail(cm, in, "the result of '%s' has fewer leaves than its operands", ir_opcode_table[in->op].spelling);
   } else {
     for (int i = 0; i < off; i++) /* the start's copy of its operands */
       cg_copy_leaf(f, v.leaves[i], ops.leaves[i], v.shapes[i]);
-    cg_value res = {v.leaves + off, v.shapes + off, ops.n};
+    cg_value res = {v.leaves + off, v.shapes + off, n_res};
     LLVMValueRef desc = build_desc(cm, in, kind, &ops, &res);
     if (desc)
-      emit_call(f, in, desc, &ops, v.leaves + off);
+      emit_call(f, in, desc, &ops, v.leaves + off, n_res);
   }
   free(ops.leaves);
   free((void *)ops.shapes);

@@ -342,7 +342,9 @@ typedef struct ir_attrs {
       ir_replica_groups replica_groups;
       bool constrain_layout, use_global_device_ids;
       ir_i64_list *source_target_pairs; int n_source_target_pairs; /* pairs of 2 */
-      ir_i64_list slice_sizes;
+      /* collective-permute's in-place form (slice_sizes written): one list per buffer. */
+      ir_i64_list *slice_sizes; int n_slice_sizes;
+      bool inplace;
     } collective;
     struct {
       ir_str execution_thread;

@@ -775,7 +775,15 @@ static void print_family_attrs(sbuf *b, const ir_instr *in) {
       }
       sb_puts(b, "}");
     }
-    attr_list_if(b, "slice_sizes", &a->u.collective.slice_sizes);
+    if (a->u.collective.inplace) {
+      sb_puts(b, ", slice_sizes={");
+      for (int i = 0; i < a->u.collective.n_slice_sizes; i++) {
+        if (i)
+          sb_puts(b, ",");
+        sb_i64_list(b, &a->u.collective.slice_sizes[i]);
+      }
+      sb_puts(b, "}");
+    }
     break;
   case IR_FAM_ASYNC:
     if (a->u.async.execution_thread.len) {

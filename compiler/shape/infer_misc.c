@@ -163,34 +163,28 @@ static ir_shape *infer_all_to_all(shape_ctx *x, ir_instr *in, int n, int64_t gs)
   return shape_operands_collated(x, in, 0, n);
 }
 
-/* Each replica is a source at most once and a target at most once. */
-static bool permute_pairs_ok(shape_ctx *x, ir_instr *in) {
+/* Replica ids are >= 0; with `once`, each replica is a source once and a target once (the
+ * in-place form with per-pair start indices lifts that: XLA's verifier allows as many
+ * repeats as there are per-pair tuples, here one per pair). */
+static bool permute_pairs_ok(shape_ctx *x, ir_instr *in, bool once) {
   const typeof(in->attrs.u.collective) *c = &in->attrs.u.collective;
   for (int i = 0; i < c->n_source_target_pairs; i++) {
     const ir_i64_list *p = &c->source_target_pairs[i];
-    bool bad = p->n != 2 || p->v[0] < 0 || p->v[1] < 0;
-    for (int k = 0; k < i && !bad; k++)
-      bad = c->source_target_pairs[k].v[0] == p->v[0] || c->source_target_pairs[k].v[1] == p->v[1];
-    if (bad)
-      return shape_error(x, in, "source_target_pairs: each replica may be a source once and a target once");
+    if (p->n != 2 || p->v[0] < 0 || p->v[1] < 0)
+      return shape_error(x, in, "source_target_pairs: replica ids must be >= 0");
+    for (int k = 0; k < i && once; k++)
+      if (c->source_target_pairs[k].v[0] == p->v[0] || c->source_target_pairs[k].v[1] == p->v[1])
+        return shape_error(x, in, "source_target_pairs: each replica may be a source once and a target once");
   }
   return true;
 }
 
-/* collective-permute(x) -> x; collective-permute(input, output, in_starts, out_starts) ->
- * output.  The -start form returns (input, output, u32[], u32[]). */
-static ir_shape *infer_permute(shape_ctx *x, ir_instr *in) {
-  if (!permute_pairs_ok(x, in))
-    return NULL;
-  if (in->n_operands != 1 && in->n_operands != 4)
-    return shape_fail(x, in, "collective-permute takes 1 or 4 operands, not %d", in->n_operands);
-  const ir_shape *out = shape_operand(in, in->n_operands == 4 ? 1 : 0);
-  if (in->op == IR_OP_COLLECTIVE_PERMUTE)
-    return ir_shape_clone(x->m, out);
-  ir_shape *e[4] = {ir_shape_clone(x->m, shape_operand(in, 0)), ir_shape_clone(x->m, out),
-                    ir_shape_scalar(x->m, IR_U32), ir_shape_scalar(x->m, IR_U32)};
+/* The -start's (input, output[, context...]) tuple: the written one when it has that form
+ * (newer XLA writes only (input, output); any scalar context elements are accepted), else
+ * (input, output, u32[], u32[]). */
+static ir_shape *permute_start_shape(shape_ctx *x, ir_instr *in, ir_shape *input, ir_shape *output) {
+  ir_shape *e[4] = {input, output, ir_shape_scalar(x->m, IR_U32), ir_shape_scalar(x->m, IR_U32)};
   const ir_shape *w = in->shape;
-  /* Newer XLA writes only (input, output); accept any scalar context elements. */
   if (w && w->et == IR_TUPLE && w->n_elems >= 2 && w->n_elems <= 4) {
     bool ok = shape_compatible(w->elems[0], e[0]) && shape_compatible(w->elems[1], e[1]);
     for (int i = 2; ok && i < w->n_elems; i++)
@@ -199,6 +193,100 @@ static ir_shape *infer_permute(shape_ctx *x, ir_instr *in) {
       return NULL;
   }
   return shape_tuple_of(x, e, 4);
+}
+
+/* collective-permute(x) -> x; collective-permute(x1, ..., xn) -> (x1, ..., xn).  The -start
+ * form returns (operand, operand[, context...]) with the operands as one tuple when n > 1. */
+static ir_shape *infer_permute(shape_ctx *x, ir_instr *in, int n) {
+  if (!permute_pairs_ok(x, in, true))
+    return NULL;
+  if (in->op == IR_OP_COLLECTIVE_PERMUTE)
+    return shape_operands_collated(x, in, 0, n);
+  return permute_start_shape(x, in, shape_operands_collated(x, in, 0, n), shape_operands_collated(x, in, 0, n));
+}
+
+/* One buffer's start indices in the in-place form: a tuple of `rank` integer scalars (one
+ * start for every pair) or a tuple of such tuples, one per source-target pair (pair p uses
+ * tuple p).  Returns the number of per-pair tuples (0: one shared start), -1 after a
+ * diagnostic. */
+static int permute_starts(shape_ctx *x, ir_instr *in, const ir_shape *s, int buffer, int rank, const char *what) {
+  char a[256];
+  int n_pairs = in->attrs.u.collective.n_source_target_pairs;
+  if (s->et != IR_TUPLE)
+    return shape_error(x, in, "the %s start indices of buffer %d must be a tuple, not %s", what, buffer,
+                       shape_kind_str(s, a, sizeof a)), -1;
+  bool per_pair = s->n_elems > 0 && s->elems[0]->et == IR_TUPLE;
+  if (per_pair && s->n_elems != n_pairs)
+    return shape_error(x, in, "the %s start indices of buffer %d hold %d per-pair tuples for %d source-target pairs",
+                       what, buffer, s->n_elems, n_pairs), -1;
+  for (int p = 0; p < (per_pair ? s->n_elems : 1); p++) {
+    const ir_shape *t = per_pair ? s->elems[p] : s;
+    if (t->et != IR_TUPLE || t->n_elems != rank)
+      return shape_error(x, in, "the %s start indices of buffer %d must be %d integer scalars (its rank), not %s",
+                         what, buffer, rank, shape_kind_str(t, a, sizeof a)), -1;
+    for (int k = 0; k < rank; k++)
+      if (!shape_is_array(t->elems[k]) || t->elems[k]->rank != 0 || !ir_etype_is_int(t->elems[k]->et))
+        return shape_error(x, in, "the %s start indices of buffer %d must be %d integer scalars (its rank), not %s",
+                           what, buffer, rank, shape_kind_str(t, a, sizeof a)), -1;
+  }
+  return per_pair ? s->n_elems : 0;
+}
+
+/* One buffer of the in-place form: input and output arrays of one element type and rank,
+ * slice sizes that fit both, and its start indices.  Returns the per-pair tuple count
+ * (permute_starts), -1 after a diagnostic. */
+static int permute_buffer_ok(shape_ctx *x, ir_instr *in, int b, const ir_shape *ip, const ir_shape *op,
+                             const ir_shape *in_starts, const ir_shape *out_starts) {
+  char a[256], c[256];
+  if (!shape_is_array(ip) || !shape_is_array(op) || ip->et != op->et || ip->rank != op->rank)
+    return shape_error(x, in, "buffer %d: the input %s and output %s must be arrays of one element type and rank", b,
+                       shape_kind_str(ip, a, sizeof a), shape_kind_str(op, c, sizeof c)), -1;
+  const ir_i64_list *ss = &in->attrs.u.collective.slice_sizes[b];
+  if (ss->n != ip->rank)
+    return shape_error(x, in, "slice_sizes of buffer %d has %d sizes for rank %d", b, ss->n, ip->rank), -1;
+  for (int k = 0; k < ss->n; k++)
+    if (ss->v[k] < 0 || ss->v[k] > ip->dims[k] || ss->v[k] > op->dims[k])
+      return shape_error(x, in, "slice size %lld in dimension %d of buffer %d does not fit the input %s and output %s",
+                         (long long)ss->v[k], k, b, shape_str(ip, a, sizeof a), shape_str(op, c, sizeof c)), -1;
+  int ni = permute_starts(x, in, in_starts, b, ip->rank, "input");
+  int no = ni < 0 ? -1 : permute_starts(x, in, out_starts, b, op->rank, "output");
+  return no < 0 ? -1 : (ni > no ? ni : no);
+}
+
+/* collective-permute(input, output, input_start_indices, output_start_indices),
+ * slice_sizes={...}: input and output are arrays or tuples of as many arrays (buffers), the
+ * start indices one entry per buffer when they are tuples.  Result: output's shape; the
+ * -start form returns (input, output[, context...]). */
+static ir_shape *infer_permute_inplace(shape_ctx *x, ir_instr *in) {
+  if (in->n_operands != 4)
+    return shape_fail(x, in, "the in-place form (slice_sizes written) takes 4 operands (input, output, input and "
+                      "output start indices), not %d", in->n_operands);
+  const ir_shape *ip = shape_operand(in, 0), *op = shape_operand(in, 1);
+  const ir_shape *is = shape_operand(in, 2), *os = shape_operand(in, 3);
+  char a[256], c[256];
+  bool tup = ip->et == IR_TUPLE;
+  int nb = tup ? ip->n_elems : 1;
+  if (tup != (op->et == IR_TUPLE) || (tup && op->n_elems != nb))
+    return shape_fail(x, in, "the input %s and output %s must both be arrays or tuples of as many arrays",
+                      shape_kind_str(ip, a, sizeof a), shape_kind_str(op, c, sizeof c));
+  if (in->attrs.u.collective.n_slice_sizes != nb)
+    return shape_fail(x, in, "slice_sizes has %d lists but there %s %d buffer%s", in->attrs.u.collective.n_slice_sizes,
+                      nb == 1 ? "is" : "are", nb, nb == 1 ? "" : "s");
+  if (tup && (is->et != IR_TUPLE || is->n_elems != nb || os->et != IR_TUPLE || os->n_elems != nb))
+    return shape_fail(x, in, "the start indices must be tuples of %d entries, one per buffer", nb);
+  int per_pair = 0;
+  for (int b = 0; b < nb; b++) {
+    int n = permute_buffer_ok(x, in, b, tup ? ip->elems[b] : ip, tup ? op->elems[b] : op, tup ? is->elems[b] : is,
+                              tup ? os->elems[b] : os);
+    if (n < 0)
+      return NULL;
+    per_pair = n > per_pair ? n : per_pair;
+  }
+  if (!permute_pairs_ok(x, in, per_pair == 0))
+    return NULL;
+  if (in->op == IR_OP_COLLECTIVE_PERMUTE)
+    return ir_shape_clone(x->m, op);
+  return permute_start_shape(x, in, ir_shape_clone(x->m, ip), ir_shape_clone(x->m, op));
 }
 
 /* ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes). */
@@ -240,6 +328,9 @@ static bool written_gather_shape_ok(shape_ctx *x, const ir_instr *in, int n) {
 }
 
 ir_shape *shape_infer_collective(shape_ctx *x, ir_instr *in) {
+  if ((in->op == IR_OP_COLLECTIVE_PERMUTE || in->op == IR_OP_COLLECTIVE_PERMUTE_START) &&
+      in->attrs.u.collective.inplace)
+    return infer_permute_inplace(x, in);
   int n = array_operands(x, in);
   if (!n)
     return NULL;
@@ -277,7 +368,7 @@ ir_shape *shape_infer_collective(shape_ctx *x, ir_instr *in) {
     return shape_operands_collated(x, in, 0, n);
   case IR_OP_COLLECTIVE_PERMUTE:
   case IR_OP_COLLECTIVE_PERMUTE_START:
-    return infer_permute(x, in);
+    return infer_permute(x, in, n);
   default:
     return shape_fail(x, in, "'%s' is not a collective", ir_opcode_table[in->op].spelling);
   }

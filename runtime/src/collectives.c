@@ -3,7 +3,9 @@
  * replica through the group's backend (collectives_internal.h: in-process threads today),
  * then computes its own result from the views: all-reduce (any reducer computation, applied
  * in group order), all-gather, reduce-scatter, all-to-all (array and tuple forms),
- * collective-permute (no source: zeros) and collective-broadcast, within the replica group
+ * collective-permute (no source: zeros; the combined form permutes every operand; the
+ * in-place form writes the source's input slice into a copy of the target's output, which a
+ * replica no pair targets keeps) and collective-broadcast, within the replica group
  * that holds this replica (no groups written: all replicas).  A reducer that is one add (code
  * generation says so in the description) is a plain loop instead of a call per element.
  * Tests: testdata/runtime/coll_* (tests/runtime.cmake).
@@ -63,7 +65,15 @@ hlo_status hlo_coll_group_of(hlo_context *ctx, const char *instr, hlo_collective
 
 /* ---- the operation ------------------------------------------------------------------------- */
 
-enum { K_ALL_REDUCE, K_ALL_GATHER, K_REDUCE_SCATTER, K_ALL_TO_ALL, K_ALL_TO_ALL_TUPLE, K_PERMUTE, K_BROADCAST };
+enum { K_ALL_REDUCE, K_ALL_GATHER, K_REDUCE_SCATTER, K_ALL_TO_ALL, K_ALL_TO_ALL_TUPLE, K_PERMUTE, K_BROADCAST,
+       K_PERMUTE_INPLACE };
+
+/* One buffer of the in-place collective-permute: where its input and output start-index
+ * leaves begin, whether they hold one start per pair, and its slice sizes. */
+typedef struct permute_buf {
+  int64_t in_first, out_first, in_per_pair, out_per_pair;
+  const int64_t *sizes;
+} permute_buf;
 
 typedef hlo_status (*reducer_fn)(hlo_context *ctx, void *const *params, void *const *results, void *frame);
 
@@ -82,8 +92,11 @@ typedef struct coll {
   const int64_t *members; /* this replica's group */
   int64_t g, me;          /* group size, index of this replica in it */
   const int64_t *pairs;
-  int64_t n_pairs;
+  int64_t n_pairs, num; /* num: replicas in all */
   leaf_info leaves[64];
+  int64_t n_bufs;                  /* in-place collective-permute: buffers (result leaves) */
+  permute_buf bufs[32];
+  const int64_t *start_signed;     /* per start-index leaf (leaf 2 * n_bufs on) */
   const void *const *all; /* replica r, leaf i: all[r * n + i] */
   reducer_fn reduce;
   int64_t add_type;       /* the reducer is one add of this element type (hlo_dtype), or -1 */
@@ -179,6 +192,111 @@ static hlo_status reduce_range(const coll *c, int64_t i, unsigned char *dst, int
   return NULL;
 }
 
+/* ---- in-place collective-permute ---- */
+
+static int64_t read_index(const void *p, int64_t eb, bool is_signed) {
+  switch (eb) {
+  case 1: return is_signed ? (int64_t) * (const int8_t *)p : (int64_t) * (const uint8_t *)p;
+  case 2: return is_signed ? (int64_t) * (const int16_t *)p : (int64_t) * (const uint16_t *)p;
+  case 4: return is_signed ? (int64_t) * (const int32_t *)p : (int64_t) * (const uint32_t *)p;
+  default: { int64_t v; memcpy(&v, p, sizeof v); return v; }
+  }
+}
+
+/* Buffer b's start indices for pair p, read from `replica`'s view (out: the output side),
+ * each clamped into [0, dims[k] - size[k]] as dynamic-slice does. */
+static void permute_starts(const coll *c, int64_t b, bool out, int64_t p, int64_t replica, const int64_t *dims,
+                           int64_t *starts) {
+  const permute_buf *pb = &c->bufs[b];
+  int64_t rank = c->leaves[b].rank;
+  int64_t first = (out ? pb->out_first : pb->in_first) + ((out ? pb->out_per_pair : pb->in_per_pair) ? p * rank : 0);
+  for (int64_t k = 0; k < rank; k++) {
+    int64_t leaf = first + k, hi = dims[k] - pb->sizes[k];
+    int64_t v = read_index(view(c, replica, leaf), c->leaves[leaf].eb, c->start_signed[leaf - 2 * c->n_bufs]);
+    starts[k] = v < 0 ? 0 : v > hi ? hi : v;
+  }
+}
+
+/* Copies the block of `sizes` at src_start of src (dims sd) to dst_start of dst (dims dd). */
+static void copy_block(unsigned char *dst, const int64_t *dd, const int64_t *dst_start, const unsigned char *src,
+                       const int64_t *sd, const int64_t *src_start, const int64_t *sizes, int64_t rank, int64_t eb) {
+  int64_t rows = 1, row = eb;
+  for (int64_t d = 0; d < rank; d++)
+    if (d + 1 < rank)
+      rows *= sizes[d];
+    else
+      row *= sizes[d];
+  for (int64_t r = 0; r < rows && row > 0; r++) {
+    int64_t rem = r, so = 0, dof = 0, ss = 1, ds = 1;
+    for (int64_t d = rank - 1; d >= 0; d--) {
+      int64_t i = 0;
+      if (d + 1 < rank) {
+        i = rem % sizes[d];
+        rem /= sizes[d];
+      }
+      so += (src_start[d] + i) * ss;
+      dof += (dst_start[d] + i) * ds;
+      ss *= sd[d];
+      ds *= dd[d];
+    }
+    memcpy(dst + dof * eb, src + so * eb, (size_t)row);
+  }
+}
+
+/* Result buffer b: this replica's output, with the slice of every pair that targets it
+ * (the source's input at the source's input start, slice_sizes big) written at this
+ * replica's output start, pairs in order.  A replica no pair targets keeps its output. */
+static hlo_status permute_inplace(const coll *c, int64_t b, unsigned char *out) {
+  const leaf_info *li = &c->leaves[b], *lo = &c->leaves[c->n_bufs + b];
+  int64_t me = member(c, c->me), in_start[64], out_start[64];
+  memcpy(out, view(c, me, c->n_bufs + b), (size_t)lo->bytes);
+  for (int64_t p = 0; p < c->n_pairs; p++) {
+    int64_t src = c->pairs[2 * p];
+    if (c->pairs[2 * p + 1] != me)
+      continue;
+    if (src >= c->num)
+      return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: source_target_pairs names replica %lld of %lld", c->instr,
+                             (long long)src, (long long)c->num);
+    permute_starts(c, b, false, p, src, li->dims, in_start);
+    permute_starts(c, b, true, p, me, lo->dims, out_start);
+    copy_block(out, lo->dims, out_start, view(c, src, b), li->dims, in_start, c->bufs[b].sizes, li->rank, li->eb);
+  }
+  return NULL;
+}
+
+/* The in-place collective-permute's part of the description (hlo/rt.h): operand leaves are
+ * the input buffers, the output buffers, the input and then the output start indices. */
+static hlo_status describe_inplace(coll *c, const int64_t *d, int64_t *pos) {
+  c->n_bufs = d[(*pos)++];
+  if (c->n_bufs < 1 || c->n_bufs > 32 || 2 * c->n_bufs > c->n)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: %lld in-place buffers", c->instr, (long long)c->n_bufs);
+  int64_t in_leaves = 0;
+  for (int64_t b = 0; b < c->n_bufs; b++) {
+    permute_buf *pb = &c->bufs[b];
+    pb->in_per_pair = d[(*pos)++];
+    pb->out_per_pair = d[(*pos)++];
+    pb->sizes = d + *pos;
+    *pos += c->leaves[b].rank;
+    if (c->leaves[b].rank > 64)
+      return hlo_status_make(HLO_UNIMPLEMENTED, "%s: a buffer of rank above 64", c->instr);
+    in_leaves += (pb->in_per_pair ? c->n_pairs : 1) * c->leaves[b].rank;
+  }
+  for (int64_t b = 0, in = 2 * c->n_bufs, out = 2 * c->n_bufs + in_leaves; b < c->n_bufs; b++) {
+    c->bufs[b].in_first = in;
+    c->bufs[b].out_first = out;
+    in += (c->bufs[b].in_per_pair ? c->n_pairs : 1) * c->leaves[b].rank;
+    out += (c->bufs[b].out_per_pair ? c->n_pairs : 1) * c->leaves[b].rank;
+    if (out > c->n)
+      return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: too few start-index operands", c->instr);
+  }
+  c->start_signed = d + *pos;
+  *pos += c->n - 2 * c->n_bufs;
+  return NULL;
+}
+
+/* Result leaves: one per operand leaf, one per buffer for the in-place collective-permute. */
+static int64_t result_count(const coll *c) { return c->kind == K_PERMUTE_INPLACE ? c->n_bufs : c->n; }
+
 static hlo_status run_leaf(const coll *c, int64_t i, void *res) {
   const leaf_info *l = &c->leaves[i];
   unsigned char *out = res;
@@ -216,6 +334,9 @@ static hlo_status run_leaf(const coll *c, int64_t i, void *res) {
     int64_t me = member(c, c->me);
     for (int64_t p = 0; p < c->n_pairs; p++)
       if (c->pairs[2 * p + 1] == me) {
+        if (c->pairs[2 * p] >= c->num)
+          return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: source_target_pairs names replica %lld of %lld",
+                                 c->instr, (long long)c->pairs[2 * p], (long long)c->num);
         memcpy(out, view(c, c->pairs[2 * p], i), (size_t)l->bytes);
         return NULL;
       }
@@ -223,6 +344,7 @@ static hlo_status run_leaf(const coll *c, int64_t i, void *res) {
     return NULL;
   }
   case K_BROADCAST: memcpy(out, view(c, member(c, 0), i), (size_t)l->bytes); return NULL;
+  case K_PERMUTE_INPLACE: return permute_inplace(c, i, out);
   default: return hlo_status_make(HLO_INTERNAL, "%s: unknown collective kind %lld", c->instr, (long long)c->kind);
   }
 }
@@ -249,12 +371,15 @@ static hlo_status describe(coll *c, const int64_t *d, int32_t me, int32_t num) {
     for (int64_t k = 0; k < l->rank; k++)
       l->bytes *= l->dims[k];
   }
-  for (int64_t i = 0; i < c->n; i++) {
+  if (c->kind == K_PERMUTE_INPLACE)
+    HLO_RETURN_IF_ERROR(describe_inplace(c, d, &pos));
+  for (int64_t i = 0; i < result_count(c); i++) {
     leaf_info *l = &c->leaves[i];
     l->result_bytes = d[pos++];
     bool carried = l->rank <= c->dim;
     int64_t want = c->kind == K_ALL_GATHER && !carried ? l->bytes * c->g
                    : c->kind == K_REDUCE_SCATTER && !carried ? l->bytes / c->g
+                   : c->kind == K_PERMUTE_INPLACE           ? c->leaves[c->n_bufs + i].bytes
                                                              : l->bytes;
     if (l->result_bytes != want)
       return hlo_status_make(HLO_INVALID_ARGUMENT,
@@ -275,13 +400,13 @@ static hlo_status describe(coll *c, const int64_t *d, int32_t me, int32_t num) {
 HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc, const char *instr,
                                            void *const *operands, void *const *results, void *reducer) {
   int32_t me = hlo_rt_replica_id(ctx), num = hlo_rt_num_replicas(ctx);
-  coll c = {.ctx = ctx, .instr = instr, .reduce = (reducer_fn)reducer};
+  coll c = {.ctx = ctx, .instr = instr, .reduce = (reducer_fn)reducer, .num = num};
   HLO_RETURN_IF_ERROR(describe(&c, desc, me, num));
   hlo_collective_group *g = NULL;
   HLO_RETURN_IF_ERROR(hlo_coll_group_of(ctx, instr, &g));
   if (num == 1) { /* a replica alone: its own leaves are every view */
     c.all = (const void *const *)operands;
-    for (int64_t i = 0; i < c.n; i++)
+    for (int64_t i = 0; i < result_count(&c); i++)
       HLO_RETURN_IF_ERROR(run_leaf(&c, i, results[i]));
     return NULL;
   }
@@ -297,7 +422,7 @@ HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc
     HLO_RETURN_IF_ERROR(be->exchange(g->impl, me, (int32_t)c.n, (const void *const *)operands, bytes, &all));
   c.all = all;
   hlo_status s = NULL;
-  for (int64_t i = 0; i < c.n && !s; i++)
+  for (int64_t i = 0; i < result_count(&c) && !s; i++)
     s = run_leaf(&c, i, results[i]);
   hlo_status r = g->backend->release(g->impl, me);
   if (s) {

@@ -176,10 +176,14 @@ HLO_RT_EXPORT hlo_status hlo_rt_ffi_call(hlo_context *ctx, const int64_t *desc, 
 /* ---- collectives (runtime/src/collectives.c) ---- */
 /* Runs one collective instruction (instr names it in messages) on n operand leaves into n
  * result leaves.  desc: [kind (0 all-reduce, 1 all-gather, 2 reduce-scatter, 3 all-to-all,
- * 4 all-to-all of a tuple, 5 collective-permute, 6 collective-broadcast), n, dimension (-1
- * none), n_groups, group_size, the groups' replica ids, n_pairs, (source, target) pairs, then
- * per leaf: element bytes, rank, operand dims; then each result leaf's byte size; then the
- * element type (hlo_dtype) of a reducer that is one add of its two parameters, else -1].
+ * 4 all-to-all of a tuple, 5 collective-permute, 6 collective-broadcast, 7 in-place
+ * collective-permute), n, dimension (-1 none), n_groups, group_size, the groups' replica ids,
+ * n_pairs, (source, target) pairs, then per leaf: element bytes, rank, operand dims; for kind
+ * 7 then: n_bufs, per buffer (input starts per pair 0/1, output starts per pair 0/1, its
+ * slice sizes), and per start-index leaf whether it is signed; then each result leaf's byte
+ * size (n of them; n_bufs for kind 7, whose operand leaves are the input buffers, the output
+ * buffers, the input and the output start indices); then the element type (hlo_dtype) of a
+ * reducer that is one add of its two parameters, else -1].
  * reducer: the all-reduce / reduce-scatter
  * computation, hlo_status fn(ctx, params, results, frame) on scalars (else NULL). */
 HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc, const char *instr,
