@@ -73,6 +73,8 @@ static void lower_marker(cg_function *f, ir_instr *in) {
     if (ds->et != ss->et || ds->rank != ss->rank) {
       cg_fail(f->cm, in, "custom call '%.*s' changes the element type or rank of its operand",
               (int)in->attrs.custom_text.len, in->attrs.custom_text.p);
+      free(v.leaves);
+      free((void *)v.shapes);
       return;
     }
     bool same = true;

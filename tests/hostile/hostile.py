@@ -132,6 +132,12 @@ CASES = {
                                  b"'shape': (99999999999999999999,), }   \n"},
                        ["{hlorun}", "{d}/m.hlo", "--input", "{d}/x.npy"], 2, r"x\.npy: "),
     "garbage_so": ({"m.so": garbage(4096, 3)}, ["{hlorun}", "{d}/m.so", "--random-inputs"], 2, r"m\.so"),
+    # codegen_fuzz, 2026-11-25: a partitioner marker that changes the element type leaked its
+    # value's leaf tables on the error path (LeakSanitizer in the sanitizer pass).
+    "marker_changes_type": ({"m.hlo": module("  x = f32[4] parameter(0)\n"
+                                             "  ROOT s = f64[4] custom-call(x), custom_call_target=\"Sharding\"\n")},
+                            ["{hloc}", "{d}/m.hlo", "-o", "{d}/m.so"], 1,
+                            r"custom call 'Sharding' changes the element type or rank of its operand"),
 }
 
 
