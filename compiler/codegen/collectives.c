@@ -159,6 +159,10 @@ static int result_offset(const ir_instr *in, const cg_value *ops) {
 void cg_lower_collective(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   int kind = kind_of(in);
+  if (in->attrs.u.collective.in_place) {
+    cg_fail(cm, in, "an in-place '%s' (with slice_sizes) cannot be compiled yet", ir_opcode_table[in->op].spelling);
+    return;
+  }
   if (kind < 0) {
     cg_fail(cm, in, "collective '%s' cannot be compiled", ir_opcode_table[in->op].spelling);
     return;

@@ -1461,12 +1461,18 @@ static bool a_indices_are_sorted(attr_ctx *x) {
   return fam_of(x->in) == IR_FAM_GATHER ? BOOL(G.indices_are_sorted) : BOOL(S.indices_are_sorted);
 }
 static bool a_unique_indices(attr_ctx *x) { return BOOL(S.unique_indices); }
+static bool int_lists(attr_ctx *x, ir_av *v, ir_i64_list **out, int *n);
 static bool a_slice_sizes(attr_ctx *x) {
   if (fam_of(x->in) == IR_FAM_GATHER)
     return LIST(G.slice_sizes);
-  if (fam_of(x->in) == IR_FAM_COLLECTIVE)
-    return LIST(x->in->attrs.u.collective.slice_sizes);
-  return false;
+  if (x->in->op != IR_OP_COLLECTIVE_PERMUTE && x->in->op != IR_OP_COLLECTIVE_PERMUTE_START)
+    return false;
+  if (x->v->kind != AV_LIST) {
+    irb_error(x->b, x->v->loc, "expected slice_sizes={{...},...}");
+    return false;
+  }
+  x->in->attrs.u.collective.in_place = true;
+  return int_lists(x, x->v, &x->in->attrs.u.collective.slice_sizes, &x->in->attrs.u.collective.n_slice_sizes);
 }
 #undef G
 #undef S

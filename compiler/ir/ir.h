@@ -342,7 +342,9 @@ typedef struct ir_attrs {
       ir_replica_groups replica_groups;
       bool constrain_layout, use_global_device_ids;
       ir_i64_list *source_target_pairs; int n_source_target_pairs; /* pairs of 2 */
-      ir_i64_list slice_sizes;
+      /* slice_sizes={{..},..}: an in-place collective-permute (input, output, input starts,
+       * output starts); without it collective-permute takes N operands (combined). */
+      ir_i64_list *slice_sizes; int n_slice_sizes; bool in_place;
     } collective;
     struct {
       ir_str execution_thread;

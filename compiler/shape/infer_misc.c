@@ -27,14 +27,8 @@ ir_shape *shape_infer_token(shape_ctx *x, ir_instr *in) {
                         shape_kind_str(shape_operand(in, 1), b, sizeof b));
     return ir_shape_clone(x->m, shape_operand(in, 0));
   }
-  /* XLA's parser takes any operands (its verifier then wants tokens): outside --strict the
-   * token is just ordered after them. */
-  for (int i = 0; i < in->n_operands && x->opts->strict; i++) {
-    const ir_shape *s = shape_operand(in, i);
-    if (!shape_is_token(s))
-      return shape_fail(x, in, "after-all operand %d must be a token, not %s", i,
-                        s->et == IR_TUPLE ? "a tuple" : shape_et_name(s->et));
-  }
+  /* XLA's parser and verifier take operands of any type (HloVerifier checks only that the
+   * result is a token): the token is ordered after them. */
   return ir_shape_scalar(x->m, IR_TOKEN);
 }
 
@@ -105,6 +99,8 @@ static bool collective_reducer_ok(shape_ctx *x, ir_instr *in, int n) {
 static int array_operands(shape_ctx *x, ir_instr *in) {
   if (!shape_need_min_operands(x, in, 1))
     return 0;
+  if (in->attrs.u.collective.in_place) /* tuples of slices and of start indices */
+    return in->n_operands;
   for (int i = 0; i < in->n_operands; i++)
     if (!shape_need_array(x, in, i))
       return 0;
@@ -160,37 +156,62 @@ static ir_shape *infer_all_to_all(shape_ctx *x, ir_instr *in, int n, int64_t gs)
     if (!shape_compatible(shape_operand(in, i), shape_operand(in, 0)))
       return shape_fail(x, in, "all-to-all operand %d %s must have the shape of operand 0 %s", i,
                         shape_str(shape_operand(in, i), a, sizeof a), shape_str(shape_operand(in, 0), b, sizeof b));
+  /* Without dimensions XLA's result is the tuple of the operands, a 1-tuple for one operand;
+   * the bare array is accepted too. */
+  const ir_shape *w = in->shape;
+  if (n == 1 && w && w->et == IR_TUPLE && w->n_elems == 1 && shape_compatible(w->elems[0], shape_operand(in, 0)))
+    return NULL;
   return shape_operands_collated(x, in, 0, n);
 }
 
-/* Each replica is a source at most once and a target at most once. */
+/* How often one replica may appear as a source (and as a target): once, or, for an in-place
+ * permute, once per slice (the elements of the input-starts operand), as XLA's verifier counts. */
+static int permute_allowed_repeats(const ir_instr *in) {
+  if (!in->attrs.u.collective.in_place || in->n_operands != 4)
+    return 1;
+  const ir_shape *s = shape_operand(in, 2);
+  if (s->et == IR_TUPLE && !shape_is_array(shape_operand(in, 0)) && s->n_elems > 0)
+    s = s->elems[0];
+  return s->et == IR_TUPLE && s->n_elems > 1 ? s->n_elems : 1;
+}
+
 static bool permute_pairs_ok(shape_ctx *x, ir_instr *in) {
   const typeof(in->attrs.u.collective) *c = &in->attrs.u.collective;
+  int allowed = permute_allowed_repeats(in);
   for (int i = 0; i < c->n_source_target_pairs; i++) {
     const ir_i64_list *p = &c->source_target_pairs[i];
     bool bad = p->n != 2 || p->v[0] < 0 || p->v[1] < 0;
-    for (int k = 0; k < i && !bad; k++)
-      bad = c->source_target_pairs[k].v[0] == p->v[0] || c->source_target_pairs[k].v[1] == p->v[1];
-    if (bad)
+    int n_src = 0, n_dst = 0;
+    for (int k = 0; k < i && !bad; k++) {
+      n_src += c->source_target_pairs[k].v[0] == p->v[0];
+      n_dst += c->source_target_pairs[k].v[1] == p->v[1];
+    }
+    if (bad || n_src >= allowed || n_dst >= allowed)
       return shape_error(x, in, "source_target_pairs: each replica may be a source once and a target once");
   }
   return true;
 }
 
-/* collective-permute(x) -> x; collective-permute(input, output, in_starts, out_starts) ->
- * output.  The -start form returns (input, output, u32[], u32[]). */
+/* collective-permute(x) -> x; collective-permute(x0, x1, ...) -> (x0, x1, ...) (combined);
+ * with slice_sizes, collective-permute(input, output, in_starts, out_starts) -> output.  The
+ * -start form returns (operand, result[, context...]), the combined one ((x0, ...), (x0, ...)). */
 static ir_shape *infer_permute(shape_ctx *x, ir_instr *in) {
   if (!permute_pairs_ok(x, in))
     return NULL;
-  if (in->n_operands != 1 && in->n_operands != 4)
-    return shape_fail(x, in, "collective-permute takes 1 or 4 operands, not %d", in->n_operands);
-  const ir_shape *out = shape_operand(in, in->n_operands == 4 ? 1 : 0);
-  if (in->op == IR_OP_COLLECTIVE_PERMUTE)
-    return ir_shape_clone(x->m, out);
-  ir_shape *e[4] = {ir_shape_clone(x->m, shape_operand(in, 0)), ir_shape_clone(x->m, out),
+  bool in_place = in->attrs.u.collective.in_place;
+  int n = in->n_operands;
+  if (in_place && n != 4)
+    return shape_fail(x, in, "an in-place collective-permute (slice_sizes) takes 4 operands, not %d", n);
+  for (int i = 0; !in_place && i < n; i++)
+    if (!shape_is_array(shape_operand(in, i)))
+      return shape_fail(x, in, "collective-permute operand %d must be an array", i);
+  ir_shape *out = in_place ? ir_shape_clone(x->m, shape_operand(in, 1)) : shape_operands_collated(x, in, 0, n);
+  if (!out || in->op == IR_OP_COLLECTIVE_PERMUTE)
+    return out;
+  ir_shape *e[4] = {in_place ? ir_shape_clone(x->m, shape_operand(in, 0)) : ir_shape_clone(x->m, out), out,
                     ir_shape_scalar(x->m, IR_U32), ir_shape_scalar(x->m, IR_U32)};
   const ir_shape *w = in->shape;
-  /* Newer XLA writes only (input, output); accept any scalar context elements. */
+  /* XLA copies the context elements after the first two from the written shape. */
   if (w && w->et == IR_TUPLE && w->n_elems >= 2 && w->n_elems <= 4) {
     bool ok = shape_compatible(w->elems[0], e[0]) && shape_compatible(w->elems[1], e[1]);
     for (int i = 2; ok && i < w->n_elems; i++)
