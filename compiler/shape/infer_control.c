@@ -207,6 +207,17 @@ static bool slot_ok(shape_ctx *x, ir_instr *in, const ir_shape *slot, const char
                      c->name.p, shape_str(c->root->shape, b, sizeof b));
 }
 
+/* By the done every parameter of the computation has been bound. */
+static bool all_bound(shape_ctx *x, ir_instr *in) {
+  ir_instr *ops[SHAPE_MAX_OPERANDS];
+  int n = bound_operands(in, ops, SHAPE_MAX_OPERANDS);
+  const ir_computation *c = chain_comp(chain_start(in));
+  if (!c || n >= c->n_params)
+    return true;
+  return shape_error(x, in, "async computation %%%s takes %d parameter%s but the chain binds %d operand%s", c->name.p,
+                     c->n_params, c->n_params == 1 ? "" : "s", n, n == 1 ? "" : "s");
+}
+
 /* async-start: ((bound operands...), result or (), context...); the computation may take more
  * parameters than the start binds (late binding: updates bind the rest). */
 static ir_shape *infer_async_start(shape_ctx *x, ir_instr *in) {
@@ -230,6 +241,8 @@ ir_shape *shape_infer_async(shape_ctx *x, ir_instr *in) {
   if (!shape_need_min_operands(x, in, 1) || !async_value_ok(x, in, shape_operand(in, 0), "the operand"))
     return NULL;
   const ir_shape *s = shape_operand(in, 0);
+  if (in->op == IR_OP_ASYNC_DONE && !all_bound(x, in))
+    return NULL;
   if (in->op == IR_OP_ASYNC_UPDATE) {
     if (in->n_operands == 1 && !unbound(s->elems[1]))
       return ir_shape_clone(x->m, s);
