@@ -23,7 +23,8 @@ static const char *const typed_brace_attrs[] = {
     "start_indices_batching_dims", "update_window_dims", "inserted_window_dims",
     "scatter_dims_to_operand_dims", "input_batching_dims", "scatter_indices_batching_dims",
     "fft_length", "operand_precision", "precision_config", "operand_layout_constraints",
-    "entry_computation_layout", "broadcast_dimensions", "target_shape", "literal",
+    "entry_computation_layout", "broadcast_dimensions", "target_shape", "literal", "result_accuracy",
+    "tolerance", /* inside result_accuracy */
 };
 
 static bool is_typed_brace_attr(const unsigned char *s, size_t n) {

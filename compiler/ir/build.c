@@ -1533,7 +1533,11 @@ static bool a_api_version(attr_ctx *x) {
   static const char *const names[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
                                       "API_VERSION_STATUS_RETURNING",
                                       "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
-  for (int i = 0; i < 5; i++)
+  if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[0])) { /* XLA's parser rejects it too */
+    irb_error(x->b, x->v->loc, "api_version=API_VERSION_UNSPECIFIED is not a valid version");
+    return false;
+  }
+  for (int i = 1; i < 5; i++)
     if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
       x->in->attrs.u.custom_call.api_version = (ir_custom_call_api)i;
       x->in->attrs.u.custom_call.has_api_version = true;
@@ -1807,10 +1811,59 @@ VERBATIM(metadata)
 VERBATIM(frontend_attributes)
 VERBATIM(statistics)
 VERBATIM(origin)
-VERBATIM(result_accuracy)
 VERBATIM(parameter_replication)
 VERBATIM(output_to_operand_aliasing)
 #undef VERBATIM
+
+/* result_accuracy={mode=default|highest} or {tolerance={atol=A, rtol=R, ulps=N}}, on the
+ * unary ops XLA's parser gives it (xla/hlo/parser/hlo_parser.cc); kept as written. */
+static bool takes_result_accuracy(ir_opcode op) {
+  static const ir_opcode ops[] = {IR_OP_ACOS, IR_OP_ACOSH, IR_OP_ASIN, IR_OP_ASINH, IR_OP_ATANH, IR_OP_CBRT,
+                                  IR_OP_COS,  IR_OP_COSH,  IR_OP_ERF,  IR_OP_EXP,   IR_OP_EXPM1, IR_OP_LOG,
+                                  IR_OP_LOG1P, IR_OP_LOGISTIC, IR_OP_RSQRT, IR_OP_SIN, IR_OP_SINH, IR_OP_SQRT,
+                                  IR_OP_TAN,  IR_OP_TANH,  IR_OP_ASYNC_START};
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (ops[i] == op)
+      return true;
+  return false;
+}
+static bool accuracy_tolerance_ok(attr_ctx *x, const ir_av *t) {
+  if (t->kind != AV_LIST) {
+    irb_error(x->b, t->loc, "expected tolerance={atol=..., rtol=..., ulps=...}");
+    return false;
+  }
+  for (int i = 0; i < t->n; i++) {
+    const ir_av *k = t->kids[i];
+    bool named = k->kind == AV_KV && (ir_str_eq(k->s, "atol") || ir_str_eq(k->s, "rtol") || ir_str_eq(k->s, "ulps"));
+    if (!named || (k->kids[0]->kind != AV_INT && k->kids[0]->kind != AV_FLOAT)) {
+      irb_error(x->b, k->loc, "result_accuracy tolerance takes atol=, rtol= and ulps= numbers");
+      return false;
+    }
+  }
+  return true;
+}
+static bool a_result_accuracy(attr_ctx *x) {
+  const ir_av *v = x->v;
+  if (!takes_result_accuracy(x->in->op)) {
+    irb_error(x->b, v->loc, "'%s' takes no result_accuracy", ir_opcode_table[x->in->op].spelling);
+    return false;
+  }
+  const ir_av *k = v->kind == AV_LIST && v->n == 1 ? v->kids[0] : NULL;
+  if (!k || k->kind != AV_KV || !(ir_str_eq(k->s, "mode") || ir_str_eq(k->s, "tolerance"))) {
+    irb_error(x->b, v->loc, "expected result_accuracy={mode=...} or {tolerance={...}}");
+    return false;
+  }
+  const ir_av *m = k->kids[0];
+  if (ir_str_eq(k->s, "tolerance"))
+    return accuracy_tolerance_ok(x, m) && (x->in->common.result_accuracy = av_text(x->b, v), true);
+  if (m->kind != AV_NAME || !(ir_str_eq(m->s, "default") || ir_str_eq(m->s, "highest") ||
+                              ir_str_eq(m->s, "DEFAULT") || ir_str_eq(m->s, "HIGHEST"))) {
+    irb_error(x->b, m->loc, "result_accuracy mode must be default or highest");
+    return false;
+  }
+  x->in->common.result_accuracy = av_text(x->b, v);
+  return true;
+}
 
 /* backend_config also keeps its position: typed-FFI custom calls parse it later and point
  * at the offending character (compiler/codegen/custom_call_ffi.c). */
@@ -2319,6 +2372,13 @@ static void check_required(ir_builder *b, ir_instr *in, const ir_attr_list *attr
                 required_attrs[i].attr, ir_opcode_table[in->op].spelling);
       return;
     }
+  if (in->op == IR_OP_CONDITIONAL && in->n_operands > 0 && in->operands[0]->shape &&
+      in->operands[0]->shape->et == IR_PRED && has_attr(attrs, "branch_computations")) {
+    /* as XLA's parser: the attribute set follows the type of the branch operand */
+    irb_error(b, in->loc, "%%%s: a conditional on a pred takes true_computation and false_computation, not branch_computations",
+              in->name.p);
+    return;
+  }
   if (in->op == IR_OP_CONDITIONAL && !has_attr(attrs, "branch_computations") &&
       !(has_attr(attrs, "true_computation") && has_attr(attrs, "false_computation")))
     irb_error(b, in->loc,
