@@ -2623,21 +2623,87 @@ static void build_instr(ir_builder *b, ir_instr *in, bool root, ir_av *opcode, i
   }
 }
 
-/* An async update or done that names its computation (calls=) must name the one its start
- * runs, as XLA's parser requires. */
+/* The async-start of the chain an update or done belongs to. */
+static const ir_instr *async_chain_start(const ir_instr *in) {
+  while (in->n_operands > 0 && (in->op == IR_OP_ASYNC_UPDATE || in->op == IR_OP_ASYNC_DONE))
+    in = in->operands[0];
+  return in;
+}
+
+static bool same_str(ir_str a, ir_str b) { return a.len == b.len && (!a.len || memcmp(a.p, b.p, a.len) == 0); }
+
+/* An async update or done that names its computation (calls=) or its execution thread must
+ * name those of its start (the start's thread is "main" unless written), as XLA's parser
+ * requires. */
 static void check_async_calls(ir_builder *b, const ir_computation *c) {
-  for (int i = 0; i < c->n_instrs; i++) {
+  for (int i = 0; i < c->n_instrs && !irb_failed(b); i++) {
     const ir_instr *in = c->instrs[i];
-    if ((in->op != IR_OP_ASYNC_UPDATE && in->op != IR_OP_ASYNC_DONE) || in->n_called != 1 ||
-        in->n_operands != 1)
+    if ((in->op != IR_OP_ASYNC_UPDATE && in->op != IR_OP_ASYNC_DONE) || in->n_operands < 1)
       continue;
-    const ir_instr *src = in->operands[0];
-    if (src->n_called != 1 || src->called[0] == in->called[0])
+    const ir_instr *src = async_chain_start(in);
+    if (src->op != IR_OP_ASYNC_START)
       continue;
-    irb_error(b, in->loc, "%%%s: calls=%%%s, but %%%s runs %%%s", in->name.p, in->called[0]->name.p,
-              src->name.p, src->called[0]->name.p);
-    return;
+    if (in->n_called == 1 && src->n_called == 1 && src->called[0] != in->called[0])
+      irb_error(b, in->loc, "%%%s: calls=%%%s, but %%%s runs %%%s", in->name.p, in->called[0]->name.p,
+                src->name.p, src->called[0]->name.p);
+    ir_str want = src->attrs.u.async.execution_thread, got = in->attrs.u.async.execution_thread;
+    if (!want.len)
+      want = (ir_str){"main", 4};
+    if (got.len && !same_str(got, want))
+      irb_error(b, in->loc, "%%%s: async_execution_thread=\"%.*s\", but %%%s runs on \"%.*s\"", in->name.p,
+                (int)got.len, got.p, src->name.p, (int)want.len, want.p);
   }
+}
+
+static int cmp_ptr(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+  return (x > y) - (x < y);
+}
+
+/* An async-start written with calls= (a compact call-start wraps its to_apply in a computation
+ * of its own, which may then be shared). */
+static bool runs_own_computation(const ir_instr *in) {
+  return in->op == IR_OP_ASYNC_START && in->n_called == 1 && !in->attrs.u.async.compact;
+}
+
+/* Each computation is run by at most one async-start (XLA's parser: "called by more than one
+ * async op"). */
+static void check_async_shared(ir_builder *b) {
+  ir_module *m = b->m;
+  int n = 0;
+  for (int i = 0; i < m->n_comps; i++)
+    for (int k = 0; k < m->comps[i]->n_instrs; k++)
+      n += runs_own_computation(m->comps[i]->instrs[k]);
+  if (n < 2)
+    return;
+  ir_instr **starts = malloc((size_t)n * sizeof *starts);
+  if (!starts)
+    return;
+  n = 0;
+  for (int i = 0; i < m->n_comps; i++)
+    for (int k = 0; k < m->comps[i]->n_instrs; k++) {
+      ir_instr *in = m->comps[i]->instrs[k];
+      if (runs_own_computation(in))
+        starts[n++] = in;
+    }
+  ir_computation **called = malloc((size_t)n * sizeof *called);
+  if (called) {
+    for (int i = 0; i < n; i++)
+      called[i] = starts[i]->called[0];
+    qsort(called, (size_t)n, sizeof *called, cmp_ptr);
+    const ir_computation *dup = NULL;
+    for (int i = 1; i < n && !dup; i++)
+      if (called[i] == called[i - 1])
+        dup = called[i];
+    for (int k = 0, seen = 0; dup && k < n; k++) /* report the second start that runs it */
+      if (starts[k]->called[0] == dup && ++seen == 2) {
+        irb_error(b, starts[k]->loc, "%%%s: computation %%%s is run by more than one async-start", starts[k]->name.p,
+                  dup->name.p);
+        break;
+      }
+  }
+  free(called);
+  free(starts);
 }
 
 bool irb_finish(ir_builder *b) {
@@ -2665,6 +2731,8 @@ bool irb_finish(ir_builder *b) {
     m->name = ir_intern(m, "module", 6);
   for (int i = 0; i < m->n_comps && !irb_failed(b); i++)
     check_async_calls(b, m->comps[i]);
+  if (!irb_failed(b))
+    check_async_shared(b);
   if (irb_failed(b))
     return false;
   ir_rebuild_uses(m);
