@@ -337,11 +337,12 @@ static int lex_one(hlo_parser *p, HLO_STYPE *lval, hlo_span *lloc) {
         }
         set_span(lx, lloc, lx->tok, lx->cur);
         if (lx->prev_tok == ']') {
-          /* After a shape's dims, '{' opens a layout only when a number or ':' follows. */
+          /* After a shape's dims, '{' opens a layout only when a number or ':' follows, or,
+           * written right after the ']', a '}' (the empty layout of a scalar, f32[]{}). */
           const unsigned char *q = lx->cur;
           while (*q == ' ' || *q == '\t')
             q++;
-          if ((*q >= '0' && *q <= '9') || *q == ':')
+          if ((*q >= '0' && *q <= '9') || *q == ':' || (*q == '}' && lx->tok[-1] == ']'))
             return T_LAYOUT_OPEN;
         }
         return '{';
