@@ -2706,6 +2706,61 @@ static void check_async_shared(ir_builder *b) {
   free(starts);
 }
 
+/* What must consume each asynchronous start (and async-update), and what a done's operand must
+ * be, as XLA's verifier pairs them (VerifyAsynchronousInstructionPairs); send/recv are left to
+ * the channel checks. */
+static ir_opcode async_pair_done(ir_opcode op) {
+  switch (op) {
+  case IR_OP_ALL_REDUCE_START: return IR_OP_ALL_REDUCE_DONE;
+  case IR_OP_ALL_GATHER_START: return IR_OP_ALL_GATHER_DONE;
+  case IR_OP_COLLECTIVE_PERMUTE_START: return IR_OP_COLLECTIVE_PERMUTE_DONE;
+  case IR_OP_COPY_START: return IR_OP_COPY_DONE;
+  case IR_OP_ASYNC_START:
+  case IR_OP_ASYNC_UPDATE: return IR_OP_ASYNC_DONE;
+  default: return IR_OP_COUNT;
+  }
+}
+
+static bool is_control_dep(const ir_instr *in) {
+  return in->op == IR_OP_CUSTOM_CALL && ir_str_eq(in->attrs.custom_text, "control_dep");
+}
+
+static void check_async_pair(ir_builder *b, const ir_instr *in) {
+  ir_opcode done = async_pair_done(in->op);
+  if (done != IR_OP_COUNT) {
+    int n = 0;
+    const ir_instr *user = NULL;
+    for (int k = 0; k < in->n_users; k++)
+      if (!is_control_dep(in->users[k]) && (!user || in->users[k] != user)) {
+        user = in->users[k];
+        n++;
+      }
+    if (n != 1)
+      irb_error(b, in->loc, "%%%s: '%s' needs exactly one user (its done), not %d", in->name.p,
+                ir_opcode_table[in->op].spelling, n);
+    else if (user->op != done && !(done == IR_OP_ASYNC_DONE && user->op == IR_OP_ASYNC_UPDATE))
+      irb_error(b, in->loc, "%%%s: the user of '%s' must be '%s', not %%%s ('%s')", in->name.p,
+                ir_opcode_table[in->op].spelling, ir_opcode_table[done].spelling, user->name.p,
+                ir_opcode_table[user->op].spelling);
+    return;
+  }
+  static const ir_opcode dones[][2] = {{IR_OP_ALL_REDUCE_DONE, IR_OP_ALL_REDUCE_START},
+                                       {IR_OP_ALL_GATHER_DONE, IR_OP_ALL_GATHER_START},
+                                       {IR_OP_COLLECTIVE_PERMUTE_DONE, IR_OP_COLLECTIVE_PERMUTE_START},
+                                       {IR_OP_COPY_DONE, IR_OP_COPY_START}};
+  for (size_t i = 0; i < sizeof dones / sizeof *dones; i++)
+    if (in->op == dones[i][0] && in->n_operands == 1 && in->operands[0]->op != dones[i][1])
+      irb_error(b, in->loc, "%%%s: the operand of '%s' must be a '%s', not %%%s ('%s')", in->name.p,
+                ir_opcode_table[in->op].spelling, ir_opcode_table[dones[i][1]].spelling, in->operands[0]->name.p,
+                ir_opcode_table[in->operands[0]->op].spelling);
+}
+
+static void check_async_pairs(ir_builder *b) {
+  for (int i = 0; i < b->m->n_comps; i++)
+    for (int k = 0; k < b->m->comps[i]->n_instrs && !irb_failed(b); k++)
+      check_async_pair(b, b->m->comps[i]->instrs[k]);
+}
+
 bool irb_finish(ir_builder *b) {
   ir_module *m = b->m;
   if (irb_failed(b))
@@ -2736,5 +2791,6 @@ bool irb_finish(ir_builder *b) {
   if (irb_failed(b))
     return false;
   ir_rebuild_uses(m);
-  return true;
+  check_async_pairs(b);
+  return !irb_failed(b);
 }
