@@ -2372,6 +2372,16 @@ static void check_required(ir_builder *b, ir_instr *in, const ir_attr_list *attr
                 required_attrs[i].attr, ir_opcode_table[in->op].spelling);
       return;
     }
+  if (fam_of(in) == IR_FAM_COLLECTIVE && in->attrs.u.collective.use_global_device_ids && !in->attrs.channel_id) {
+    /* as XLA's parser: global device ids name devices across partitions, which needs a channel */
+    irb_error(b, in->loc, "%%%s: use_global_device_ids=true needs a channel_id", in->name.p);
+    return;
+  }
+  if (fam_of(in) == IR_FAM_COLLECTIVE && in->attrs.u.collective.use_global_device_ids &&
+      in->attrs.u.collective.replica_groups.n_groups == 0) {
+    irb_error(b, in->loc, "%%%s: use_global_device_ids=true needs replica_groups naming the devices", in->name.p);
+    return;
+  }
   if (in->op == IR_OP_CONDITIONAL && in->n_operands > 0 && in->operands[0]->shape &&
       in->operands[0]->shape->et == IR_PRED && has_attr(attrs, "branch_computations")) {
     /* as XLA's parser: the attribute set follows the type of the branch operand */

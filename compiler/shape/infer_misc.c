@@ -178,6 +178,14 @@ static int permute_allowed_repeats(const ir_instr *in) {
 static bool permute_pairs_ok(shape_ctx *x, ir_instr *in) {
   const typeof(in->attrs.u.collective) *c = &in->attrs.u.collective;
   int allowed = permute_allowed_repeats(in);
+  /* Ids name replicas (no channel_id) or partitions: below the module's count when it says. */
+  int64_t limit = in->attrs.channel_id ? x->m->num_partitions : x->m->replica_count;
+  for (int i = 0; i < c->n_source_target_pairs && limit > 1; i++)
+    for (int k = 0; k < c->source_target_pairs[i].n; k++)
+      if (c->source_target_pairs[i].v[k] >= limit)
+        return shape_error(x, in, "source_target_pairs: %s %lld is not below the %s count %lld", k ? "target" : "source",
+                           (long long)c->source_target_pairs[i].v[k], in->attrs.channel_id ? "partition" : "replica",
+                           (long long)limit);
   for (int i = 0; i < c->n_source_target_pairs; i++) {
     const ir_i64_list *p = &c->source_target_pairs[i];
     bool bad = p->n != 2 || p->v[0] < 0 || p->v[1] < 0;
