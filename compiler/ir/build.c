@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/alias_text.h"
 #include "ir/literal.h"
 #include "ir/mesh_groups.h"
 
@@ -785,6 +786,21 @@ static void add_raw(ir_builder *b, ir_raw_attr **arr, int *n, ir_str name, ir_st
   (*n)++;
 }
 
+/* input_output_alias / buffer_donor: kept as written once their syntax is checked; an error
+ * points at the first character that does not fit. */
+static ir_str alias_text(ir_builder *b, const ir_av *v, bool donor) {
+  ir_str t = av_text(b, v);
+  long bad = ir_alias_text_check(t.p ? t.p : "", t.len, donor);
+  if (bad < 0)
+    return t;
+  ir_loc at = v->loc;
+  for (long i = 0; i < bad; i++)
+    at = t.p[i] == '\n' ? (ir_loc){at.line + 1, 1} : (ir_loc){at.line, at.col + 1};
+  irb_error(b, at, donor ? "buffer_donor: expected {(PARAM, {INDEX...}), ...}"
+                         : "input_output_alias: expected {{OUTPUT_INDEX...}: (PARAM, {INDEX...}[, may-alias|must-alias]), ...}");
+  return t;
+}
+
 void irb_module_header(ir_builder *b, ir_av *name, ir_attr_list *attrs) {
   ir_module *m = b->m;
   if (!name)
@@ -805,9 +821,9 @@ void irb_module_header(ir_builder *b, ir_av *name, ir_attr_list *attrs) {
     } else if (ir_str_eq(a->name, "num_partitions")) {
       av_i64(b, v, &m->num_partitions);
     } else if (ir_str_eq(a->name, "input_output_alias")) {
-      m->input_output_alias = av_text(b, v);
+      m->input_output_alias = alias_text(b, v, false);
     } else if (ir_str_eq(a->name, "buffer_donor")) {
-      m->buffer_donor = av_text(b, v);
+      m->buffer_donor = alias_text(b, v, true);
     } else if (ir_str_eq(a->name, "frontend_attributes")) {
       m->frontend_attributes = av_text(b, v);
     } else {
