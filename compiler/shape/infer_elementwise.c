@@ -245,7 +245,8 @@ ir_shape *shape_infer_bitcast_convert(shape_ctx *x, ir_instr *in) {
     return NULL;
   const ir_shape *s = shape_operand(in, 0);
   ir_etype to = in->shape->et;
-  int a = ir_etype_table[s->et].bits, b = ir_etype_table[to].bits;
+  /* XLA counts a pred as its storage, one byte (primitive_util::StorageBitWidth). */
+  int a = s->et == IR_PRED ? 8 : ir_etype_table[s->et].bits, b = to == IR_PRED ? 8 : ir_etype_table[to].bits;
   const char *from_n = shape_et_name(s->et), *to_n = shape_et_name(to);
   if (ir_etype_is_complex(s->et) != ir_etype_is_complex(to))
     return shape_fail(x, in, "bitcast-convert cannot convert between complex and real types (%s to %s)", from_n, to_n);
