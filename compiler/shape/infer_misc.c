@@ -248,9 +248,8 @@ static ir_shape *infer_ragged_all_to_all(shape_ctx *x, ir_instr *in) {
 /* With no replica groups and no replica_count the group size is unknown: a written
  * all-gather / reduce-scatter shape is taken when it differs from the operand only in the
  * gathered (scattered) dimension, by a whole factor, as XLA's parser takes it. */
-static bool written_gather_shape_ok(shape_ctx *x, const ir_instr *in, int n) {
+static bool written_gather_shape_ok(shape_ctx *x, const ir_instr *in, int n, const ir_shape *w) {
   const ir_replica_groups *g = &in->attrs.u.collective.replica_groups;
-  const ir_shape *w = in->shape;
   if (x->m->replica_count > 0 || (g->n_groups && g->groups[0].n) || !w || in->attrs.dimensions.n != 1)
     return false;
   bool gather = in->op != IR_OP_REDUCE_SCATTER;
@@ -285,10 +284,16 @@ ir_shape *shape_infer_collective(shape_ctx *x, ir_instr *in) {
   case IR_OP_REDUCE_SCATTER:
     if (!collective_reducer_ok(x, in, n))
       return NULL;
-    return written_gather_shape_ok(x, in, n) ? NULL : gather_or_scatter(x, in, n, gs, false);
+    return written_gather_shape_ok(x, in, n, in->shape) ? NULL : gather_or_scatter(x, in, n, gs, false);
   case IR_OP_ALL_GATHER:
-    return written_gather_shape_ok(x, in, n) ? NULL : gather_or_scatter(x, in, n, gs, true);
+    return written_gather_shape_ok(x, in, n, in->shape) ? NULL : gather_or_scatter(x, in, n, gs, true);
   case IR_OP_ALL_GATHER_START: {
+    const ir_shape *w = in->shape; /* (operands, gathered) with the group size unknown: as written */
+    if (w && w->et == IR_TUPLE && w->n_elems == 2 && written_gather_shape_ok(x, in, n, w->elems[1])) {
+      ir_shape *ops = shape_operands_collated(x, in, 0, n);
+      if (ops && shape_compatible(w->elems[0], ops))
+        return NULL;
+    }
     ir_shape *e[2] = {shape_operands_collated(x, in, 0, n), gather_or_scatter(x, in, n, gs, true)};
     if (!e[0] || !e[1])
       return NULL;
