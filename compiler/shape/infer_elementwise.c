@@ -194,6 +194,10 @@ ir_shape *shape_infer_select(shape_ctx *x, ir_instr *in) {
     return shape_fail(x, in, "select's branches must have the same shape, but they are %s and %s",
                       shape_str(t, a, sizeof a), shape_str(f, b, sizeof b));
   if (t->et == IR_TUPLE || t->et == IR_TOKEN) {
+    /* XLA's verifier takes arrays only (older XLA selected whole tuples: kept outside --strict) */
+    if (x->opts->strict)
+      return shape_fail(x, in, "select takes array branches (under --strict, as XLA's verifier), not %s",
+                        shape_kind_str(t, a, sizeof a));
     if (p->rank != 0)
       return shape_fail(x, in, "selecting between tuples needs a scalar pred, not %s", shape_str(p, a, sizeof a));
     return ir_shape_clone(x->m, t);
