@@ -354,10 +354,41 @@ static ir_str unquote(ir_builder *b, const ir_av *v) {
 /* ---- shapes -------------------------------------------------------------------------- */
 
 /* Reads layout items after ':' (T(8,128)(2,1) E(16) S(1); others kept verbatim). */
+/* D(...): dim level types, each D, C, S or H with an optional '+' then '~' (XLA's
+ * ParseDimLevelTypes); *sparse is set when one is not D. */
+static bool dim_level_types_ok(ir_builder *b, const char *g, size_t n, ir_loc loc, bool *sparse) {
+  size_t k = 1; /* past '(' */
+  while (k < n) {
+    while (k < n && g[k] == ' ')
+      k++;
+    if (k >= n || !g[k] || !strchr("DCSH", g[k])) {
+      irb_error(b, loc, "layout D(...): expected a dim level type D, C, S or H");
+      return false;
+    }
+    *sparse |= g[k] != 'D';
+    k++;
+    if (k < n && g[k] == '+')
+      k++;
+    if (k < n && g[k] == '~')
+      k++;
+    while (k < n && g[k] == ' ')
+      k++;
+    if (k < n && g[k] == ')')
+      return true;
+    if (k >= n || g[k] != ',') {
+      irb_error(b, loc, "layout D(...): expected a dim level type D, C, S or H");
+      return false;
+    }
+    k++;
+  }
+  return true;
+}
+
 static void parse_layout_tail(ir_builder *b, ir_layout *l, const char *s, size_t n, ir_loc loc) {
   char other[512];
   size_t on = 0;
   size_t i = 0;
+  bool sparse = false, has_physical = false;
   while (i < n) {
     while (i < n && (s[i] == ' ' || s[i] == '\t'))
       i++;
@@ -391,6 +422,9 @@ static void parse_layout_tail(ir_builder *b, ir_layout *l, const char *s, size_t
       i = close + 1;
       n_groups++;
     }
+    if (head_len == 1 && s[item] == 'D' && !dim_level_types_ok(b, s + groups_start, i - groups_start, loc, &sparse))
+      return;
+    has_physical |= head_len == 1 && s[item] == 'P';
     if (head_len == 1 && s[item] == 'T' && n_groups > 0) {
       l->tiles = ir_arena_alloc_array(&b->m->arena, (size_t)n_groups, sizeof(ir_i64_list));
       if (!l->tiles) {
@@ -447,6 +481,10 @@ static void parse_layout_tail(ir_builder *b, ir_layout *l, const char *s, size_t
     }
     if (i == item) /* no progress: skip one char */
       i++;
+  }
+  if (has_physical && !sparse) {
+    irb_error(b, loc, "layout P(...) gives a physical shape, which only a sparse layout (D(...) with C, S or H) has");
+    return;
   }
   if (on)
     l->other = ir_intern(b->m, other, on);
