@@ -152,6 +152,10 @@ static ir_shape *infer_all_to_all(shape_ctx *x, ir_instr *in, int n, int64_t gs)
                         (long long)dl->v[0], (long long)s->dims[dl->v[0]], (long long)gs);
     return ir_shape_clone(x->m, s);
   }
+  /* A tuple all-to-all sends operand k to the group's k-th member: one operand per member. */
+  if (in->attrs.u.collective.replica_groups.n_groups > 0 && gs > 0 && n != gs)
+    return shape_fail(x, in, "an all-to-all without dimensions takes one operand per group member (%lld), not %d",
+                      (long long)gs, n);
   for (int i = 1; i < n; i++)
     if (!shape_compatible(shape_operand(in, i), shape_operand(in, 0)))
       return shape_fail(x, in, "all-to-all operand %d %s must have the shape of operand 0 %s", i,
