@@ -23,7 +23,8 @@ static const char *const typed_brace_attrs[] = {
     "start_indices_batching_dims", "update_window_dims", "inserted_window_dims",
     "scatter_dims_to_operand_dims", "input_batching_dims", "scatter_indices_batching_dims",
     "fft_length", "operand_precision", "precision_config", "operand_layout_constraints",
-    "entry_computation_layout", "broadcast_dimensions", "target_shape", "literal",
+    "entry_computation_layout", "broadcast_dimensions", "target_shape", "literal", "result_accuracy",
+    "tolerance", /* inside result_accuracy */
 };
 
 static bool is_typed_brace_attr(const unsigned char *s, size_t n) {
@@ -336,11 +337,12 @@ static int lex_one(hlo_parser *p, HLO_STYPE *lval, hlo_span *lloc) {
         }
         set_span(lx, lloc, lx->tok, lx->cur);
         if (lx->prev_tok == ']') {
-          /* After a shape's dims, '{' opens a layout only when a number or ':' follows. */
+          /* After a shape's dims, '{' opens a layout only when a number or ':' follows, or,
+           * written right after the ']', a '}' (the empty layout of a scalar, f32[]{}). */
           const unsigned char *q = lx->cur;
           while (*q == ' ' || *q == '\t')
             q++;
-          if ((*q >= '0' && *q <= '9') || *q == ':')
+          if ((*q >= '0' && *q <= '9') || *q == ':' || (*q == '}' && lx->tok[-1] == ']'))
             return T_LAYOUT_OPEN;
         }
         return '{';

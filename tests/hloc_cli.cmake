@@ -57,3 +57,6 @@ if(HLOC_HAVE_CODEGEN)
     $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/npy/ragged_all_to_all_f32.hlo
     -o ${CMAKE_BINARY_DIR}/ragged_all_to_all.so)
 endif()
+# XLA's verifier takes these collective forms and after-all over non-tokens: so does --strict.
+add_test(NAME cli.hloc.strict_collective_forms COMMAND ${EXPECT} 0 "^$"
+  $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/parse/ok/collective_forms.hlo --emit=none --strict)

@@ -688,6 +688,22 @@ static hlo_status watchdog_stop(watchdog *w, hlo_status s) {
   return s;
 }
 
+/* The replica whose error to report: when one replica fails, the others' collectives and
+ * recvs are abandoned ("... abandoned: another replica failed", runtime/src/
+ * collectives_threads.c), so the first other error is the cause; -1 when all succeeded. */
+static int first_cause(const replica *reps, int count) {
+  int first = -1;
+  for (int i = 0; i < count; i++) {
+    if (!reps[i].status)
+      continue;
+    if (!strstr(hlo_status_message(reps[i].status), "abandoned: another replica failed"))
+      return i;
+    if (first < 0)
+      first = i;
+  }
+  return first;
+}
+
 /* Runs every replica at once (collectives need them all), each on its own thread. */
 static hlo_status run_replicas(replica *reps, int count) {
   if (count == 1) {
@@ -706,13 +722,12 @@ static hlo_status run_replicas(replica *reps, int count) {
     if (started < count)
       return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "cannot start a thread for replica %d", started);
   }
-  for (int i = 0; i < count; i++)
-    if (reps[i].status) {
-      hlo_status s = reps[i].status;
-      reps[i].status = NULL;
-      return count > 1 ? hlo_status_annotate(s, "replica %d", i) : s;
-    }
-  return NULL;
+  int i = first_cause(reps, count);
+  if (i < 0)
+    return NULL;
+  hlo_status s = reps[i].status;
+  reps[i].status = NULL;
+  return count > 1 ? hlo_status_annotate(s, "replica %d", i) : s;
 }
 
 /* ---- results ------------------------------------------------------------------------------- */

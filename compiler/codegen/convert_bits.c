@@ -1,5 +1,5 @@
 /* convert_bits.c — bitcast-convert where an element type is narrower than a byte (s1/s2/s4,
- * u1/u2/u4, f4e2m1fn, pred).  Such elements occupy one byte each in our buffers (signed ones
+ * u1/u2/u4, f4e2m1fn; a pred counts as its byte, as XLA's shape inference counts it).  Such elements occupy one byte each in our buffers (signed ones
  * sign-extended), so copying bytes would be wrong; instead every output element is built from
  * the operand's logical bits the way XLA's CPU pipeline rewrites width-changing bitcasts
  * (shifts by lane * width, lane 0 in the least significant bits): wider -> narrower splits one
@@ -9,7 +9,7 @@
  */
 #include "codegen/ops.h"
 
-static int etype_bits(ir_etype et) { return ir_etype_table[et].bits; }
+static int etype_bits(ir_etype et) { return et == IR_PRED ? 8 : ir_etype_table[et].bits; }
 
 /* The logical bits of element i of a buffer of et, as an integer of etype_bits(et) bits. */
 static LLVMValueRef load_bits(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef i) {

@@ -172,7 +172,14 @@ static ir_computation *chain_comp(const ir_instr *start) {
   return NULL;
 }
 
-static bool slot_unbound(const ir_shape *s) { return s->et == IR_TUPLE && s->n_elems == 0; }
+/* The result slot of a start or update is not bound yet: written () or, for a tuple result,
+ * as its first elements only (the rest are bound later in the chain). */
+static bool slot_unbound(const ir_instr *step) {
+  const ir_shape *s = step->shape->elems[1];
+  const ir_computation *c = chain_comp(chain_start(step));
+  const ir_shape *r = c && c->root ? c->root->shape : NULL;
+  return s->et == IR_TUPLE && (s->n_elems == 0 || (r && r->et == IR_TUPLE && s->n_elems < r->n_elems));
+}
 
 static int n_bound(const ir_instr *in) {
   if (in->op == IR_OP_ASYNC_START)
@@ -182,7 +189,7 @@ static int n_bound(const ir_instr *in) {
 
 /* Whether the computation has run by the end of step `in` (a start or update). */
 static bool has_run(const ir_instr *in, int n_params) {
-  if (n_bound(in) >= n_params && !slot_unbound(in->shape->elems[1]))
+  if (n_bound(in) >= n_params && !slot_unbound(in))
     return true;
   return in->op == IR_OP_ASYNC_UPDATE && has_run(in->operands[0], n_params);
 }
@@ -243,7 +250,7 @@ static void lower_async_step(cg_function *f, ir_instr *in) {
   free((void *)op_shapes);
   const ir_instr *prev = in->op == IR_OP_ASYNC_UPDATE ? in->operands[0] : NULL;
   cg_value slot;
-  if (prev && !slot_unbound(prev->shape->elems[1])) {
+  if (prev && !slot_unbound(prev)) {
     cg_value pv = f->values[prev->id];
     slot = leaf_range(pv, ir_shape_count_leaves(prev->shape->elems[0]), ir_shape_count_leaves(prev->shape->elems[1]));
   } else {
@@ -267,7 +274,7 @@ static void lower_async_step(cg_function *f, ir_instr *in) {
 static void lower_async_done(cg_function *f, ir_instr *in) {
   const ir_instr *prev = in->operands[0];
   int n_params = chain_comp(chain_start(in))->n_params;
-  if (slot_unbound(prev->shape->elems[1])) {
+  if (slot_unbound(prev)) {
     cg_value out = cg_alloc_value(f, in->shape);
     run_chain(f, prev, out);
     f->values[in->id] = out;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/alias_text.h"
 #include "ir/literal.h"
 #include "ir/mesh_groups.h"
 
@@ -353,10 +354,41 @@ static ir_str unquote(ir_builder *b, const ir_av *v) {
 /* ---- shapes -------------------------------------------------------------------------- */
 
 /* Reads layout items after ':' (T(8,128)(2,1) E(16) S(1); others kept verbatim). */
+/* D(...): dim level types, each D, C, S or H with an optional '+' then '~' (XLA's
+ * ParseDimLevelTypes); *sparse is set when one is not D. */
+static bool dim_level_types_ok(ir_builder *b, const char *g, size_t n, ir_loc loc, bool *sparse) {
+  size_t k = 1; /* past '(' */
+  while (k < n) {
+    while (k < n && g[k] == ' ')
+      k++;
+    if (k >= n || !g[k] || !strchr("DCSH", g[k])) {
+      irb_error(b, loc, "layout D(...): expected a dim level type D, C, S or H");
+      return false;
+    }
+    *sparse |= g[k] != 'D';
+    k++;
+    if (k < n && g[k] == '+')
+      k++;
+    if (k < n && g[k] == '~')
+      k++;
+    while (k < n && g[k] == ' ')
+      k++;
+    if (k < n && g[k] == ')')
+      return true;
+    if (k >= n || g[k] != ',') {
+      irb_error(b, loc, "layout D(...): expected a dim level type D, C, S or H");
+      return false;
+    }
+    k++;
+  }
+  return true;
+}
+
 static void parse_layout_tail(ir_builder *b, ir_layout *l, const char *s, size_t n, ir_loc loc) {
   char other[512];
   size_t on = 0;
   size_t i = 0;
+  bool sparse = false, has_physical = false;
   while (i < n) {
     while (i < n && (s[i] == ' ' || s[i] == '\t'))
       i++;
@@ -390,6 +422,9 @@ static void parse_layout_tail(ir_builder *b, ir_layout *l, const char *s, size_t
       i = close + 1;
       n_groups++;
     }
+    if (head_len == 1 && s[item] == 'D' && !dim_level_types_ok(b, s + groups_start, i - groups_start, loc, &sparse))
+      return;
+    has_physical |= head_len == 1 && s[item] == 'P';
     if (head_len == 1 && s[item] == 'T' && n_groups > 0) {
       l->tiles = ir_arena_alloc_array(&b->m->arena, (size_t)n_groups, sizeof(ir_i64_list));
       if (!l->tiles) {
@@ -446,6 +481,10 @@ static void parse_layout_tail(ir_builder *b, ir_layout *l, const char *s, size_t
     }
     if (i == item) /* no progress: skip one char */
       i++;
+  }
+  if (has_physical && !sparse) {
+    irb_error(b, loc, "layout P(...) gives a physical shape, which only a sparse layout (D(...) with C, S or H) has");
+    return;
   }
   if (on)
     l->other = ir_intern(b->m, other, on);
@@ -785,6 +824,21 @@ static void add_raw(ir_builder *b, ir_raw_attr **arr, int *n, ir_str name, ir_st
   (*n)++;
 }
 
+/* input_output_alias / buffer_donor: kept as written once their syntax is checked; an error
+ * points at the first character that does not fit. */
+static ir_str alias_text(ir_builder *b, const ir_av *v, bool donor) {
+  ir_str t = av_text(b, v);
+  long bad = ir_alias_text_check(t.p ? t.p : "", t.len, donor);
+  if (bad < 0)
+    return t;
+  ir_loc at = v->loc;
+  for (long i = 0; i < bad; i++)
+    at = t.p[i] == '\n' ? (ir_loc){at.line + 1, 1} : (ir_loc){at.line, at.col + 1};
+  irb_error(b, at, donor ? "buffer_donor: expected {(PARAM, {INDEX...}), ...}"
+                         : "input_output_alias: expected {{OUTPUT_INDEX...}: (PARAM, {INDEX...}[, may-alias|must-alias]), ...}");
+  return t;
+}
+
 void irb_module_header(ir_builder *b, ir_av *name, ir_attr_list *attrs) {
   ir_module *m = b->m;
   if (!name)
@@ -805,9 +859,9 @@ void irb_module_header(ir_builder *b, ir_av *name, ir_attr_list *attrs) {
     } else if (ir_str_eq(a->name, "num_partitions")) {
       av_i64(b, v, &m->num_partitions);
     } else if (ir_str_eq(a->name, "input_output_alias")) {
-      m->input_output_alias = av_text(b, v);
+      m->input_output_alias = alias_text(b, v, false);
     } else if (ir_str_eq(a->name, "buffer_donor")) {
-      m->buffer_donor = av_text(b, v);
+      m->buffer_donor = alias_text(b, v, true);
     } else if (ir_str_eq(a->name, "frontend_attributes")) {
       m->frontend_attributes = av_text(b, v);
     } else {
@@ -1534,7 +1588,11 @@ static bool a_api_version(attr_ctx *x) {
   static const char *const names[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
                                       "API_VERSION_STATUS_RETURNING",
                                       "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
-  for (int i = 0; i < 5; i++)
+  if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[0])) { /* XLA's parser rejects it too */
+    irb_error(x->b, x->v->loc, "api_version=API_VERSION_UNSPECIFIED is not a valid version");
+    return false;
+  }
+  for (int i = 1; i < 5; i++)
     if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
       x->in->attrs.u.custom_call.api_version = (ir_custom_call_api)i;
       x->in->attrs.u.custom_call.has_api_version = true;
@@ -1808,10 +1866,59 @@ VERBATIM(metadata)
 VERBATIM(frontend_attributes)
 VERBATIM(statistics)
 VERBATIM(origin)
-VERBATIM(result_accuracy)
 VERBATIM(parameter_replication)
 VERBATIM(output_to_operand_aliasing)
 #undef VERBATIM
+
+/* result_accuracy={mode=default|highest} or {tolerance={atol=A, rtol=R, ulps=N}}, on the
+ * unary ops XLA's parser gives it (xla/hlo/parser/hlo_parser.cc); kept as written. */
+static bool takes_result_accuracy(ir_opcode op) {
+  static const ir_opcode ops[] = {IR_OP_ACOS, IR_OP_ACOSH, IR_OP_ASIN, IR_OP_ASINH, IR_OP_ATANH, IR_OP_CBRT,
+                                  IR_OP_COS,  IR_OP_COSH,  IR_OP_ERF,  IR_OP_EXP,   IR_OP_EXPM1, IR_OP_LOG,
+                                  IR_OP_LOG1P, IR_OP_LOGISTIC, IR_OP_RSQRT, IR_OP_SIN, IR_OP_SINH, IR_OP_SQRT,
+                                  IR_OP_TAN,  IR_OP_TANH,  IR_OP_ASYNC_START};
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (ops[i] == op)
+      return true;
+  return false;
+}
+static bool accuracy_tolerance_ok(attr_ctx *x, const ir_av *t) {
+  if (t->kind != AV_LIST) {
+    irb_error(x->b, t->loc, "expected tolerance={atol=..., rtol=..., ulps=...}");
+    return false;
+  }
+  for (int i = 0; i < t->n; i++) {
+    const ir_av *k = t->kids[i];
+    bool named = k->kind == AV_KV && (ir_str_eq(k->s, "atol") || ir_str_eq(k->s, "rtol") || ir_str_eq(k->s, "ulps"));
+    if (!named || (k->kids[0]->kind != AV_INT && k->kids[0]->kind != AV_FLOAT)) {
+      irb_error(x->b, k->loc, "result_accuracy tolerance takes atol=, rtol= and ulps= numbers");
+      return false;
+    }
+  }
+  return true;
+}
+static bool a_result_accuracy(attr_ctx *x) {
+  const ir_av *v = x->v;
+  if (!takes_result_accuracy(x->in->op)) {
+    irb_error(x->b, v->loc, "'%s' takes no result_accuracy", ir_opcode_table[x->in->op].spelling);
+    return false;
+  }
+  const ir_av *k = v->kind == AV_LIST && v->n == 1 ? v->kids[0] : NULL;
+  if (!k || k->kind != AV_KV || !(ir_str_eq(k->s, "mode") || ir_str_eq(k->s, "tolerance"))) {
+    irb_error(x->b, v->loc, "expected result_accuracy={mode=...} or {tolerance={...}}");
+    return false;
+  }
+  const ir_av *m = k->kids[0];
+  if (ir_str_eq(k->s, "tolerance"))
+    return accuracy_tolerance_ok(x, m) && (x->in->common.result_accuracy = av_text(x->b, v), true);
+  if (m->kind != AV_NAME || !(ir_str_eq(m->s, "default") || ir_str_eq(m->s, "highest") ||
+                              ir_str_eq(m->s, "DEFAULT") || ir_str_eq(m->s, "HIGHEST"))) {
+    irb_error(x->b, m->loc, "result_accuracy mode must be default or highest");
+    return false;
+  }
+  x->in->common.result_accuracy = av_text(x->b, v);
+  return true;
+}
 
 /* backend_config also keeps its position: typed-FFI custom calls parse it later and point
  * at the offending character (compiler/codegen/custom_call_ffi.c). */
@@ -2320,6 +2427,23 @@ static void check_required(ir_builder *b, ir_instr *in, const ir_attr_list *attr
                 required_attrs[i].attr, ir_opcode_table[in->op].spelling);
       return;
     }
+  if (fam_of(in) == IR_FAM_COLLECTIVE && in->attrs.u.collective.use_global_device_ids && !in->attrs.channel_id) {
+    /* as XLA's parser: global device ids name devices across partitions, which needs a channel */
+    irb_error(b, in->loc, "%%%s: use_global_device_ids=true needs a channel_id", in->name.p);
+    return;
+  }
+  if (fam_of(in) == IR_FAM_COLLECTIVE && in->attrs.u.collective.use_global_device_ids &&
+      in->attrs.u.collective.replica_groups.n_groups == 0) {
+    irb_error(b, in->loc, "%%%s: use_global_device_ids=true needs replica_groups naming the devices", in->name.p);
+    return;
+  }
+  if (in->op == IR_OP_CONDITIONAL && in->n_operands > 0 && in->operands[0]->shape &&
+      in->operands[0]->shape->et == IR_PRED && has_attr(attrs, "branch_computations")) {
+    /* as XLA's parser: the attribute set follows the type of the branch operand */
+    irb_error(b, in->loc, "%%%s: a conditional on a pred takes true_computation and false_computation, not branch_computations",
+              in->name.p);
+    return;
+  }
   if (in->op == IR_OP_CONDITIONAL && !has_attr(attrs, "branch_computations") &&
       !(has_attr(attrs, "true_computation") && has_attr(attrs, "false_computation")))
     irb_error(b, in->loc,
@@ -2564,21 +2688,142 @@ static void build_instr(ir_builder *b, ir_instr *in, bool root, ir_av *opcode, i
   }
 }
 
-/* An async update or done that names its computation (calls=) must name the one its start
- * runs, as XLA's parser requires. */
+/* The async-start of the chain an update or done belongs to. */
+static const ir_instr *async_chain_start(const ir_instr *in) {
+  while (in->n_operands > 0 && (in->op == IR_OP_ASYNC_UPDATE || in->op == IR_OP_ASYNC_DONE))
+    in = in->operands[0];
+  return in;
+}
+
+static bool same_str(ir_str a, ir_str b) { return a.len == b.len && (!a.len || memcmp(a.p, b.p, a.len) == 0); }
+
+/* An async update or done that names its computation (calls=) or its execution thread must
+ * name those of its start (the start's thread is "main" unless written), as XLA's parser
+ * requires. */
 static void check_async_calls(ir_builder *b, const ir_computation *c) {
-  for (int i = 0; i < c->n_instrs; i++) {
+  for (int i = 0; i < c->n_instrs && !irb_failed(b); i++) {
     const ir_instr *in = c->instrs[i];
-    if ((in->op != IR_OP_ASYNC_UPDATE && in->op != IR_OP_ASYNC_DONE) || in->n_called != 1 ||
-        in->n_operands != 1)
+    if ((in->op != IR_OP_ASYNC_UPDATE && in->op != IR_OP_ASYNC_DONE) || in->n_operands < 1)
       continue;
-    const ir_instr *src = in->operands[0];
-    if (src->n_called != 1 || src->called[0] == in->called[0])
+    const ir_instr *src = async_chain_start(in);
+    if (src->op != IR_OP_ASYNC_START)
       continue;
-    irb_error(b, in->loc, "%%%s: calls=%%%s, but %%%s runs %%%s", in->name.p, in->called[0]->name.p,
-              src->name.p, src->called[0]->name.p);
+    if (in->n_called == 1 && src->n_called == 1 && src->called[0] != in->called[0])
+      irb_error(b, in->loc, "%%%s: calls=%%%s, but %%%s runs %%%s", in->name.p, in->called[0]->name.p,
+                src->name.p, src->called[0]->name.p);
+    ir_str want = src->attrs.u.async.execution_thread, got = in->attrs.u.async.execution_thread;
+    if (!want.len)
+      want = (ir_str){"main", 4};
+    if (got.len && !same_str(got, want))
+      irb_error(b, in->loc, "%%%s: async_execution_thread=\"%.*s\", but %%%s runs on \"%.*s\"", in->name.p,
+                (int)got.len, got.p, src->name.p, (int)want.len, want.p);
+  }
+}
+
+static int cmp_ptr(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+  return (x > y) - (x < y);
+}
+
+/* An async-start written with calls= (a compact call-start wraps its to_apply in a computation
+ * of its own, which may then be shared). */
+static bool runs_own_computation(const ir_instr *in) {
+  return in->op == IR_OP_ASYNC_START && in->n_called == 1 && !in->attrs.u.async.compact;
+}
+
+/* Each computation is run by at most one async-start (XLA's parser: "called by more than one
+ * async op"). */
+static void check_async_shared(ir_builder *b) {
+  ir_module *m = b->m;
+  int n = 0;
+  for (int i = 0; i < m->n_comps; i++)
+    for (int k = 0; k < m->comps[i]->n_instrs; k++)
+      n += runs_own_computation(m->comps[i]->instrs[k]);
+  if (n < 2)
+    return;
+  ir_instr **starts = malloc((size_t)n * sizeof *starts);
+  if (!starts)
+    return;
+  n = 0;
+  for (int i = 0; i < m->n_comps; i++)
+    for (int k = 0; k < m->comps[i]->n_instrs; k++) {
+      ir_instr *in = m->comps[i]->instrs[k];
+      if (runs_own_computation(in))
+        starts[n++] = in;
+    }
+  ir_computation **called = malloc((size_t)n * sizeof *called);
+  if (called) {
+    for (int i = 0; i < n; i++)
+      called[i] = starts[i]->called[0];
+    qsort(called, (size_t)n, sizeof *called, cmp_ptr);
+    const ir_computation *dup = NULL;
+    for (int i = 1; i < n && !dup; i++)
+      if (called[i] == called[i - 1])
+        dup = called[i];
+    for (int k = 0, seen = 0; dup && k < n; k++) /* report the second start that runs it */
+      if (starts[k]->called[0] == dup && ++seen == 2) {
+        irb_error(b, starts[k]->loc, "%%%s: computation %%%s is run by more than one async-start", starts[k]->name.p,
+                  dup->name.p);
+        break;
+      }
+  }
+  free(called);
+  free(starts);
+}
+
+/* What must consume each asynchronous start (and async-update), and what a done's operand must
+ * be, as XLA's verifier pairs them (VerifyAsynchronousInstructionPairs); send/recv are left to
+ * the channel checks. */
+static ir_opcode async_pair_done(ir_opcode op) {
+  switch (op) {
+  case IR_OP_ALL_REDUCE_START: return IR_OP_ALL_REDUCE_DONE;
+  case IR_OP_ALL_GATHER_START: return IR_OP_ALL_GATHER_DONE;
+  case IR_OP_COLLECTIVE_PERMUTE_START: return IR_OP_COLLECTIVE_PERMUTE_DONE;
+  case IR_OP_COPY_START: return IR_OP_COPY_DONE;
+  case IR_OP_ASYNC_START:
+  case IR_OP_ASYNC_UPDATE: return IR_OP_ASYNC_DONE;
+  default: return IR_OP_COUNT;
+  }
+}
+
+static bool is_control_dep(const ir_instr *in) {
+  return in->op == IR_OP_CUSTOM_CALL && ir_str_eq(in->attrs.custom_text, "control_dep");
+}
+
+static void check_async_pair(ir_builder *b, const ir_instr *in) {
+  ir_opcode done = async_pair_done(in->op);
+  if (done != IR_OP_COUNT) {
+    int n = 0;
+    const ir_instr *user = NULL;
+    for (int k = 0; k < in->n_users; k++)
+      if (!is_control_dep(in->users[k]) && (!user || in->users[k] != user)) {
+        user = in->users[k];
+        n++;
+      }
+    if (n != 1)
+      irb_error(b, in->loc, "%%%s: '%s' needs exactly one user (its done), not %d", in->name.p,
+                ir_opcode_table[in->op].spelling, n);
+    else if (user->op != done && !(done == IR_OP_ASYNC_DONE && user->op == IR_OP_ASYNC_UPDATE))
+      irb_error(b, in->loc, "%%%s: the user of '%s' must be '%s', not %%%s ('%s')", in->name.p,
+                ir_opcode_table[in->op].spelling, ir_opcode_table[done].spelling, user->name.p,
+                ir_opcode_table[user->op].spelling);
     return;
   }
+  static const ir_opcode dones[][2] = {{IR_OP_ALL_REDUCE_DONE, IR_OP_ALL_REDUCE_START},
+                                       {IR_OP_ALL_GATHER_DONE, IR_OP_ALL_GATHER_START},
+                                       {IR_OP_COLLECTIVE_PERMUTE_DONE, IR_OP_COLLECTIVE_PERMUTE_START},
+                                       {IR_OP_COPY_DONE, IR_OP_COPY_START}};
+  for (size_t i = 0; i < sizeof dones / sizeof *dones; i++)
+    if (in->op == dones[i][0] && in->n_operands == 1 && in->operands[0]->op != dones[i][1])
+      irb_error(b, in->loc, "%%%s: the operand of '%s' must be a '%s', not %%%s ('%s')", in->name.p,
+                ir_opcode_table[in->op].spelling, ir_opcode_table[dones[i][1]].spelling, in->operands[0]->name.p,
+                ir_opcode_table[in->operands[0]->op].spelling);
+}
+
+static void check_async_pairs(ir_builder *b) {
+  for (int i = 0; i < b->m->n_comps; i++)
+    for (int k = 0; k < b->m->comps[i]->n_instrs && !irb_failed(b); k++)
+      check_async_pair(b, b->m->comps[i]->instrs[k]);
 }
 
 bool irb_finish(ir_builder *b) {
@@ -2606,8 +2851,11 @@ bool irb_finish(ir_builder *b) {
     m->name = ir_intern(m, "module", 6);
   for (int i = 0; i < m->n_comps && !irb_failed(b); i++)
     check_async_calls(b, m->comps[i]);
+  if (!irb_failed(b))
+    check_async_shared(b);
   if (irb_failed(b))
     return false;
   ir_rebuild_uses(m);
-  return true;
+  check_async_pairs(b);
+  return !irb_failed(b);
 }

@@ -340,6 +340,17 @@ static void attr_list(sbuf *b, const char *name, const ir_i64_list *l) {
   sb_i64_list(b, l);
 }
 
+/* ", name={{a,b},{c}}" */
+static void attr_lists(sbuf *b, const char *name, const ir_i64_list *l, int n) {
+  sb_printf(b, ", %s={", name);
+  for (int i = 0; i < n; i++) {
+    if (i)
+      sb_puts(b, ",");
+    sb_i64_list(b, &l[i]);
+  }
+  sb_puts(b, "}");
+}
+
 static void attr_list_if(sbuf *b, const char *name, const ir_i64_list *l) {
   if (l->n)
     attr_list(b, name, l);
@@ -766,24 +777,10 @@ static void print_family_attrs(sbuf *b, const ir_instr *in) {
       sb_puts(b, ", constrain_layout=true");
     if (a->u.collective.use_global_device_ids)
       sb_puts(b, ", use_global_device_ids=true");
-    if (a->u.collective.n_source_target_pairs) {
-      sb_puts(b, ", source_target_pairs={");
-      for (int i = 0; i < a->u.collective.n_source_target_pairs; i++) {
-        if (i)
-          sb_puts(b, ",");
-        sb_i64_list(b, &a->u.collective.source_target_pairs[i]);
-      }
-      sb_puts(b, "}");
-    }
-    if (a->u.collective.inplace) {
-      sb_puts(b, ", slice_sizes={");
-      for (int i = 0; i < a->u.collective.n_slice_sizes; i++) {
-        if (i)
-          sb_puts(b, ",");
-        sb_i64_list(b, &a->u.collective.slice_sizes[i]);
-      }
-      sb_puts(b, "}");
-    }
+    if (a->u.collective.n_source_target_pairs)
+      attr_lists(b, "source_target_pairs", a->u.collective.source_target_pairs, a->u.collective.n_source_target_pairs);
+    if (a->u.collective.inplace)
+      attr_lists(b, "slice_sizes", a->u.collective.slice_sizes, a->u.collective.n_slice_sizes);
     break;
   case IR_FAM_ASYNC:
     if (a->u.async.execution_thread.len) {

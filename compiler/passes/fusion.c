@@ -7,9 +7,11 @@
  * reshape, bitcast, copy, transpose, slice, pad, concatenate of at most 8 operands, iota,
  * reverse, dynamic-slice, scalar constants).  Broadcasts, iotas and scalar constants are cheap
  * to recompute and join every group that reads them.  An expensive producer (exp, divide, ...)
- * is never fused under a broadcast, which would recompute it per output element; and an
+ * is never fused under a broadcast, which would recompute it per output element; an
  * elementwise producer read by two groups is computed once, not duplicated (the softmax trap
- * of xla-cpu-performance.md).  Each group of two or more becomes a computation
+ * of xla-cpu-performance.md); and a producer other than those cheap ones that two users read
+ * at different indices (slices, transposes, ...) is computed once too: nested, such reads
+ * multiply the work of the fused loop per level.  Each group of two or more becomes a computation
  * `<root>.fused_computation` and a `fusion` instruction in the root's place; DCE then drops
  * the members.  A dot or convolution read by one elementwise member of a loop group at its own
  * index (bias, activation) joins it: kOutput.  Existing fusions (XLA's optimized dumps) are
@@ -241,7 +243,10 @@ static bool join_users(fuser *z, ir_instr *p) {
     if (!cheap(p) && (mu->n != 1 || mu->groups[0] != first))
       return true; /* read by two groups: computed once, not duplicated */
   }
-  if (expensive(p) && p->n_users > 1)
+  /* Read at different indices by two users (a slice and another slice, a transpose...), p
+   * would be recomputed once per index path, and nested such reads multiply: materialize it.
+   * (Cheap producers are recomputed as before.) */
+  if (!cheap(p) && p->n_users > 1)
     for (int u = 0; u < p->n_users; u++)
       if (!(ir_opcode_table[p->users[u]->op].flags & OPF_ELEMENTWISE) && p->users[u]->op != IR_OP_REDUCE)
         return true; /* would be recomputed at different indices */

@@ -195,16 +195,48 @@ static bool bound_ok(shape_ctx *x, ir_instr *in) {
   return true;
 }
 
+/* A start's or update's slot may hold the first elements of a tuple result only: the rest
+ * are bound later in the chain (XLA's verifier: late binding of tuple outputs). */
+static bool partial_result_ok(const ir_shape *slot, const ir_shape *root) {
+  if (slot->et != IR_TUPLE || root->et != IR_TUPLE || slot->n_elems > root->n_elems)
+    return false;
+  for (int i = 0; i < slot->n_elems; i++)
+    if (!shape_compatible(slot->elems[i], root->elems[i]))
+      return false;
+  return true;
+}
+
 /* The result slot of `slot` (written on a start or update, or a done's result) against the
  * computation the chain runs. */
 static bool slot_ok(shape_ctx *x, ir_instr *in, const ir_shape *slot, const char *what) {
   const ir_instr *st = chain_start(in);
   const ir_computation *c = chain_comp(st);
-  if (unbound(slot) || !c || !c->root || !c->root->shape || result_ok(slot, c->root->shape))
+  if (unbound(slot) || !c || !c->root || !c->root->shape || result_ok(slot, c->root->shape) ||
+      (in->op != IR_OP_ASYNC_DONE && partial_result_ok(slot, c->root->shape)))
     return true;
   char a[256], b[256];
   return shape_error(x, in, "%s, %s, must be the result of %%%s, %s", what, shape_str(slot, a, sizeof a),
                      c->name.p, shape_str(c->root->shape, b, sizeof b));
+}
+
+/* By the done every parameter of the computation has been bound. */
+static bool all_bound(shape_ctx *x, ir_instr *in) {
+  ir_instr *ops[SHAPE_MAX_OPERANDS];
+  int n = bound_operands(in, ops, SHAPE_MAX_OPERANDS);
+  const ir_computation *c = chain_comp(chain_start(in));
+  if (!c || n >= c->n_params)
+    return true;
+  return shape_error(x, in, "async computation %%%s takes %d parameter%s but the chain binds %d operand%s", c->name.p,
+                     c->n_params, c->n_params == 1 ? "" : "s", n, n == 1 ? "" : "s");
+}
+
+/* The operand's result slot holds the whole result (not () or the first elements of a tuple). */
+static bool bound_fully(const ir_instr *in, const ir_shape *slot) {
+  const ir_computation *c = chain_comp(chain_start(in));
+  if (unbound(slot))
+    return false;
+  return !c || !c->root || !c->root->shape || result_ok(slot, c->root->shape) ||
+         !partial_result_ok(slot, c->root->shape);
 }
 
 /* async-start: ((bound operands...), result or (), context...); the computation may take more
@@ -230,14 +262,16 @@ ir_shape *shape_infer_async(shape_ctx *x, ir_instr *in) {
   if (!shape_need_min_operands(x, in, 1) || !async_value_ok(x, in, shape_operand(in, 0), "the operand"))
     return NULL;
   const ir_shape *s = shape_operand(in, 0);
+  if (in->op == IR_OP_ASYNC_DONE && !all_bound(x, in))
+    return NULL;
   if (in->op == IR_OP_ASYNC_UPDATE) {
-    if (in->n_operands == 1 && !unbound(s->elems[1]))
+    if (in->n_operands == 1 && bound_fully(in, s->elems[1]))
       return ir_shape_clone(x->m, s);
     if (in->shape && async_value_ok(x, in, in->shape, "the result of async-update") && bound_ok(x, in))
       slot_ok(x, in, in->shape->elems[1], "the second element of the result");
     return NULL;
   }
-  if (!unbound(s->elems[1]) || !in->shape)
+  if (bound_fully(in, s->elems[1]) || !in->shape)
     return ir_shape_clone(x->m, s->elems[1]);
   slot_ok(x, in, in->shape, "the result of async-done");
   return NULL; /* the output is bound here: as written */

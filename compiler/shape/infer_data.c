@@ -23,6 +23,8 @@ ir_shape *shape_infer_iota(shape_ctx *x, ir_instr *in) {
   char b[256];
   if (!shape_is_array(in->shape) || in->shape->rank == 0)
     return shape_fail(x, in, "iota needs an array result of rank >= 1, not %s", shape_kind_str(in->shape, b, sizeof b));
+  if (in->shape->et == IR_PRED) /* as XLA's verifier: a pred iota has no meaning */
+    return shape_fail(x, in, "iota cannot produce pred");
   int64_t d = in->attrs.u.iota_dimension;
   if (d < 0 || d >= in->shape->rank)
     return shape_fail(x, in, "iota_dimension %lld is out of range for rank %d", (long long)d, in->shape->rank);

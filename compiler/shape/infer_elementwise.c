@@ -194,6 +194,10 @@ ir_shape *shape_infer_select(shape_ctx *x, ir_instr *in) {
     return shape_fail(x, in, "select's branches must have the same shape, but they are %s and %s",
                       shape_str(t, a, sizeof a), shape_str(f, b, sizeof b));
   if (t->et == IR_TUPLE || t->et == IR_TOKEN) {
+    /* XLA's verifier takes arrays only (older XLA selected whole tuples: kept outside --strict) */
+    if (x->opts->strict)
+      return shape_fail(x, in, "select takes array branches (under --strict, as XLA's verifier), not %s",
+                        shape_kind_str(t, a, sizeof a));
     if (p->rank != 0)
       return shape_fail(x, in, "selecting between tuples needs a scalar pred, not %s", shape_str(p, a, sizeof a));
     return ir_shape_clone(x->m, t);
@@ -245,7 +249,8 @@ ir_shape *shape_infer_bitcast_convert(shape_ctx *x, ir_instr *in) {
     return NULL;
   const ir_shape *s = shape_operand(in, 0);
   ir_etype to = in->shape->et;
-  int a = ir_etype_table[s->et].bits, b = ir_etype_table[to].bits;
+  /* XLA counts a pred as its storage, one byte (primitive_util::StorageBitWidth). */
+  int a = s->et == IR_PRED ? 8 : ir_etype_table[s->et].bits, b = to == IR_PRED ? 8 : ir_etype_table[to].bits;
   const char *from_n = shape_et_name(s->et), *to_n = shape_et_name(to);
   if (ir_etype_is_complex(s->et) != ir_etype_is_complex(to))
     return shape_fail(x, in, "bitcast-convert cannot convert between complex and real types (%s to %s)", from_n, to_n);

@@ -27,14 +27,8 @@ ir_shape *shape_infer_token(shape_ctx *x, ir_instr *in) {
                         shape_kind_str(shape_operand(in, 1), b, sizeof b));
     return ir_shape_clone(x->m, shape_operand(in, 0));
   }
-  /* XLA's parser takes any operands (its verifier then wants tokens): outside --strict the
-   * token is just ordered after them. */
-  for (int i = 0; i < in->n_operands && x->opts->strict; i++) {
-    const ir_shape *s = shape_operand(in, i);
-    if (!shape_is_token(s))
-      return shape_fail(x, in, "after-all operand %d must be a token, not %s", i,
-                        s->et == IR_TUPLE ? "a tuple" : shape_et_name(s->et));
-  }
+  /* XLA's parser and verifier take operands of any type (HloVerifier checks only that the
+   * result is a token): the token is ordered after them. */
   return ir_shape_scalar(x->m, IR_TOKEN);
 }
 
@@ -105,6 +99,8 @@ static bool collective_reducer_ok(shape_ctx *x, ir_instr *in, int n) {
 static int array_operands(shape_ctx *x, ir_instr *in) {
   if (!shape_need_min_operands(x, in, 1))
     return 0;
+  if (in->attrs.u.collective.inplace) /* tuples of slices and of start indices */
+    return in->n_operands;
   for (int i = 0; i < in->n_operands; i++)
     if (!shape_need_array(x, in, i))
       return 0;
@@ -156,10 +152,19 @@ static ir_shape *infer_all_to_all(shape_ctx *x, ir_instr *in, int n, int64_t gs)
                         (long long)dl->v[0], (long long)s->dims[dl->v[0]], (long long)gs);
     return ir_shape_clone(x->m, s);
   }
+  /* A tuple all-to-all sends operand k to the group's k-th member: one operand per member. */
+  if (in->attrs.u.collective.replica_groups.n_groups > 0 && gs > 0 && n != gs)
+    return shape_fail(x, in, "an all-to-all without dimensions takes one operand per group member (%lld), not %d",
+                      (long long)gs, n);
   for (int i = 1; i < n; i++)
     if (!shape_compatible(shape_operand(in, i), shape_operand(in, 0)))
       return shape_fail(x, in, "all-to-all operand %d %s must have the shape of operand 0 %s", i,
                         shape_str(shape_operand(in, i), a, sizeof a), shape_str(shape_operand(in, 0), b, sizeof b));
+  /* Without dimensions XLA's result is the tuple of the operands, a 1-tuple for one operand;
+   * the bare array is accepted too. */
+  const ir_shape *w = in->shape;
+  if (n == 1 && w && w->et == IR_TUPLE && w->n_elems == 1 && shape_compatible(w->elems[0], shape_operand(in, 0)))
+    return NULL;
   return shape_operands_collated(x, in, 0, n);
 }
 
@@ -168,6 +173,14 @@ static ir_shape *infer_all_to_all(shape_ctx *x, ir_instr *in, int n, int64_t gs)
  * repeats as there are per-pair tuples, here one per pair). */
 static bool permute_pairs_ok(shape_ctx *x, ir_instr *in, bool once) {
   const typeof(in->attrs.u.collective) *c = &in->attrs.u.collective;
+  /* Ids name replicas (no channel_id) or partitions: below the module's count when it says. */
+  int64_t limit = in->attrs.channel_id ? x->m->num_partitions : x->m->replica_count;
+  for (int i = 0; i < c->n_source_target_pairs && limit > 1; i++)
+    for (int k = 0; k < c->source_target_pairs[i].n; k++)
+      if (c->source_target_pairs[i].v[k] >= limit)
+        return shape_error(x, in, "source_target_pairs: %s %lld is not below the %s count %lld", k ? "target" : "source",
+                           (long long)c->source_target_pairs[i].v[k], in->attrs.channel_id ? "partition" : "replica",
+                           (long long)limit);
   for (int i = 0; i < c->n_source_target_pairs; i++) {
     const ir_i64_list *p = &c->source_target_pairs[i];
     if (p->n != 2 || p->v[0] < 0 || p->v[1] < 0)
@@ -307,9 +320,8 @@ static ir_shape *infer_ragged_all_to_all(shape_ctx *x, ir_instr *in) {
 /* With no replica groups and no replica_count the group size is unknown: a written
  * all-gather / reduce-scatter shape is taken when it differs from the operand only in the
  * gathered (scattered) dimension, by a whole factor, as XLA's parser takes it. */
-static bool written_gather_shape_ok(shape_ctx *x, const ir_instr *in, int n) {
+static bool written_gather_shape_ok(shape_ctx *x, const ir_instr *in, int n, const ir_shape *w) {
   const ir_replica_groups *g = &in->attrs.u.collective.replica_groups;
-  const ir_shape *w = in->shape;
   if (x->m->replica_count > 0 || (g->n_groups && g->groups[0].n) || !w || in->attrs.dimensions.n != 1)
     return false;
   bool gather = in->op != IR_OP_REDUCE_SCATTER;
@@ -347,10 +359,16 @@ ir_shape *shape_infer_collective(shape_ctx *x, ir_instr *in) {
   case IR_OP_REDUCE_SCATTER:
     if (!collective_reducer_ok(x, in, n))
       return NULL;
-    return written_gather_shape_ok(x, in, n) ? NULL : gather_or_scatter(x, in, n, gs, false);
+    return written_gather_shape_ok(x, in, n, in->shape) ? NULL : gather_or_scatter(x, in, n, gs, false);
   case IR_OP_ALL_GATHER:
-    return written_gather_shape_ok(x, in, n) ? NULL : gather_or_scatter(x, in, n, gs, true);
+    return written_gather_shape_ok(x, in, n, in->shape) ? NULL : gather_or_scatter(x, in, n, gs, true);
   case IR_OP_ALL_GATHER_START: {
+    const ir_shape *w = in->shape; /* (operands, gathered) with the group size unknown: as written */
+    if (w && w->et == IR_TUPLE && w->n_elems == 2 && written_gather_shape_ok(x, in, n, w->elems[1])) {
+      ir_shape *ops = shape_operands_collated(x, in, 0, n);
+      if (ops && shape_compatible(w->elems[0], ops))
+        return NULL;
+    }
     ir_shape *e[2] = {shape_operands_collated(x, in, 0, n), gather_or_scatter(x, in, n, gs, true)};
     if (!e[0] || !e[1])
       return NULL;
