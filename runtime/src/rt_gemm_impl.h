@@ -60,6 +60,19 @@ static void GEMM_NAME(pack_a)(const GEMM_T *a, const int64_t *row, const int64_t
  * b[dep[p] + col[j]] with offset tables, else at b[p*rs + j*cs]. */
 static void GEMM_NAME(pack_b)(const GEMM_T *b, const int64_t *dep, const int64_t *col, int64_t rs, int64_t cs,
                               int64_t kc, int64_t nc, int nr, GEMM_T *dst) {
+  if (!col && cs == 1) { /* row-major B: read each row once, front to back (not 8 KB strides) */
+    for (int64_t p = 0; p < kc; p++)
+      for (int64_t j0 = 0; j0 < nc; j0 += nr) {
+        int64_t cols = nc - j0 < nr ? nc - j0 : nr;
+        GEMM_T *d = dst + j0 * kc + p * nr;
+        const GEMM_T *src = b + p * rs + j0;
+        for (int64_t jj = 0; jj < cols; jj++)
+          d[jj] = src[jj];
+        for (int64_t jj = cols; jj < nr; jj++)
+          d[jj] = 0;
+      }
+    return;
+  }
   for (int64_t j0 = 0; j0 < nc; j0 += nr, dst += (int64_t)nr * kc) {
     int64_t cols = nc - j0 < nr ? nc - j0 : nr;
     for (int64_t p = 0; p < kc; p++) {
