@@ -132,22 +132,7 @@ HLO_PUBLIC hlo_status hlo_channel_pop(hlo_context *c, int64_t channel_id, void *
   if (!it)
     return hlo_status_make(HLO_FAILED_PRECONDITION, "nothing was sent to the host on channel %lld",
                            (long long)channel_id);
-  void *data = malloc(it->nbytes ? it->nbytes : 1);
-  if (!data) {
-    free(it);
-    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  memcpy(data, it->data, it->nbytes);
-  *out_data = data;
-  *out_nbytes = it->nbytes;
-  if (out_dtype)
-    *out_dtype = it->dtype;
-  if (out_rank)
-    *out_rank = it->rank;
-  if (out_dims && it->rank > 0)
-    memcpy(out_dims, it->dims, (size_t)it->rank * sizeof *out_dims);
-  free(it);
-  return NULL;
+  return hlo_ctx_item_take(it, out_data, out_nbytes, out_dtype, out_rank, out_dims);
 }
 
 HLO_PUBLIC size_t hlo_channel_count(hlo_context *c, int64_t channel_id) {

@@ -310,11 +310,10 @@ HLO_PUBLIC hlo_status hlo_infeed_push(hlo_context *c, const void *data, size_t n
   return hlo_ctx_queue_push(c, &c->infeed, data, nbytes, -1, -1, NULL);
 }
 
-HLO_PUBLIC hlo_status hlo_outfeed_pop_array(hlo_context *c, void **out_data, size_t *out_nbytes, int32_t *out_dtype,
-                                            int32_t *out_rank, int64_t *out_dims) {
-  hlo_feed_item *it = c ? hlo_ctx_queue_pop(c, &c->outfeed) : NULL;
-  if (!it)
-    return hlo_status_make(HLO_FAILED_PRECONDITION, "the outfeed queue is empty");
+/* Hands a popped item's data to the caller in a malloc'd copy (with its element type, rank
+ * and dims where asked) and frees the item. */
+hlo_status hlo_ctx_item_take(hlo_feed_item *it, void **out_data, size_t *out_nbytes, int32_t *out_dtype,
+                             int32_t *out_rank, int64_t *out_dims) {
   void *data = malloc(it->nbytes ? it->nbytes : 1);
   if (!data) {
     free(it);
@@ -331,6 +330,14 @@ HLO_PUBLIC hlo_status hlo_outfeed_pop_array(hlo_context *c, void **out_data, siz
     memcpy(out_dims, it->dims, (size_t)it->rank * sizeof *out_dims);
   free(it);
   return NULL;
+}
+
+HLO_PUBLIC hlo_status hlo_outfeed_pop_array(hlo_context *c, void **out_data, size_t *out_nbytes, int32_t *out_dtype,
+                                            int32_t *out_rank, int64_t *out_dims) {
+  hlo_feed_item *it = c ? hlo_ctx_queue_pop(c, &c->outfeed) : NULL;
+  if (!it)
+    return hlo_status_make(HLO_FAILED_PRECONDITION, "the outfeed queue is empty");
+  return hlo_ctx_item_take(it, out_data, out_nbytes, out_dtype, out_rank, out_dims);
 }
 
 HLO_PUBLIC hlo_status hlo_outfeed_pop(hlo_context *c, void **out_data, size_t *out_nbytes) {

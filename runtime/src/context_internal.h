@@ -108,6 +108,10 @@ struct hlo_context {
 hlo_status hlo_ctx_queue_push(hlo_context *c, hlo_feed_queue *q, const void *data, size_t n, int32_t dtype,
                               int32_t rank, const int64_t *dims);
 hlo_feed_item *hlo_ctx_queue_pop(hlo_context *c, hlo_feed_queue *q);
+/* Gives a popped item's bytes to the caller as a malloc'd copy (and its dtype, rank, dims
+ * where the pointers are not NULL); frees the item, also on failure. */
+hlo_status hlo_ctx_item_take(hlo_feed_item *it, void **out_data, size_t *out_nbytes, int32_t *out_dtype,
+                             int32_t *out_rank, int64_t *out_dims);
 /* Pops the head of q, waiting up to timeout_ms (< 0: forever; 0: not at all) for a push
  * (feeds.c). */
 hlo_feed_item *hlo_ctx_queue_pop_waiting(hlo_context *c, hlo_feed_queue *q, int32_t timeout_ms);
