@@ -267,30 +267,14 @@ static hlo_status expand_scaled(pass_builder *k, ir_instr *in) {
 
 /* ---- driver ------------------------------------------------------------------------------------- */
 
+static bool is_dot_form(const ir_instr *in) { return in->op == IR_OP_RAGGED_DOT || in->op == IR_OP_SCALED_DOT; }
+
+static hlo_status expand_dot_form(pass_builder *k, ir_instr *in) {
+  return in->op == IR_OP_RAGGED_DOT ? expand_ragged(k, in) : expand_scaled(k, in);
+}
+
 static hlo_status expand_computation(pass_builder *k, ir_computation *c) {
-  int n0 = c->n_instrs;
-  int *made = calloc((size_t)(n0 ? n0 : 1), sizeof *made);
-  if (!made)
-    return oom();
-  hlo_status st = NULL;
-  bool any = false;
-  for (int i = 0; i < n0 && !st; i++) {
-    ir_instr *in = c->instrs[i];
-    int before = c->n_instrs;
-    k->user = in;
-    if (in->op == IR_OP_RAGGED_DOT)
-      st = expand_ragged(k, in);
-    else if (in->op == IR_OP_SCALED_DOT)
-      st = expand_scaled(k, in);
-    any |= in->op == IR_OP_RAGGED_DOT || in->op == IR_OP_SCALED_DOT;
-    made[i] = c->n_instrs - before;
-  }
-  if (!st && c->n_instrs != n0 && !pass_place_new_instrs(c, n0, made))
-    st = oom();
-  free(made);
-  if (!st && any)
-    ir_computation_remove_dead(c); /* the rewritten ragged-dot / scaled-dot */
-  return st;
+  return pass_build_rewrite_each(k, c, is_dot_form, expand_dot_form, "expand-dots");
 }
 
 hlo_status pass_expand_dots(ir_module *m) {

@@ -281,29 +281,10 @@ static hlo_status expand(pass_builder *k, ir_instr *in) {
   return bad(in, "mode=%s: hloc runs the modes XLA's ShuffleExpander expands (rotate, permute)", m);
 }
 
+static bool is_shuffle(const ir_instr *in) { return in->op == IR_OP_SHUFFLE; }
+
 static hlo_status expand_computation(pass_builder *k, ir_computation *c) {
-  int n0 = c->n_instrs;
-  int *made = calloc((size_t)(n0 ? n0 : 1), sizeof *made);
-  if (!made)
-    return oom();
-  hlo_status st = NULL;
-  bool any = false;
-  for (int i = 0; i < n0 && !st; i++) {
-    ir_instr *in = c->instrs[i];
-    if (in->op != IR_OP_SHUFFLE)
-      continue;
-    int before = c->n_instrs;
-    k->user = in;
-    st = expand(k, in);
-    any = true;
-    made[i] = c->n_instrs - before;
-  }
-  if (!st && c->n_instrs != n0 && !pass_place_new_instrs(c, n0, made))
-    st = oom();
-  free(made);
-  if (!st && any)
-    ir_computation_remove_dead(c); /* the rewritten shuffles */
-  return st;
+  return pass_build_rewrite_each(k, c, is_shuffle, expand, "expand-shuffle");
 }
 
 hlo_status pass_expand_shuffle(ir_module *m) {

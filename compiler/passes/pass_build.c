@@ -1,4 +1,5 @@
 /* pass_build.c — new instructions for passes (pass_build.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes/pass_build.h"
@@ -76,4 +77,30 @@ ir_instr *pass_build_constant(pass_builder *b, const char *what, ir_shape *s, co
   if (c)
     c->attrs.u.literal = lit;
   return c;
+}
+
+hlo_status pass_build_rewrite_each(pass_builder *b, ir_computation *c, bool (*wants)(const ir_instr *),
+                                   hlo_status (*rewrite)(pass_builder *, ir_instr *), const char *pass) {
+  int n0 = c->n_instrs;
+  int *made = calloc((size_t)(n0 ? n0 : 1), sizeof *made);
+  if (!made)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "%s: out of memory", pass);
+  hlo_status st = NULL;
+  bool any = false;
+  for (int i = 0; i < n0 && !st; i++) {
+    ir_instr *in = c->instrs[i];
+    if (!wants(in))
+      continue;
+    int before = c->n_instrs;
+    b->user = in;
+    st = rewrite(b, in);
+    any = true;
+    made[i] = c->n_instrs - before;
+  }
+  if (!st && c->n_instrs != n0 && !pass_place_new_instrs(c, n0, made))
+    st = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "%s: out of memory", pass);
+  free(made);
+  if (!st && any)
+    ir_computation_remove_dead(c); /* the rewritten instructions */
+  return st;
 }

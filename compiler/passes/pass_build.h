@@ -31,4 +31,10 @@ ir_instr *pass_build_iota(pass_builder *b, const char *what, ir_shape *s, int64_
 /* A constant of shape s holding `data` (storage bytes, row-major), or zeros when data is NULL. */
 ir_instr *pass_build_constant(pass_builder *b, const char *what, ir_shape *s, const void *data);
 
+/* Runs rewrite on every instruction of c that `wants` (with b->user set to it), places the new
+ * instructions before their users and drops the rewritten ones when dead.  `pass` names the
+ * pass in an out-of-memory status. */
+hlo_status pass_build_rewrite_each(pass_builder *b, ir_computation *c, bool (*wants)(const ir_instr *),
+                                   hlo_status (*rewrite)(pass_builder *, ir_instr *), const char *pass);
+
 #endif
