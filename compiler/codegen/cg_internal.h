@@ -30,6 +30,7 @@ typedef struct cg_module {
    * of its arena buffers) and a constant global holding it, set once the function is done. */
   int64_t *frame_bytes;
   LLVMValueRef *frame_globals;
+  int64_t *kernel_scratch;     /* by computation id: the largest scratch one of its kernels takes */
   FILE *assignment;            /* the buffer-assignment report (--dump-dir), or NULL */
   hlo_status error;            /* first error; lowering stops */
 } cg_module;
@@ -152,6 +153,11 @@ void cg_fail_if_status(cg_function *f, LLVMValueRef st);
 /* The frame pointer a function passes to the computations it calls: after its own buffers
  * in a computation function, unchanged in a kernel, null in a loop body. */
 LLVMValueRef cg_callee_frame(cg_function *f);
+/* Scratch for a kernel of cg_outline (f not owning a frame): `bytes` at the start of the
+ * frame it was given, counted in the arena as one more callee frame (the kernel's loop bodies
+ * get no frame, so nothing else uses that space while the kernel runs).  Null when f owns its
+ * frame or has none (a loop body's kernel): the caller then needs another plan. */
+LLVMValueRef cg_kernel_scratch(cg_function *f, int64_t bytes);
 /* Calls hlo_rt_poll(ctx) and takes the failure path when the context was cancelled
  * (cancel.c; emitted at while-loop back-edges). */
 void cg_check_cancel(cg_function *f);

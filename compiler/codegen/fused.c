@@ -11,7 +11,9 @@
  * Reductions keep a register accumulator when the minor dimension is reduced (add/mul with
  * reassociation allowed, so LLVM vectorizes them with several accumulators), and accumulate
  * into the result along the kept minor dimension otherwise (column sums: vector lanes are
- * independent outputs).  Tests: the golden and conformance suites; testdata/passes/fusion_*.
+ * independent outputs), or, when the reduced dimensions are the outer ones and the result
+ * small, split over blocks of rows with one partial each in the kernel's scratch (split_parts).
+ * Tests: the golden and conformance suites; testdata/passes/fusion_*; golden split_reduce_*.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,9 @@ enum {
   FZ_FLAT_CHUNK = 1 << 12,            /* elements per unit of work of a 1-D loop */
   FZ_TILE = 32,                       /* transpose tiles */
   FZ_COLUMN_BLOCK = 1024,             /* kept minor elements per unit of a column reduction */
+  FZ_SPLIT_PARTS = 8,                 /* row blocks of a split column reduction */
+  FZ_SPLIT_GROUP = 4,                 /* its rows combined before they meet the partial */
+  FZ_SPLIT_MAX_KEPT_BYTES = 64 << 10, /* its largest result (the size of each partial) */
 };
 
 /* Where an element's index is known: linear (row-major), per dimension, or both. */
@@ -779,6 +784,117 @@ static void emit_column_reduce(fz *z, range_fn *r, LLVMValueRef out, const red_d
   loop_end_from(z->f, &u, r->begin);
 }
 
+/* A column reduction split over its reduced rows: when the reduced dimensions are the outer
+ * ones (the input is `rows` x `kept` in memory, kept small) and the reducer is one associative
+ * operation, unit p sums its block of rows, each row read front to back, into partial p of
+ * `parts`; then the partials are combined, in order, after the initial value.  Every thread
+ * streams whole rows instead of strips of them, as a row reduction does; float add and
+ * multiply are reassociated as the row reduction's accumulators already are. */
+static int split_parts(const cg_function *kf, const ir_instr *red, const red_dims *d) {
+  if (red->n_operands != 2 || kf->owns_frame || !kf->frame_arg || d->nr == 0 || d->nk == 0 ||
+      d->reduced != (1ull << d->nr) - 1 || d->rcount < 4 * FZ_SPLIT_PARTS ||
+      d->rcount * d->kcount < FZ_PARALLEL_MIN_ELEMENTS)
+    return 0;
+  int64_t elem = 0;
+  const ir_shape *s = red->shape;
+  if (!ir_shape_byte_size(s, &elem) || elem > FZ_SPLIT_MAX_KEPT_BYTES)
+    return 0;
+  const ir_computation *c = red->called[0];
+  const ir_instr *root = c->root;
+  bool binary = c->n_params == 2 && root && root->n_operands == 2 && root->shape->et == s->et &&
+                root->operands[0]->op == IR_OP_PARAMETER && root->operands[1]->op == IR_OP_PARAMETER &&
+                root->operands[0] != root->operands[1];
+  bool assoc = root && (root->op == IR_OP_ADD || root->op == IR_OP_MULTIPLY || root->op == IR_OP_MAXIMUM ||
+                        root->op == IR_OP_MINIMUM || root->op == IR_OP_AND || root->op == IR_OP_OR);
+  return binary && assoc ? FZ_SPLIT_PARTS : 0;
+}
+
+/* The input element at reduced row `row` (a linear index over the reduced dimensions) and kept
+ * index `k`: the input is rows x kept in memory. */
+static LLVMValueRef split_element(fz *z, const red_dims *d, LLVMValueRef row, LLVMValueRef k) {
+  cg_module *cm = z->f->cm;
+  ir_instr *input = z->root->operands[0];
+  LLVMValueRef *multi = NULL;
+  if (d->nk == 1) {
+    multi = new_multi(d->nr + 1);
+    cg_unflatten(z->f, row, d->rdims, d->nr, multi);
+    multi[d->nr] = k;
+  }
+  LLVMValueRef lin = LLVMBuildAdd(cm->b, LLVMBuildMul(cm->b, row, cg_i64(cm, d->kcount), ""), k, "");
+  fz_index idx = idx_local(z, input->shape, lin, multi);
+  z->gen++;
+  LLVMValueRef v = value_at(z, input, &idx);
+  free(multi);
+  return v;
+}
+
+/* for g in [0, n_groups): partial[k] (+)= rows lo+g*group .. lo+g*group+group-1 at k, the group
+ * combined first (so the partial is loaded and stored once per group); `first` stores the
+ * group's value instead. */
+static void emit_split_rows(fz *z, const red_dims *d, LLVMValueRef parts, LLVMValueRef pbase, LLVMValueRef lo,
+                            LLVMValueRef n_groups, int group, bool first) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_instr *red = z->root;
+  ir_etype et = red->shape->et;
+  cg_loop gi = cg_loop_begin(z->f, n_groups, "split.g");
+  LLVMValueRef row0 = LLVMBuildAdd(b, lo, LLVMBuildMul(b, gi.i, cg_i64(cm, group), ""), "");
+  cg_loop kj = cg_loop_begin(z->f, cg_i64(cm, d->kcount), "split.k");
+  LLVMValueRef v = split_element(z, d, row0, kj.i);
+  for (int g = 1; g < group; g++)
+    v = combine(z, red, v, split_element(z, d, LLVMBuildAdd(b, row0, cg_i64(cm, g), ""), kj.i), true);
+  LLVMValueRef at = LLVMBuildAdd(b, pbase, kj.i, "");
+  if (!first)
+    v = combine(z, red, cg_load(z->f, et, parts, at), v, true);
+  cg_store(z->f, et, parts, at, v);
+  cg_loop_end(z->f, &kj);
+  cg_loop_end(z->f, &gi);
+}
+
+/* The range function's part: unit p reduces rows [rcount*p/P, rcount*(p+1)/P) into partial p:
+ * its first row, then groups of FZ_SPLIT_GROUP rows, then the rows left over one by one. */
+static void emit_split_reduce(fz *z, range_fn *r, LLVMValueRef parts, const red_dims *d, int n_parts) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  cg_loop u = loop_from(z->f, r->begin, r->end, "split.u");
+  LLVMValueRef r0 = LLVMBuildUDiv(b, LLVMBuildMul(b, u.i, cg_i64(cm, d->rcount), ""), cg_i64(cm, n_parts), "");
+  LLVMValueRef r1 = LLVMBuildUDiv(b, LLVMBuildMul(b, LLVMBuildAdd(b, u.i, cg_i64(cm, 1), ""), cg_i64(cm, d->rcount), ""),
+                                  cg_i64(cm, n_parts), "");
+  LLVMValueRef pbase = LLVMBuildMul(b, u.i, cg_i64(cm, d->kcount), "");
+  emit_split_rows(z, d, parts, pbase, r0, cg_i64(cm, 1), 1, true);
+  LLVMValueRef lo = LLVMBuildAdd(b, r0, cg_i64(cm, 1), "");
+  LLVMValueRef left = LLVMBuildSub(b, r1, lo, "");
+  LLVMValueRef groups = LLVMBuildUDiv(b, left, cg_i64(cm, FZ_SPLIT_GROUP), "");
+  emit_split_rows(z, d, parts, pbase, lo, groups, FZ_SPLIT_GROUP, false);
+  LLVMValueRef rest = LLVMBuildAdd(b, lo, LLVMBuildMul(b, groups, cg_i64(cm, FZ_SPLIT_GROUP), ""), "");
+  emit_split_rows(z, d, parts, pbase, rest, LLVMBuildSub(b, r1, rest, ""), 1, false);
+  loop_end_from(z->f, &u, r->begin);
+}
+
+/* Back in the kernel, after the units ran: out = init (+) partial 0 (+) ... (+) partial P-1. */
+static void emit_split_combine(cg_function *kf, fz *z, const fz_buffers *bufs, LLVMValueRef parts, LLVMValueRef out,
+                               const red_dims *d, int n_parts) {
+  cg_module *cm = kf->cm;
+  const ir_instr *red = z->root;
+  ir_etype et = red->shape->et;
+  cg_function *inner = z->f;
+  z->f = kf;
+  for (int k = 0; k < bufs->n; k++) /* the kernel's own pointers, not the range function's */
+    z->buffer[bufs->insts[k]->id] = bufs->ptrs[k];
+  z->gen++;
+  fz_index scalar = idx_local(z, red->operands[1]->shape, cg_i64(cm, 0), NULL);
+  LLVMValueRef init = value_at(z, red->operands[1], &scalar);
+  cg_loop kj = cg_loop_begin(kf, cg_i64(cm, d->kcount), "split.out");
+  LLVMValueRef acc = init;
+  for (int p = 0; p < n_parts; p++) {
+    LLVMValueRef at = LLVMBuildAdd(cm->b, kj.i, cg_i64(cm, p * d->kcount), "");
+    acc = combine(z, red, acc, cg_load(kf, et, parts, at), false);
+  }
+  cg_store(kf, et, out, kj.i, acc);
+  cg_loop_end(kf, &kj);
+  z->f = inner;
+}
+
 /* Row fusion (fusion.c): per row of the root, each reduce member (a reduction of the minor
  * dimension) runs over the row first, in order, into a register slot; then the row of the
  * root is computed, reading those slots.  The row stays in cache between the passes. */
@@ -843,7 +959,18 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, const ir_instr *r
   cg_module *cm = kf->cm;
   char name[600];
   snprintf(name, sizeof name, "hlo.loop.%s.%s", kf->comp->name.p, root->name.p);
-  LLVMValueRef argv = pack_args(kf, bufs, out);
+  red_dims d;
+  int n_parts = 0;
+  LLVMValueRef parts = NULL;
+  if (root->op == IR_OP_REDUCE) {
+    red_dims_of(root, &d);
+    n_parts = split_parts(kf, root, &d);
+    int64_t bytes = 0;
+    if (n_parts && ir_shape_byte_size(root->shape, &bytes))
+      parts = cg_kernel_scratch(kf, bytes * n_parts);
+    n_parts = parts ? n_parts : 0;
+  }
+  LLVMValueRef argv = pack_args(kf, bufs, parts ? parts : out);
   range_fn r;
   range_open(&r, kf, name, comp->n_instrs, bufs->n + 1);
   fz z;
@@ -852,12 +979,13 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, const ir_instr *r
   LLVMValueRef rout = bind_buffers(&z, &r, bufs);
   int64_t units, elements;
   if (root->op == IR_OP_REDUCE) {
-    red_dims d;
-    red_dims_of(root, &d);
     const ir_shape *s = root->operands[0]->shape;
     elements = count_of(s);
     bool minor_kept = s->rank > 0 && !(d.reduced >> (s->rank - 1) & 1) && d.nk > 0;
-    if (minor_kept) {
+    if (n_parts) {
+      units = n_parts;
+      emit_split_reduce(&z, &r, rout, &d, n_parts);
+    } else if (minor_kept) {
       int64_t minor = d.kdims[d.nk - 1];
       units = minor ? d.kcount / minor * ((minor + FZ_COLUMN_BLOCK - 1) / FZ_COLUMN_BLOCK) : 0;
       emit_column_reduce(&z, &r, rout, &d);
@@ -882,8 +1010,10 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, const ir_instr *r
       emit_rows(&z, &r, rout);
     }
   }
-  fz_deinit(&z);
   range_close_and_run(&r, kf, argv, units, elements);
+  if (n_parts)
+    emit_split_combine(kf, &z, bufs, parts, out, &d, n_parts);
+  fz_deinit(&z);
   (void)cm;
 }
 

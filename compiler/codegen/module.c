@@ -352,6 +352,18 @@ LLVMValueRef cg_callee_frame(cg_function *f) {
   return LLVMBuildGEP2(cm->b, cm->i8, f->frame_arg, &own, 1, "frame.callee");
 }
 
+LLVMValueRef cg_kernel_scratch(cg_function *f, int64_t bytes) {
+  if (f->owns_frame || !f->frame_arg)
+    return NULL;
+  int64_t *need = &f->cm->kernel_scratch[f->comp->id];
+  int64_t aligned = (bytes + CG_FRAME_ALIGN - 1) / CG_FRAME_ALIGN * CG_FRAME_ALIGN;
+  *need = aligned > *need ? aligned : *need;
+  if (f->cm->assignment)
+    fprintf(f->cm->assignment, "  kernel scratch of %s: %lld bytes where its callees' frames go\n", f->comp->name.p,
+            (long long)bytes);
+  return f->frame_arg;
+}
+
 void cg_call_computation(cg_function *f, ir_computation *c, LLVMValueRef *args, int n_args,
                          LLVMValueRef *outs, int n_outs) {
   cg_module *cm = f->cm;
@@ -890,7 +902,8 @@ static void leaf_names(const ir_shape *s, const char *base, char **out, int *n) 
   }
 }
 
-/* The arena a call of c needs: its own frame, then the largest of its callees'. */
+/* The arena a call of c needs: its own frame, then the largest of its callees' frames and of
+ * its kernels' scratch. */
 static int64_t total_frame(const cg_module *cm, const ir_computation *c, int64_t *memo) {
   if (memo[c->id] >= 0)
     return memo[c->id];
@@ -900,6 +913,8 @@ static int64_t total_frame(const cg_module *cm, const ir_computation *c, int64_t
       int64_t t = total_frame(cm, c->instrs[i]->called[k], memo);
       callees = t > callees ? t : callees;
     }
+  if (cm->kernel_scratch[c->id] > callees)
+    callees = cm->kernel_scratch[c->id];
   return memo[c->id] = cm->frame_bytes[c->id] + callees;
 }
 
@@ -1061,6 +1076,7 @@ hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx, LL
   cm.comp_fns = calloc((size_t)m->n_comps + 1, sizeof *cm.comp_fns);
   cm.frame_bytes = calloc((size_t)m->n_comps + 1, sizeof *cm.frame_bytes);
   cm.frame_globals = calloc((size_t)m->n_comps + 1, sizeof *cm.frame_globals);
+  cm.kernel_scratch = calloc((size_t)m->n_comps + 1, sizeof *cm.kernel_scratch);
   cm.assignment = opts->assignment;
   for (int i = 0; i < m->n_comps; i++) {
     m->comps[i]->id = i;
@@ -1091,6 +1107,7 @@ hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx, LL
   free(cm.comp_fns);
   free(cm.frame_bytes);
   free(cm.frame_globals);
+  free(cm.kernel_scratch);
   if (cm.error) {
     LLVMDisposeModule(cm.mod);
     return cm.error;
