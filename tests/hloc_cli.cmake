@@ -52,10 +52,6 @@ if(HLOC_HAVE_CODEGEN)
   foreach(c dump_files fusion header_once header_names entry_name cc_words target_cpus abi_doc)
     add_test(NAME cli.hloc.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/hloc_cli_cases.sh ${c} ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   endforeach()
-  add_test(NAME cli.hloc.later_milestone_op COMMAND ${EXPECT} 1
-    "ragged_all_to_all_f32.hlo:10:8: error: %r: opcode 'ragged-all-to-all' cannot be compiled yet"
-    $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/npy/ragged_all_to_all_f32.hlo
-    -o ${CMAKE_BINARY_DIR}/ragged_all_to_all.so)
 endif()
 # XLA's verifier takes these collective forms and after-all over non-tokens: so does --strict.
 add_test(NAME cli.hloc.strict_collective_forms COMMAND ${EXPECT} 0 "^$"

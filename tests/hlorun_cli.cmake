@@ -94,8 +94,6 @@ hlorun_test(benchmark 0 "^benchmark: iterations=5 min_ms=[0-9.]+ median_ms=[0-9.
   ${RUN} ${ADD} --random-inputs=3 --benchmark 5)
 hlorun_test(random_inputs 0 "^f32\\[2,3\\] \\{$" ${RUN} ${ADD} --random-inputs)
 hlorun_test(parse_error 2 "syntax_bad_slice.hlo:5:46: error" ${RUN} ${CMAKE_SOURCE_DIR}/testdata/parse/err/syntax_bad_slice.hlo)
-hlorun_test(later_milestone_op 1 "error: %r: opcode 'ragged-all-to-all' cannot be compiled yet"
-  ${RUN} ${CMAKE_SOURCE_DIR}/testdata/npy/ragged_all_to_all_f32.hlo --random-inputs)
 # A shared object built by hloc runs directly.
 add_test(NAME cli.hlorun.so_build COMMAND $<TARGET_FILE:hloc> ${ADD} -o ${CMAKE_BINARY_DIR}/add_f32_2x3.so)
 hlorun_test(so_run 0 "${SUM}" ${RUN} ${CMAKE_BINARY_DIR}/add_f32_2x3.so --input ${NPY}/f32_2x3.npy --input ${NPY}/f32_2x3.npy)

@@ -813,28 +813,6 @@ static void test_fft_plan_release(void) {
   LLVMContextDispose(ctx);
 }
 
-/* An op no lowering handles yet (ragged-all-to-all: the runtime has no ragged exchange) stops
- * compilation with an error naming the instruction and the opcode. */
-static void test_later_milestone_error(void) {
-  const char *text = "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n"
-                     "  out = f32[4] constant({0, 0, 0, 0})\n  off = s32[2] constant({0, 2})\n"
-                     "  sz = s32[2] constant({2, 2})\n"
-                     "  ROOT my_ragged = f32[4] ragged-all-to-all(x, out, off, sz, off, sz), "
-                     "replica_groups={{0,1}}\n}\n";
-  LLVMContextRef ctx = LLVMContextCreate();
-  ir_module *m = NULL;
-  hlo_status s = NULL;
-  LLVMModuleRef mod = emit_only(text, ctx, &m, &s);
-  CHECK(m != NULL, "ragged-all-to-all module loads");
-  const char *msg = s ? hlo_status_message(s) : "";
-  CHECK(m && s && mod == NULL, "ragged-all-to-all must not compile");
-  CHECK(strstr(msg, "%my_ragged") && strstr(msg, "opcode 'ragged-all-to-all' cannot be compiled yet"),
-        "the error names the instruction and opcode: %s", msg);
-  hlo_status_free(s);
-  LLVMContextDispose(ctx);
-  ir_module_destroy(m);
-}
-
 int main(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
@@ -857,7 +835,6 @@ int main(void) {
   test_buffer_lifetimes();
   test_fft_values();
   test_fft_plan_release();
-  test_later_milestone_error();
   printf("codegen_test: %d checks, %d failed\n", g_checks, g_failures);
   return g_failures ? 1 : 0;
 }

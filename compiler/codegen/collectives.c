@@ -1,7 +1,8 @@
 /* collectives.c — lowering of collectives between replicas: replica-id and partition-id read
  * the context; all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute and
  * collective-broadcast (and their async -start/-done pairs; collective-permute's combined and
- * in-place forms too) become one hlo_rt_collective call
+ * in-place forms too), ragged-all-to-all and collective-reduce (XLA's reduce to the group's
+ * first member, whose value every member gets here) become one hlo_rt_collective call
  * (hlo/rt.h) with a constant description of the replica groups, the permute pairs and every
  * leaf's shape; the reducer computation is passed as a function pointer.  All data movement
  * lives behind the runtime's collective backend, so no code here knows about threads or MPI.
@@ -44,7 +45,8 @@ static void put(cg_module *cm, desc_buf *d, int64_t x) {
 static int kind_of(const ir_instr *in) {
   switch (in->op) {
   case IR_OP_ALL_REDUCE:
-  case IR_OP_ALL_REDUCE_START: return 0;
+  case IR_OP_ALL_REDUCE_START:
+  case IR_OP_COLLECTIVE_REDUCE: return 0; /* every replica gets the root's value */
   case IR_OP_ALL_GATHER:
   case IR_OP_ALL_GATHER_START: return 1;
   case IR_OP_REDUCE_SCATTER: return 2;
@@ -52,6 +54,7 @@ static int kind_of(const ir_instr *in) {
   case IR_OP_COLLECTIVE_PERMUTE:
   case IR_OP_COLLECTIVE_PERMUTE_START: return in->attrs.u.collective.inplace ? 7 : 5;
   case IR_OP_COLLECTIVE_BROADCAST: return 6;
+  case IR_OP_RAGGED_ALL_TO_ALL: return 8;
   default: return -1;
   }
 }
@@ -180,7 +183,8 @@ static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef desc, cg_value 
   if (nl < 0 || nl >= (int)sizeof name)
     nl = (int)sizeof name - 1;
   LLVMValueRef nm = const_global(cm, LLVMConstStringInContext(cm->ctx, name, (unsigned)nl, 0), "coll.name");
-  bool reduces = in->op == IR_OP_ALL_REDUCE || in->op == IR_OP_ALL_REDUCE_START || in->op == IR_OP_REDUCE_SCATTER;
+  bool reduces = in->op == IR_OP_ALL_REDUCE || in->op == IR_OP_ALL_REDUCE_START || in->op == IR_OP_REDUCE_SCATTER ||
+                 in->op == IR_OP_COLLECTIVE_REDUCE;
   LLVMValueRef red = reduces && in->n_called > 0 ? cm->comp_fns[in->called[0]->id] : LLVMConstNull(cm->ptr);
   LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr},
                                     6, 0);
@@ -191,9 +195,10 @@ static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef desc, cg_value 
 }
 
 /* The result leaves: one per operand leaf, but for the in-place collective-permute one per
- * leaf of its output operand (1). */
+ * leaf of its output operand (1), and one for ragged-all-to-all. */
 static int result_leaves(const ir_instr *in, const cg_value *ops) {
-  return kind_of(in) == 7 ? ir_shape_count_leaves(in->operands[1]->shape) : ops->n;
+  int kind = kind_of(in);
+  return kind == 7 ? ir_shape_count_leaves(in->operands[1]->shape) : kind == 8 ? 1 : ops->n;
 }
 
 /* all-gather-start and collective-permute-start produce (input, result[, scratch...]) with

@@ -101,8 +101,7 @@ void cg_lower_dot(cg_function *f, ir_instr *in, LLVMValueRef out) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   if (in->op != IR_OP_DOT) {
-    cg_fail(cm, in, "opcode '%s' cannot be compiled yet (it belongs to a later milestone)",
-            ir_opcode_table[in->op].spelling);
+    cg_fail(cm, in, "internal error: opcode '%s' reached the dot lowering", ir_opcode_table[in->op].spelling);
     return;
   }
   if (cg_dot_gemm(f, in, out)) /* large f32/f64 products: the runtime's blocked kernel (dot.c) */

@@ -892,11 +892,7 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   case IR_FAM_CUSTOM_CALL: cg_lower_custom_call(f, in); return;
   case IR_FAM_INFEED: cg_lower_infeed(f, in); return;
   case IR_FAM_REPLICA_ID: cg_lower_replica_id(f, in); return;
-  case IR_FAM_COLLECTIVE:
-    if (in->op == IR_OP_RAGGED_ALL_TO_ALL) /* the runtime has no ragged exchange yet */
-      break;
-    cg_lower_collective(f, in);
-    return;
+  case IR_FAM_COLLECTIVE: cg_lower_collective(f, in); return;
   case IR_FAM_ASYNC_DONE:
     if (in->op == IR_OP_ALL_REDUCE_DONE || in->op == IR_OP_ALL_GATHER_DONE || in->op == IR_OP_COLLECTIVE_PERMUTE_DONE) {
       cg_lower_collective_done(f, in);
@@ -909,6 +905,5 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   default:
     break;
   }
-  cg_fail(cm, in, "opcode '%s' cannot be compiled yet (it belongs to a later milestone)",
-          ir_opcode_table[in->op].spelling);
+  cg_fail(cm, in, "internal error: opcode '%s' reached no lowering", ir_opcode_table[in->op].spelling);
 }

@@ -5,7 +5,8 @@
  * in group order), all-gather, reduce-scatter, all-to-all (array and tuple forms),
  * collective-permute (no source: zeros; the combined form permutes every operand; the
  * in-place form writes the source's input slice into a copy of the target's output, which a
- * replica no pair targets keeps) and collective-broadcast, within the replica group
+ * replica no pair targets keeps), collective-broadcast and ragged-all-to-all (row ranges of
+ * each member's input into row ranges of a copy of the output operand), within the replica group
  * that holds this replica (no groups written: all replicas).  A reducer that is one add (code
  * generation says so in the description) is a plain loop instead of a call per element.
  * Tests: testdata/runtime/coll_* (tests/runtime.cmake).
@@ -66,7 +67,10 @@ hlo_status hlo_coll_group_of(hlo_context *ctx, const char *instr, hlo_collective
 /* ---- the operation ------------------------------------------------------------------------- */
 
 enum { K_ALL_REDUCE, K_ALL_GATHER, K_REDUCE_SCATTER, K_ALL_TO_ALL, K_ALL_TO_ALL_TUPLE, K_PERMUTE, K_BROADCAST,
-       K_PERMUTE_INPLACE };
+       K_PERMUTE_INPLACE, K_RAGGED_ALL_TO_ALL };
+
+/* ragged-all-to-all's operand leaves. */
+enum { RAGGED_INPUT, RAGGED_OUTPUT, RAGGED_INPUT_OFFSETS, RAGGED_SEND_SIZES, RAGGED_OUTPUT_OFFSETS, RAGGED_LEAVES = 6 };
 
 /* One buffer of the in-place collective-permute: where its input and output start-index
  * leaves begin, whether they hold one start per pair, and its slice sizes. */
@@ -98,6 +102,7 @@ typedef struct coll {
   permute_buf bufs[32];
   const int64_t *start_signed;     /* per start-index leaf (leaf 2 * n_bufs on) */
   const void *const *all; /* replica r, leaf i: all[r * n + i] */
+  void *const *own;       /* this replica's operand leaves */
   reducer_fn reduce;
   int64_t add_type;       /* the reducer is one add of this element type (hlo_dtype), or -1 */
 } coll;
@@ -294,8 +299,42 @@ static hlo_status describe_inplace(coll *c, const int64_t *d, int64_t *pos) {
   return NULL;
 }
 
-/* Result leaves: one per operand leaf, one per buffer for the in-place collective-permute. */
-static int64_t result_count(const coll *c) { return c->kind == K_PERMUTE_INPLACE ? c->n_bufs : c->n; }
+/* ragged-all-to-all: the result starts as this replica's output operand; then every group
+ * member k sends it, for each update u, rows [input_offsets[i], + send_sizes[i]) of its input
+ * (dimension 0) to rows [output_offsets[i], ...) of the result, i = me * updates + u, read from
+ * k's own offset and size arrays (XLA's layout: the updates to peer j are entries j*updates
+ * on).  recv_sizes is this replica's own account of the same sizes and is not read. */
+static hlo_status ragged_all_to_all(const coll *c, unsigned char *out) {
+  const leaf_info *in = &c->leaves[RAGGED_INPUT], *meta = &c->leaves[RAGGED_INPUT_OFFSETS];
+  memmove(out, c->own[RAGGED_OUTPUT], (size_t)c->leaves[RAGGED_OUTPUT].bytes);
+  int64_t in_rows = in->rank ? in->dims[0] : 1, out_rows = in->rank ? c->leaves[RAGGED_OUTPUT].dims[0] : 1;
+  int64_t row = in_rows ? in->bytes / in_rows : 0, entries = meta->bytes / meta->eb, updates = entries / c->g;
+  if (updates * c->g != entries)
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: %lld offsets do not split over a group of %lld replicas",
+                           c->instr, (long long)entries, (long long)c->g);
+  for (int64_t k = 0; k < c->g; k++)
+    for (int64_t u = 0; u < updates; u++) {
+      int64_t i = c->me * updates + u, from = member(c, k);
+      const unsigned char *src = view(c, from, RAGGED_INPUT);
+      int64_t io = read_index((const unsigned char *)view(c, from, RAGGED_INPUT_OFFSETS) + i * meta->eb, meta->eb, true);
+      int64_t n = read_index((const unsigned char *)view(c, from, RAGGED_SEND_SIZES) + i * meta->eb, meta->eb, true);
+      int64_t oo = read_index((const unsigned char *)view(c, from, RAGGED_OUTPUT_OFFSETS) + i * meta->eb, meta->eb, true);
+      if (n < 0 || io < 0 || oo < 0 || io > in_rows - n || oo > out_rows - n)
+        return hlo_status_make(HLO_INVALID_ARGUMENT,
+                               "%s: replica %lld sends rows [%lld, %lld) of its %lld-row input to rows [%lld, %lld) of "
+                               "replica %lld's %lld-row output",
+                               c->instr, (long long)from, (long long)io, (long long)(io + n), (long long)in_rows,
+                               (long long)oo, (long long)(oo + n), (long long)member(c, c->me), (long long)out_rows);
+      memcpy(out + oo * row, src + io * row, (size_t)(n * row));
+    }
+  return NULL;
+}
+
+/* Result leaves: one per operand leaf, one per buffer for the in-place collective-permute,
+ * one for ragged-all-to-all. */
+static int64_t result_count(const coll *c) {
+  return c->kind == K_PERMUTE_INPLACE ? c->n_bufs : c->kind == K_RAGGED_ALL_TO_ALL ? 1 : c->n;
+}
 
 static hlo_status run_leaf(const coll *c, int64_t i, void *res) {
   const leaf_info *l = &c->leaves[i];
@@ -345,6 +384,7 @@ static hlo_status run_leaf(const coll *c, int64_t i, void *res) {
   }
   case K_BROADCAST: memcpy(out, view(c, member(c, 0), i), (size_t)l->bytes); return NULL;
   case K_PERMUTE_INPLACE: return permute_inplace(c, i, out);
+  case K_RAGGED_ALL_TO_ALL: return ragged_all_to_all(c, out);
   default: return hlo_status_make(HLO_INTERNAL, "%s: unknown collective kind %lld", c->instr, (long long)c->kind);
   }
 }
@@ -380,6 +420,7 @@ static hlo_status describe(coll *c, const int64_t *d, int32_t me, int32_t num) {
     int64_t want = c->kind == K_ALL_GATHER && !carried ? l->bytes * c->g
                    : c->kind == K_REDUCE_SCATTER && !carried ? l->bytes / c->g
                    : c->kind == K_PERMUTE_INPLACE           ? c->leaves[c->n_bufs + i].bytes
+                   : c->kind == K_RAGGED_ALL_TO_ALL         ? c->leaves[RAGGED_OUTPUT].bytes
                                                              : l->bytes;
     if (l->result_bytes != want)
       return hlo_status_make(HLO_INVALID_ARGUMENT,
@@ -391,6 +432,9 @@ static hlo_status describe(coll *c, const int64_t *d, int32_t me, int32_t num) {
       c->leaves[0].rank > c->dim && c->leaves[0].dims[c->dim] % c->g != 0)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: dimension %lld of size %lld does not split into %lld parts",
                            c->instr, (long long)c->dim, (long long)c->leaves[0].dims[c->dim], (long long)c->g);
+  if (c->kind == K_RAGGED_ALL_TO_ALL && (c->n != RAGGED_LEAVES || c->leaves[RAGGED_INPUT_OFFSETS].eb == 0))
+    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: ragged-all-to-all takes 6 array operands, not %lld", c->instr,
+                           (long long)c->n);
   if (c->kind == K_ALL_TO_ALL_TUPLE && c->n != c->g)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: %lld operands for a replica group of %lld", c->instr,
                            (long long)c->n, (long long)c->g);
@@ -400,7 +444,7 @@ static hlo_status describe(coll *c, const int64_t *d, int32_t me, int32_t num) {
 HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc, const char *instr,
                                            void *const *operands, void *const *results, void *reducer) {
   int32_t me = hlo_rt_replica_id(ctx), num = hlo_rt_num_replicas(ctx);
-  coll c = {.ctx = ctx, .instr = instr, .reduce = (reducer_fn)reducer, .num = num};
+  coll c = {.ctx = ctx, .instr = instr, .reduce = (reducer_fn)reducer, .num = num, .own = operands};
   HLO_RETURN_IF_ERROR(describe(&c, desc, me, num));
   hlo_collective_group *g = NULL;
   HLO_RETURN_IF_ERROR(hlo_coll_group_of(ctx, instr, &g));
@@ -411,8 +455,8 @@ HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc
     return NULL;
   }
   int64_t bytes[64];
-  for (int64_t i = 0; i < c.n; i++)
-    bytes[i] = c.leaves[i].bytes;
+  for (int64_t i = 0; i < c.n; i++) /* ragged-all-to-all's output operand stays here */
+    bytes[i] = c.kind == K_RAGGED_ALL_TO_ALL && i == RAGGED_OUTPUT ? 0 : c.leaves[i].bytes;
   const void *const *all = NULL;
   const hlo_coll_backend *be = g->backend;
   if (c.members && be->exchange_in_group)

@@ -177,7 +177,7 @@ HLO_RT_EXPORT hlo_status hlo_rt_ffi_call(hlo_context *ctx, const int64_t *desc, 
 /* Runs one collective instruction (instr names it in messages) on n operand leaves into n
  * result leaves.  desc: [kind (0 all-reduce, 1 all-gather, 2 reduce-scatter, 3 all-to-all,
  * 4 all-to-all of a tuple, 5 collective-permute, 6 collective-broadcast, 7 in-place
- * collective-permute), n, dimension (-1 none), n_groups, group_size, the groups' replica ids,
+ * collective-permute, 8 ragged-all-to-all: one result leaf), n, dimension (-1 none), n_groups, group_size, the groups' replica ids,
  * n_pairs, (source, target) pairs, then per leaf: element bytes, rank, operand dims; for kind
  * 7 then: n_bufs, per buffer (input starts per pair 0/1, output starts per pair 0/1, its
  * slice sizes), and per start-index leaf whether it is signed; then each result leaf's byte
