@@ -11,7 +11,11 @@
  * Reductions keep a register accumulator when the minor dimension is reduced (add/mul with
  * reassociation allowed, so LLVM vectorizes them with several accumulators), and accumulate
  * into the result along the kept minor dimension otherwise (column sums: vector lanes are
- * independent outputs).  Tests: the golden and conformance suites; testdata/passes/fusion_*.
+ * independent outputs).  A multi-output fusion (root = tuple, XLA's form) is one loop too: its
+ * loop outputs share one index space, or its reductions one input's (each folding its element
+ * at every input index, loop outputs of the input's shape stored on the way); each output has
+ * its own buffer.  Tests: the golden and conformance suites (testdata/golden/fusion_*, made by
+ * make_fusion.py), cli.hloc.fusion.
  */
 #include <stdio.h>
 #include <stdlib.h>
