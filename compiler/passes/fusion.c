@@ -561,10 +561,22 @@ static bool sib_shared(const ir_instr *x) {
   return x->op != IR_OP_CONSTANT && computable_array(x->shape) && elements(x->shape) > 1;
 }
 
-/* Tries to merge the groups that read x from outside, pairwise. */
+/* Whether user u reads each element of x at the index of x's own loop: an elementwise op of x's
+ * dimensions, or a reduce of x.  Siblings that read x only elsewhere (slices at different
+ * offsets, XLA's non-overlapping parameter slices) share no element: nothing to gain. */
+static bool reads_at_own_index(const ir_instr *u, const ir_instr *x) {
+  if (u->op == IR_OP_REDUCE)
+    return u->operands[0] == x;
+  return (ir_opcode_table[u->op].flags & OPF_ELEMENTWISE) && ir_shape_same_dims(u->shape, x->shape);
+}
+
+/* Tries to merge the groups that read x from outside, at the elements' own index, pairwise:
+ * one pass then reads each element of x once for all of them. */
 static void sib_merge_readers(const fuser *z, siblings *s, const ir_instr *x, int *readers) {
   int n = 0;
   for (int u = 0; u < x->n_users; u++) {
+    if (!reads_at_own_index(x->users[u], x))
+      continue;
     const membership *mu = &z->mem[x->users[u]->id];
     for (int k = 0; k < mu->n; k++) {
       int g = mu->groups[k];
@@ -578,7 +590,7 @@ static void sib_merge_readers(const fuser *z, siblings *s, const ir_instr *x, in
   for (int i = 0; i < n; i++)
     for (int j = i + 1; j < n; j++) {
       int a = sib_find(s, readers[i]), b = sib_find(s, readers[j]);
-      if (a == b || !sib_compatible(s, a, b) || s->budget <= 0)
+      if (a == b || !sib_compatible(s, a, b) || !ir_shape_same_dims(x->shape, s->space[a]) || s->budget <= 0)
         continue;
       s->budget -= 2;
       if (!sib_reaches(z, s, a, b) && !sib_reaches(z, s, b, a))
