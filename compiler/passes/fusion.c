@@ -15,7 +15,7 @@
  * `<root>.fused_computation` and a `fusion` instruction in the root's place; DCE then drops
  * the members.  A dot or convolution read by one elementwise member of a loop group at its own
  * index (bias, activation) joins it: kOutput.  Then siblings merge (multi-output fusion): groups
- * reading the same operand whose outputs one loop computes (kLoop roots of one shape,
+ * reading the same operand at its elements' own index, whose outputs one loop computes (kLoop roots of one shape,
  * reductions of one input shape over the same dimensions, a kLoop root of the shape of a
  * row reduction's input) and neither of which reaches the other; their fusion's root is a
  * tuple and users read get-tuple-elements.  Existing fusions (XLA's optimized dumps) are kept
