@@ -83,6 +83,10 @@ case $case_name in
       grep -q '^  %a = f32\[64,64\]{1,0} exponential(' mof_siblings_dependent.hlo &&
       grep -q ' = (f32\[64,64\]{1,0}, f32\[64,64\]{1,0}, f32\[64,64\]{1,0}) fusion(f32\[64,64\]{1,0} %x, f32\[64,64\]{1,0} %a, f32\[64,64\]{1,0} %d)' mof_siblings_dependent.hlo ||
       { cat mof_siblings_dependent.hlo; fail "dependent siblings"; }
+    # Siblings reading different slices of one operand share none of its elements: no merge.
+    "$hloc" "$src/testdata/golden/fusion_mof_slices_apart/model.hlo" --emit=hlo --after-passes -o slices.hlo || fail "slices: fuse"
+    [ "$(grep -c ' fusion(' slices.hlo)" = 2 ] && ! grep -q ' = (.*) fusion(' slices.hlo ||
+      { cat slices.hlo; fail "siblings reading different slices were merged"; }
     # XLA's own multi-output fusions compile as one kernel each, not as calls of their fused
     # computations (no kernel per fused instruction, no buffer for one).
     "$hloc" "$src/testdata/golden/fusion_mof_xla_prefused/model.hlo" -o mofx.so --dump-dir mofx || fail "XLA multi-output fusions: compile"

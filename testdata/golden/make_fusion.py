@@ -16,8 +16,8 @@ or convolution with its epilogue, and one that must not fuse), and the buffer as
 in-place cases (dynamic-update-slice chains, a while loop's pass-through state and its
 scan-shaped updates), and multi-output fusions of siblings that read the same input (kLoop
 outputs of one shape, reductions over the same dimensions, a loop output with a row
-reduction, siblings that must not merge because one depends on the other, and XLA's own
-tuple-rooted fusions).
+reduction, siblings that must not merge because one depends on the other or because they
+read different slices of their operand, and XLA's own tuple-rooted fusions).
 
 Run:  /usr/bin/python3 testdata/golden/make_fusion.py
 """
@@ -572,6 +572,26 @@ ENTRY %main (x: f32[64,48], w: f32[48]) -> (f32[64], f32[64], f32[64,48], f32[64
          {"rtol": 1e-5, "atol": 1e-5})
 
 
+def mof_slices_apart():
+    """Siblings that read one operand only through slices at different offsets share no
+    element of it: they stay apart (XLA's non-overlapping parameter slices)."""
+    rng = np.random.default_rng(26)
+    x = f32(rng.standard_normal((64, 96)))
+    hlo = """HloModule mof_slices_apart
+
+ENTRY main {
+  x = f32[64,96] parameter(0)
+  lo = f32[64,48] slice(x), slice={[0:64], [0:48]}
+  hi = f32[64,48] slice(x), slice={[0:64], [48:96]}
+  a = f32[64,48] exponential(lo)
+  b = f32[64,48] tanh(hi)
+  ROOT out = (f32[64,48], f32[64,48]) tuple(a, b)
+}
+"""
+    xd = x.astype(np.float64)
+    case("mof_slices_apart", hlo, [x], [f32(np.exp(xd[:, :48])), f32(np.tanh(xd[:, 48:]))], {"rtol": 1e-6, "atol": 1e-6})
+
+
 def main():
     softmax()
     layernorm()
@@ -589,6 +609,7 @@ def main():
     mof_reduce_with_loop()
     mof_siblings_dependent()
     mof_xla_prefused()
+    mof_slices_apart()
 
 
 if __name__ == "__main__":
