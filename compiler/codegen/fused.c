@@ -731,7 +731,8 @@ static void accumulate_outputs(fz *z, fz_index *idx, LLVMValueRef *acc, LLVMValu
       continue;
     LLVMValueRef v = value_at(z, o->operands[0], idx);
     ir_etype et = o->shape->et;
-    LLVMValueRef a = acc[k] ? LLVMBuildLoad2(b, cg_compute_type(z->f->cm, et), acc[k], "a") : cg_load(z->f, et, z->out_ptr[k], out_at);
+    LLVMValueRef a = acc[k] ? LLVMBuildLoad2(b, cg_compute_type(z->f->cm, et), acc[k], "a")
+                            : cg_load(z->f, et, z->out_ptr[k], out_at);
     LLVMValueRef r = combine(z, o, a, v, reassoc);
     if (acc[k])
       LLVMBuildStore(b, r, acc[k]);

@@ -26,21 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "passes/fusion_siblings.h"
 #include "passes/pass_names.h"
 #include "passes/passes.h"
 
-enum {
-  FUSION_MAX_CONCAT_OPERANDS = 8,
-  FUSION_MAX_OUTPUTS = 8,         /* outputs of one multi-output fusion */
-  FUSION_SIBLING_CHECKS = 256,    /* reachability searches per computation */
-  FUSION_KEY_STRIDE = 64,         /* sort keys: an original position times this */
-};
+enum { FUSION_MAX_CONCAT_OPERANDS = 8 };
 
-/* Groups an instruction belongs to: one, or several for cheap duplicated producers. */
-typedef struct membership {
-  int *groups;
-  int n, cap;
-} membership;
+typedef fusion_membership membership;
 
 typedef struct fuser {
   ir_module *m;
@@ -107,12 +99,7 @@ static bool expensive(const ir_instr *in) {
   }
 }
 
-static bool in_group(const membership *m, int g) {
-  for (int i = 0; i < m->n; i++)
-    if (m->groups[i] == g)
-      return true;
-  return false;
-}
+static bool in_group(const membership *m, int g) { return fusion_membership_has(m, g); }
 
 static bool add_group(membership *m, int g) {
   if (in_group(m, g))
@@ -429,316 +416,6 @@ static hlo_status build_group(fuser *z, group_build *g, const char *kind, ir_ins
   return st ? st : remember_made(z, fc);
 }
 
-/* ---- multi-output fusion of siblings --------------------------------------------------------- */
-
-/* Groups that read the same operand from outside (siblings) are merged into one fusion with
- * several outputs when one loop can compute them all: kLoop groups whose roots have the same
- * dimensions (one loop writes each output), reductions of inputs with the same dimensions over
- * the same dimensions (one pass over the input accumulates each), and a kLoop group whose root
- * has such an input's dimensions with them (written during that pass).  Row fusions and kOutput
- * groups are left alone.  A merge must not make a cycle: neither set of groups may reach the
- * other through the instructions between them (XLA's multi-output fusion rule). */
-typedef enum { SIB_NONE, SIB_LOOP, SIB_REDUCE } sib_kind;
-
-typedef struct siblings {
-  int n_groups;
-  int *parent;            /* by group: union-find; a set's representative is its last root's group */
-  int *next;              /* by group: the next group of its set (a list from the representative) */
-  sib_kind *kind;         /* by representative */
-  const ir_shape **space; /* by representative: the loop's dimensions (a reduce's input's) */
-  uint64_t *reduced;      /* by representative of a reduce set: its reduced dimensions */
-  int *n_outs;            /* by representative */
-  int *seen;              /* by group: search stamp */
-  int *visited;           /* by instruction: search stamp */
-  ir_instr **stack;
-  int stamp, budget;
-} siblings;
-
-static int sib_find(siblings *s, int g) {
-  while (s->parent[g] != g) {
-    s->parent[g] = s->parent[s->parent[g]];
-    g = s->parent[g];
-  }
-  return g;
-}
-
-/* What one loop over group g's iteration space can merge it with (SIB_NONE: nothing). */
-static void sib_classify(const fuser *z, siblings *s) {
-  for (int g = 0; g < s->n_groups; g++) {
-    const ir_instr *root = z->c->instrs[z->roots[g]];
-    bool red = root->op == IR_OP_REDUCE;
-    s->kind[g] = red ? SIB_REDUCE : SIB_LOOP;
-    s->space[g] = red ? root->operands[0]->shape : root->shape;
-    for (int k = 0; red && k < root->attrs.dimensions.n; k++)
-      s->reduced[g] |= 1ull << root->attrs.dimensions.v[k];
-    if (s->space[g]->rank > 64)
-      s->kind[g] = SIB_NONE;
-  }
-  for (int i = 0; i < z->c->n_instrs; i++) {
-    const ir_instr *x = z->c->instrs[i];
-    bool other = x->op == IR_OP_DOT || x->op == IR_OP_CONVOLUTION;
-    for (int k = 0; k < z->mem[i].n; k++)
-      if (other || (x->op == IR_OP_REDUCE && z->roots[z->mem[i].groups[k]] != i))
-        s->kind[z->mem[i].groups[k]] = SIB_NONE; /* kOutput or row fusion */
-  }
-}
-
-static bool sib_compatible(const siblings *s, int a, int b) {
-  if (s->kind[a] == SIB_NONE || s->kind[b] == SIB_NONE || s->n_outs[a] + s->n_outs[b] > FUSION_MAX_OUTPUTS ||
-      !ir_shape_same_dims(s->space[a], s->space[b]))
-    return false;
-  if (s->kind[a] == SIB_REDUCE && s->kind[b] == SIB_REDUCE)
-    return s->reduced[a] == s->reduced[b];
-  /* A loop joins a reduction's pass over the input only when that pass runs over rows (the
-   * minor dimension reduced), which splits over threads as the loop would; a column pass
-   * splits only by blocks of the kept minor dimension. */
-  int r = s->kind[a] == SIB_REDUCE ? a : s->kind[b] == SIB_REDUCE ? b : -1;
-  return r < 0 || (s->reduced[r] >> (s->space[r]->rank - 1) & 1);
-}
-
-/* Pushes the outputs of set r (its groups' roots) once per search. */
-static void sib_push_set(const fuser *z, siblings *s, int r, int *sp) {
-  if (s->seen[r] == s->stamp)
-    return;
-  s->seen[r] = s->stamp;
-  for (int g = r; g >= 0; g = s->next[g]) {
-    ir_instr *root = z->c->instrs[z->roots[g]];
-    if (s->visited[root->id] != s->stamp) {
-      s->visited[root->id] = s->stamp;
-      s->stack[(*sp)++] = root;
-    }
-  }
-}
-
-/* Whether set b depends on set a's outputs: a search from a's roots along users, where reaching
- * a member of a set continues from that set's outputs (its fusion's results). */
-static bool sib_reaches(const fuser *z, siblings *s, int a, int b) {
-  s->stamp++;
-  int sp = 0;
-  sib_push_set(z, s, a, &sp);
-  while (sp) {
-    ir_instr *v = s->stack[--sp];
-    for (int u = 0; u < v->n_users; u++) {
-      ir_instr *y = v->users[u];
-      const membership *my = &z->mem[y->id];
-      for (int k = 0; k < my->n; k++) {
-        int r = sib_find(s, my->groups[k]);
-        if (r == b)
-          return true;
-        if (r != a)
-          sib_push_set(z, s, r, &sp);
-      }
-      if (my->n == 0 && s->visited[y->id] != s->stamp) {
-        s->visited[y->id] = s->stamp;
-        s->stack[sp++] = y;
-      }
-    }
-  }
-  return false;
-}
-
-static void sib_union(siblings *s, int a, int b) {
-  int r = a < b ? a : b, o = a < b ? b : a; /* groups are numbered from the end: r's root is last */
-  if (s->kind[o] == SIB_REDUCE) {
-    s->kind[r] = SIB_REDUCE;
-    s->reduced[r] = s->reduced[o];
-  }
-  s->n_outs[r] += s->n_outs[o];
-  s->parent[o] = r;
-  /* Keep the list in group order: r's list and o's interleave by number. */
-  int head = -1, *at = &head, x = r, y = o;
-  while (x >= 0 || y >= 0) {
-    int *pick = y < 0 || (x >= 0 && x < y) ? &x : &y;
-    *at = *pick;
-    at = &s->next[*pick];
-    *pick = s->next[*pick];
-  }
-  *at = -1;
-}
-
-/* An operand worth sharing: an array of more than one element that is not a constant. */
-static bool sib_shared(const ir_instr *x) {
-  return x->op != IR_OP_CONSTANT && computable_array(x->shape) && elements(x->shape) > 1;
-}
-
-/* Whether user u reads each element of x at the index of x's own loop: an elementwise op of x's
- * dimensions, or a reduce of x.  Siblings that read x only elsewhere (slices at different
- * offsets, XLA's non-overlapping parameter slices) share no element: nothing to gain. */
-static bool reads_at_own_index(const ir_instr *u, const ir_instr *x) {
-  if (u->op == IR_OP_REDUCE)
-    return u->operands[0] == x;
-  return (ir_opcode_table[u->op].flags & OPF_ELEMENTWISE) && ir_shape_same_dims(u->shape, x->shape);
-}
-
-/* Tries to merge the groups that read x from outside, at the elements' own index, pairwise:
- * one pass then reads each element of x once for all of them. */
-static void sib_merge_readers(const fuser *z, siblings *s, const ir_instr *x, int *readers) {
-  int n = 0;
-  for (int u = 0; u < x->n_users; u++) {
-    if (!reads_at_own_index(x->users[u], x))
-      continue;
-    const membership *mu = &z->mem[x->users[u]->id];
-    for (int k = 0; k < mu->n; k++) {
-      int g = mu->groups[k];
-      bool dup = in_group(&z->mem[x->id], g);
-      for (int j = 0; j < n && !dup; j++)
-        dup = readers[j] == g;
-      if (!dup)
-        readers[n++] = g;
-    }
-  }
-  for (int i = 0; i < n; i++)
-    for (int j = i + 1; j < n; j++) {
-      int a = sib_find(s, readers[i]), b = sib_find(s, readers[j]);
-      if (a == b || !sib_compatible(s, a, b) || !ir_shape_same_dims(x->shape, s->space[a]) || s->budget <= 0)
-        continue;
-      s->budget -= 2;
-      if (!sib_reaches(z, s, a, b) && !sib_reaches(z, s, b, a))
-        sib_union(s, a, b);
-    }
-}
-
-static void sib_free(siblings *s) {
-  free(s->next);
-  free(s->kind);
-  free(s->space);
-  free(s->reduced);
-  free(s->n_outs);
-  free(s->seen);
-  free(s->visited);
-  free(s->stack);
-}
-
-/* Decides the merges; s->parent (by group) says which set each group belongs to. */
-static hlo_status merge_siblings(const fuser *z, siblings *s, int n_groups) {
-  int n = z->c->n_instrs;
-  size_t ng = (size_t)n_groups + 1;
-  s->n_groups = n_groups;
-  s->budget = FUSION_SIBLING_CHECKS;
-  s->next = malloc(ng * sizeof *s->next);
-  s->kind = calloc(ng, sizeof *s->kind);
-  s->space = calloc(ng, sizeof *s->space);
-  s->reduced = calloc(ng, sizeof *s->reduced);
-  s->n_outs = malloc(ng * sizeof *s->n_outs);
-  s->seen = calloc(ng, sizeof *s->seen);
-  s->visited = calloc((size_t)n + 1, sizeof *s->visited);
-  s->stack = malloc(((size_t)n + 1) * sizeof *s->stack);
-  int *readers = malloc(ng * sizeof *readers);
-  if (!s->next || !s->kind || !s->space || !s->reduced || !s->n_outs || !s->seen || !s->visited ||
-      !s->stack || !readers) {
-    free(readers);
-    return oom();
-  }
-  for (int g = 0; g < n_groups; g++) {
-    s->next[g] = -1;
-    s->n_outs[g] = 1;
-  }
-  bool control = false;
-  for (int i = 0; i < n; i++)
-    control |= z->c->instrs[i]->common.n_control_predecessors > 0;
-  sib_classify(z, s);
-  for (int i = 0; i < n && !control; i++)
-    if (sib_shared(z->c->instrs[i]))
-      sib_merge_readers(z, s, z->c->instrs[i], readers);
-  free(readers);
-  return NULL;
-}
-
-/* ---- ordering after multi-output fusion --------------------------------------------------------- */
-
-/* A binary min-heap of positions by key. */
-static void heap_push(int *h, int *n, const int64_t *key, int v) {
-  int i = (*n)++;
-  for (; i > 0 && key[h[(i - 1) / 2]] > key[v]; i = (i - 1) / 2)
-    h[i] = h[(i - 1) / 2];
-  h[i] = v;
-}
-
-static int heap_pop(int *h, int *n, const int64_t *key) {
-  int top = h[0], v = h[--*n], i = 0;
-  for (;;) {
-    int c = 2 * i + 1;
-    if (c >= *n)
-      break;
-    if (c + 1 < *n && key[h[c + 1]] < key[h[c]])
-      c++;
-    if (key[h[c]] >= key[v])
-      break;
-    h[i] = h[c];
-    i = c;
-  }
-  if (*n)
-    h[i] = v;
-  return top;
-}
-
-/* Puts c's instructions in an order where each follows its operands and control predecessors,
- * keeping their order otherwise: a multi-output fusion sits at its last output's place, so the
- * users of its earlier outputs (now of get-tuple-elements appended at the end) move after it.
- * The first n_orig positions keep their order; an appended get-tuple-element follows its
- * fusion. */
-static hlo_status sort_after_multi_output(ir_computation *c, int n_orig) {
-  int n = c->n_instrs;
-  for (int i = 0; i < n; i++)
-    c->instrs[i]->id = i;
-  int64_t *key = malloc(((size_t)n + 1) * sizeof *key);
-  int *indeg = calloc((size_t)n + 1, sizeof *indeg), *start = calloc((size_t)n + 2, sizeof *start);
-  int *edges = NULL, *heap = malloc(((size_t)n + 1) * sizeof *heap);
-  ir_instr **order = malloc(((size_t)n + 1) * sizeof *order);
-  hlo_status st = key && indeg && start && heap && order ? NULL : oom();
-  for (int i = 0; i < n && !st; i++) {
-    ir_instr *x = c->instrs[i];
-    key[i] = i < n_orig ? (int64_t)i * FUSION_KEY_STRIDE
-                        : (int64_t)x->operands[0]->id * FUSION_KEY_STRIDE + 1 + x->attrs.u.tuple_index;
-    indeg[i] = x->n_operands + x->common.n_control_predecessors;
-    for (int k = 0; k < x->n_operands; k++)
-      start[x->operands[k]->id + 1]++;
-    for (int k = 0; k < x->common.n_control_predecessors; k++)
-      start[x->common.control_predecessors[k]->id + 1]++;
-  }
-  for (int i = 0; i < n && !st; i++)
-    start[i + 1] += start[i];
-  edges = st ? NULL : malloc(((size_t)start[n] + 1) * sizeof *edges);
-  int *fill = st || !edges ? NULL : calloc((size_t)n + 1, sizeof *fill);
-  if (!st && !fill)
-    st = oom();
-  for (int i = 0; i < n && !st; i++) {
-    ir_instr *x = c->instrs[i];
-    for (int k = 0; k < x->n_operands; k++)
-      edges[start[x->operands[k]->id] + fill[x->operands[k]->id]++] = i;
-    for (int k = 0; k < x->common.n_control_predecessors; k++) {
-      int p = x->common.control_predecessors[k]->id;
-      edges[start[p] + fill[p]++] = i;
-    }
-  }
-  int hn = 0, done = 0;
-  for (int i = 0; i < n && !st; i++)
-    if (!indeg[i])
-      heap_push(heap, &hn, key, i);
-  while (hn && !st) {
-    int v = heap_pop(heap, &hn, key);
-    order[done++] = c->instrs[v];
-    for (int e = start[v]; e < start[v + 1]; e++)
-      if (--indeg[edges[e]] == 0)
-        heap_push(heap, &hn, key, edges[e]);
-  }
-  if (!st && done != n)
-    st = hlo_status_make(HLO_INTERNAL, "fusion: internal error: a multi-output fusion made a cycle in '%s'", c->name.p);
-  if (!st) {
-    memcpy(c->instrs, order, (size_t)n * sizeof *order);
-    for (int i = 0; i < n; i++)
-      c->instrs[i]->id = i;
-  }
-  free(key);
-  free(indeg);
-  free(start);
-  free(edges);
-  free(fill);
-  free(heap);
-  free(order);
-  return st;
-}
-
 /* ---- one computation ------------------------------------------------------------------------- */
 
 static hlo_status assign_groups(fuser *z, int *n_groups, int **roots) {
@@ -764,16 +441,16 @@ static hlo_status assign_groups(fuser *z, int *n_groups, int **roots) {
 }
 
 /* Whether instruction i belongs to the set whose representative is r. */
-static bool in_set(const fuser *z, siblings *s, int i, int r) {
+static bool in_set(const fuser *z, fusion_siblings *s, int i, int r) {
   for (int k = 0; k < z->mem[i].n; k++)
-    if (sib_find(s, z->mem[i].groups[k]) == r)
+    if (fusion_siblings_find(s, z->mem[i].groups[k]) == r)
       return true;
   return false;
 }
 
 /* Builds the fusion of set r (its members into g->members): returns the status; *multi says
  * whether it has several outputs. */
-static hlo_status build_set(fuser *z, siblings *s, group_build *g, int r, ir_instr **outs, bool *multi) {
+static hlo_status build_set(fuser *z, fusion_siblings *s, group_build *g, int r, ir_instr **outs, bool *multi) {
   ir_computation *c = z->c;
   g->n_members = 0;
   for (int i = 0; i <= z->roots[r]; i++)
@@ -805,20 +482,15 @@ static hlo_status fuse_computation(fuser *z, ir_computation *c) {
   g.outside = malloc(((size_t)n + 1) * sizeof *g.outside);
   g.clone = calloc(2 * (size_t)n + 2, sizeof *g.clone); /* room for get-tuple-elements */
   ir_instr **outs = malloc(((size_t)n + 1) * sizeof *outs);
-  siblings s = {0};
+  fusion_siblings s = {0};
   int n_groups = 0, *roots = NULL;
   hlo_status st = z->mem && g.members && g.outside && g.clone && outs ? assign_groups(z, &n_groups, &roots) : oom();
-  s.parent = st ? NULL : malloc(((size_t)n_groups + 1) * sizeof *s.parent);
-  if (!st && !s.parent)
-    st = oom();
-  for (int gi = 0; !st && gi < n_groups; gi++)
-    s.parent[gi] = gi;
   if (!st)
-    st = merge_siblings(z, &s, n_groups);
+    st = fusion_siblings_merge(&s, c, z->mem, roots, n_groups);
   /* Groups were numbered from the end; build them in computation order of their roots. */
   bool multi = false;
   for (int gi = n_groups - 1; gi >= 0 && !st; gi--) {
-    if (sib_find(&s, gi) != gi)
+    if (fusion_siblings_find(&s, gi) != gi)
       continue; /* built with the set of its siblings */
     bool m = false;
     memset(g.clone, 0, (2 * (size_t)n + 2) * sizeof *g.clone);
@@ -826,7 +498,7 @@ static hlo_status fuse_computation(fuser *z, ir_computation *c) {
     multi |= m;
   }
   if (!st && multi)
-    st = sort_after_multi_output(c, n);
+    st = fusion_siblings_sort(c, n);
   for (int i = 0; i < n && z->mem; i++)
     free(z->mem[i].groups);
   free(z->mem);
@@ -836,8 +508,7 @@ static hlo_status fuse_computation(fuser *z, ir_computation *c) {
   free(g.outside);
   free(g.clone);
   free(outs);
-  free(s.parent);
-  sib_free(&s);
+  fusion_siblings_free(&s);
   return st;
 }
 
