@@ -90,9 +90,10 @@ case $case_name in
     # XLA's own multi-output fusions compile as one kernel each, not as calls of their fused
     # computations (no kernel per fused instruction, no buffer for one).
     "$hloc" "$src/testdata/golden/fusion_mof_xla_prefused/model.hlo" -o mofx.so --dump-dir mofx || fail "XLA multi-output fusions: compile"
-    [ "$(grep -c '^define internal ptr @hlo.kernel\.' mofx/llvm-before-opt.ll)" = 2 ] &&
+    [ "$(grep -c '^define internal ptr @hlo.kernel\.' mofx/llvm-before-opt.ll)" = 3 ] &&
       grep -q '^define internal ptr @hlo.kernel.main.fusion(' mofx/llvm-before-opt.ll &&
       grep -q '^define internal ptr @hlo.kernel.main.fusion.1(' mofx/llvm-before-opt.ll &&
+      grep -q '^define internal ptr @hlo.kernel.main.fusion.2(' mofx/llvm-before-opt.ll &&
       ! grep -q '^  %\(multiply\|broadcast\)\.1:' mofx/buffer-assignment.txt ||
       { grep '^define' mofx/llvm-before-opt.ll; cat mofx/buffer-assignment.txt; fail "XLA multi-output fusions are not one kernel each"; }
     ;;

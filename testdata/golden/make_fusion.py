@@ -531,8 +531,9 @@ ENTRY main {
 
 def mof_xla_prefused():
     """XLA's own multi-output fusions, as its after-optimization dumps print them: a kInput
-    fusion whose root is a tuple of two reductions of one input, and a kLoop fusion whose root
-    is a tuple of two loops, each output read through get-tuple-element."""
+    fusion whose root is a tuple of two reductions of one input, a kLoop fusion whose root is a
+    tuple of two loops, and a kInput fusion of a column reduction with a loop of its input's
+    shape, each output read through get-tuple-element."""
     rng = np.random.default_rng(25)
     x = f32(rng.standard_normal((64, 48)))
     w = f32(rng.standard_normal(48))
@@ -555,7 +556,15 @@ def mof_xla_prefused():
   ROOT %tuple.2 = (f32[64,48]{1,0}, f32[64,48]{1,0}) tuple(f32[64,48]{1,0} %add.1, f32[64,48]{1,0} %tanh.1)
 }
 
-ENTRY %main (x: f32[64,48], w: f32[48]) -> (f32[64], f32[64], f32[64,48], f32[64,48]) {
+%fused_computation.2 (param_0.2: f32[64,48]) -> (f32[48], f32[64,48]) {
+  %param_0.2 = f32[64,48]{1,0} parameter(0)
+  %constant.2 = f32[] constant(0)
+  %reduce.3 = f32[48]{0} reduce(f32[64,48]{1,0} %param_0.2, f32[] %constant.2), dimensions={0}, to_apply=%add
+  %multiply.2 = f32[64,48]{1,0} multiply(f32[64,48]{1,0} %param_0.2, f32[64,48]{1,0} %param_0.2)
+  ROOT %tuple.3 = (f32[48]{0}, f32[64,48]{1,0}) tuple(f32[48]{0} %reduce.3, f32[64,48]{1,0} %multiply.2)
+}
+
+ENTRY %main (x: f32[64,48], w: f32[48]) -> (f32[64], f32[64], f32[64,48], f32[64,48], f32[48], f32[64,48]) {
   %x = f32[64,48]{1,0} parameter(0)
   %w = f32[48]{0} parameter(1)
   %fusion = (f32[64]{0}, f32[64]{0}) fusion(f32[64,48]{1,0} %x), kind=kInput, calls=%fused_computation
@@ -564,12 +573,15 @@ ENTRY %main (x: f32[64,48], w: f32[48]) -> (f32[64], f32[64], f32[64,48], f32[64
   %fusion.1 = (f32[64,48]{1,0}, f32[64,48]{1,0}) fusion(f32[64,48]{1,0} %x, f32[48]{0} %w), kind=kLoop, calls=%fused_computation.1
   %get-tuple-element.2 = f32[64,48]{1,0} get-tuple-element((f32[64,48]{1,0}, f32[64,48]{1,0}) %fusion.1), index=0
   %get-tuple-element.3 = f32[64,48]{1,0} get-tuple-element((f32[64,48]{1,0}, f32[64,48]{1,0}) %fusion.1), index=1
-  ROOT %tuple = (f32[64]{0}, f32[64]{0}, f32[64,48]{1,0}, f32[64,48]{1,0}) tuple(%get-tuple-element, %get-tuple-element.1, %get-tuple-element.2, %get-tuple-element.3)
+  %fusion.2 = (f32[48]{0}, f32[64,48]{1,0}) fusion(f32[64,48]{1,0} %x), kind=kInput, calls=%fused_computation.2
+  %get-tuple-element.4 = f32[48]{0} get-tuple-element((f32[48]{0}, f32[64,48]{1,0}) %fusion.2), index=0
+  %get-tuple-element.5 = f32[64,48]{1,0} get-tuple-element((f32[48]{0}, f32[64,48]{1,0}) %fusion.2), index=1
+  ROOT %tuple = (f32[64]{0}, f32[64]{0}, f32[64,48]{1,0}, f32[64,48]{1,0}, f32[48]{0}, f32[64,48]{1,0}) tuple(%get-tuple-element, %get-tuple-element.1, %get-tuple-element.2, %get-tuple-element.3, %get-tuple-element.4, %get-tuple-element.5)
 }
 """)
     xd = x.astype(np.float64)
-    case("mof_xla_prefused", hlo, [x, w], [f32(xd.sum(1)), f32((xd * xd).sum(1)), f32(xd + w), f32(np.tanh(xd))],
-         {"rtol": 1e-5, "atol": 1e-5})
+    case("mof_xla_prefused", hlo, [x, w], [f32(xd.sum(1)), f32((xd * xd).sum(1)), f32(xd + w), f32(np.tanh(xd)),
+                                          f32(xd.sum(0)), f32(xd * xd)], {"rtol": 1e-5, "atol": 1e-5})
 
 
 def mof_slices_apart():
