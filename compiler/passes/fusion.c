@@ -14,12 +14,12 @@
  * multiply the work of the fused loop per level.  Each group of two or more becomes a computation
  * `<root>.fused_computation` and a `fusion` instruction in the root's place; DCE then drops
  * the members.  A dot or convolution read by one elementwise member of a loop group at its own
- * index (bias, activation) joins it: kOutput.  Then siblings merge (multi-output fusion): groups
- * reading the same operand at its elements' own index, whose outputs one loop computes (kLoop roots of one shape,
- * reductions of one input shape over the same dimensions, a kLoop root of the shape of a
- * row reduction's input) and neither of which reaches the other; their fusion's root is a
- * tuple and users read get-tuple-elements.  Existing fusions (XLA's optimized dumps) are kept
- * as written.
+ * index (bias, activation) joins it: kOutput.  Then siblings merge (multi-output fusion,
+ * fusion_siblings.c): groups reading the same operand at its elements' own index whose outputs
+ * one loop computes (kLoop roots of one shape, reductions of one input shape over the same
+ * dimensions, a kLoop root of the shape of a row reduction's input) and neither of which
+ * reaches the other; their fusion's root is a tuple and users read get-tuple-elements.
+ * Existing fusions (XLA's optimized dumps) are kept as written.
  * Tests: testdata/golden/fusion_* (make_fusion.py; cli.hloc.fusion checks the printed modules),
  * the golden and conformance suites.
  */
