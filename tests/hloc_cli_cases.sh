@@ -60,6 +60,42 @@ case $case_name in
     # holds one f32[1024,64] buffer (%a's), not four.
     "$hloc" "$src/testdata/golden/fusion_in_place_updates/model.hlo" -o ipu.so --dump-dir ipu || fail "in-place: compile"
     [ "$(grep -c 'f32\[1024,64\]' ipu/buffer-assignment.txt)" = 1 ] || { cat ipu/buffer-assignment.txt; fail "dynamic-update-slice chain is not in place"; }
+    # Multi-output fusion of siblings: the fused computation's root is a tuple of the outputs,
+    # which the fusion's users read through get-tuple-element; the printed module verifies
+    # under --strict and fuses nothing more when compiled again.
+    for c in mof_loop_siblings mof_reduce_siblings mof_reduce_with_loop mof_siblings_dependent; do
+      "$hloc" "$src/testdata/golden/fusion_$c/model.hlo" --emit=hlo --after-passes -o $c.hlo || fail "$c: fuse"
+      "$hloc" $c.hlo --emit=none --strict || fail "$c: the fused module does not verify under --strict"
+      "$hloc" $c.hlo --emit=hlo --after-passes -o $c.again.hlo || fail "$c: refuse"
+      [ "$(grep -c ' fusion(' $c.again.hlo)" = "$(grep -c ' fusion(' $c.hlo)" ] || fail "$c: fused again"
+    done
+    grep -q '^  ROOT %[a-z0-9.]* = (f32\[300,200\]{1,0}, f32\[300,200\]{1,0}, s32\[300,200\]{1,0}) tuple(' mof_loop_siblings.hlo &&
+      [ "$(grep -c ' fusion(.*kind=kLoop' mof_loop_siblings.hlo)" = 1 ] && [ "$(grep -c ' fusion(' mof_loop_siblings.hlo)" = 1 ] &&
+      [ "$(grep -c ' = [fs]32\[300,200\]{1,0} get-tuple-element(' mof_loop_siblings.hlo)" = 3 ] ||
+      { cat mof_loop_siblings.hlo; fail "the three loop siblings are not one tuple-rooted kLoop fusion"; }
+    [ "$(grep -c ' = (f32\[[0-9]*\]{0}, f32\[[0-9]*\]{0}) fusion(.*kind=kInput' mof_reduce_siblings.hlo)" = 3 ] &&
+      [ "$(grep -c ' fusion(' mof_reduce_siblings.hlo)" = 3 ] ||
+      { cat mof_reduce_siblings.hlo; fail "each pair of sibling reductions is not one two-output kInput fusion"; }
+    [ "$(grep -c ' = (f32\[512\]{0}, f32\[512,130\]{1,0}, f32\[512\]{0}) fusion(.*kind=kInput' mof_reduce_with_loop.hlo)" = 1 ] ||
+      { cat mof_reduce_with_loop.hlo; fail "the row reductions and the loop of their input's shape are not one fusion"; }
+    # %a is read by %b directly and by %e through a dot: it must stay out of their fusion.
+    [ "$(grep -c ' fusion(' mof_siblings_dependent.hlo)" = 1 ] &&
+      grep -q '^  %a = f32\[64,64\]{1,0} exponential(' mof_siblings_dependent.hlo &&
+      grep -q ' = (f32\[64,64\]{1,0}, f32\[64,64\]{1,0}, f32\[64,64\]{1,0}) fusion(f32\[64,64\]{1,0} %x, f32\[64,64\]{1,0} %a, f32\[64,64\]{1,0} %d)' mof_siblings_dependent.hlo ||
+      { cat mof_siblings_dependent.hlo; fail "dependent siblings"; }
+    # Siblings reading different slices of one operand share none of its elements: no merge.
+    "$hloc" "$src/testdata/golden/fusion_mof_slices_apart/model.hlo" --emit=hlo --after-passes -o slices.hlo || fail "slices: fuse"
+    [ "$(grep -c ' fusion(' slices.hlo)" = 2 ] && ! grep -q ' = (.*) fusion(' slices.hlo ||
+      { cat slices.hlo; fail "siblings reading different slices were merged"; }
+    # XLA's own multi-output fusions compile as one kernel each, not as calls of their fused
+    # computations (no kernel per fused instruction, no buffer for one).
+    "$hloc" "$src/testdata/golden/fusion_mof_xla_prefused/model.hlo" -o mofx.so --dump-dir mofx || fail "XLA multi-output fusions: compile"
+    [ "$(grep -c '^define internal ptr @hlo.kernel\.' mofx/llvm-before-opt.ll)" = 3 ] &&
+      grep -q '^define internal ptr @hlo.kernel.main.fusion(' mofx/llvm-before-opt.ll &&
+      grep -q '^define internal ptr @hlo.kernel.main.fusion.1(' mofx/llvm-before-opt.ll &&
+      grep -q '^define internal ptr @hlo.kernel.main.fusion.2(' mofx/llvm-before-opt.ll &&
+      ! grep -q '^  %\(multiply\|broadcast\)\.1:' mofx/buffer-assignment.txt ||
+      { grep '^define' mofx/llvm-before-opt.ll; cat mofx/buffer-assignment.txt; fail "XLA multi-output fusions are not one kernel each"; }
     ;;
   header_once)
     # --header with the .so: the module is loaded once, so the elided-constants note is

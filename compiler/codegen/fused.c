@@ -13,7 +13,11 @@
  * into the result along the kept minor dimension otherwise (column sums: vector lanes are
  * independent outputs), or, when the reduced dimensions are the outer ones and the result
  * small, split over blocks of rows with one partial each in the kernel's scratch (split_parts).
- * Tests: the golden and conformance suites; testdata/passes/fusion_*; golden split_reduce_*.
+ * A multi-output fusion (root = tuple, XLA's form) is one loop too: its
+ * loop outputs share one index space, or its reductions one input's (each folding its element
+ * at every input index, loop outputs of the input's shape stored on the way); each output has
+ * its own buffer.  Tests: the golden and conformance suites (testdata/golden/fusion_*, made by
+ * make_fusion.py; split_reduce_*, made by make_split_reduce.py), cli.hloc.fusion.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +49,10 @@ typedef struct fz_index {
 typedef struct fz {
   cg_function *f;
   ir_computation *comp;
-  const ir_instr *root;
+  const ir_instr *root;   /* the output whose loop the kernel runs (a reduce, if any) */
+  ir_instr *const *outs;  /* the outputs: the root, or a multi-output fusion's tuple elements */
+  int n_outs;
+  LLVMValueRef *out_ptr;  /* by output: its result buffer in the range function */
   bool *member;           /* by id in comp */
   LLVMValueRef *buffer;   /* by id in comp: leaf pointer of a non-member */
   LLVMValueRef *memo;     /* by id: value at index serial memo_idx[id], generation memo_gen[id] */
@@ -492,6 +499,7 @@ static void fz_deinit(fz *z) {
   free(z->memo_idx);
   free(z->memo_gen);
   free(z->row_value);
+  free(z->out_ptr);
 }
 
 /* Whether every member reads its operands at its own linear index (a 1-D loop suffices). */
@@ -535,46 +543,51 @@ typedef struct fz_buffers {
   const ir_instr *in_out;
 } fz_buffers;
 
-/* Packs ctx, the buffers and `out` into an argument array in f; returns it. */
-static LLVMValueRef pack_args(cg_function *f, const fz_buffers *bufs, LLVMValueRef out) {
+/* Packs ctx, the buffers and the n_outs result buffers into an argument array in f. */
+static LLVMValueRef pack_args(cg_function *f, const fz_buffers *bufs, const LLVMValueRef *outs, int n_outs) {
   cg_module *cm = f->cm;
-  LLVMValueRef argv = cg_entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)bufs->n + 2), "fz.args");
-  LLVMValueRef vals[2] = {f->ctx_arg, out};
-  for (int k = 0; k < bufs->n + 2; k++) {
-    LLVMValueRef v = k == 0 ? vals[0] : k == bufs->n + 1 ? vals[1] : bufs->ptrs[k - 1];
+  int n = bufs->n + n_outs + 1;
+  LLVMValueRef argv = cg_entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)n), "fz.args");
+  for (int k = 0; k < n; k++) {
+    LLVMValueRef v = k == 0 ? f->ctx_arg : k <= bufs->n ? bufs->ptrs[k - 1] : outs[k - 1 - bufs->n];
     LLVMBuildStore(cm->b, v, LLVMBuildGEP2(cm->b, cm->ptr, argv, (LLVMValueRef[]){cg_i64(cm, k)}, 1, ""));
   }
   return argv;
 }
 
-/* In the range function: binds the buffers to the emitter; returns the result pointer. */
-static LLVMValueRef bind_buffers(fz *z, range_fn *r, const fz_buffers *bufs) {
+/* In the range function: binds the buffers and the outputs' result buffers to the emitter. */
+static void bind_buffers(fz *z, range_fn *r, const fz_buffers *bufs) {
   for (int k = 0; k < bufs->n; k++)
     z->buffer[bufs->insts[k]->id] = range_arg(r, 1 + k);
   if (bufs->in_out)
     z->buffer[bufs->in_out->id] = range_arg(r, bufs->n + 1);
-  return range_arg(r, bufs->n + 1);
+  z->out_ptr = calloc((size_t)z->n_outs + 1, sizeof *z->out_ptr);
+  for (int k = 0; k < z->n_outs; k++)
+    z->out_ptr[k] = range_arg(r, bufs->n + 1 + k);
 }
 
-static void store_root(fz *z, LLVMValueRef out, fz_index *idx) {
-  LLVMValueRef v = value_at(z, (ir_instr *)z->root, idx);
-  cg_store(z->f, z->root->shape->et, out, idx_lin(z, idx), v);
+/* Stores every output that is not a reduce at idx (an index of the loop's shape, which they
+ * all have): one loop writes all of a multi-output fusion's outputs, values shared. */
+static void store_outputs(fz *z, fz_index *idx) {
+  for (int k = 0; k < z->n_outs; k++)
+    if (z->outs[k]->op != IR_OP_REDUCE)
+      cg_store(z->f, z->outs[k]->shape->et, z->out_ptr[k], idx_lin(z, idx), value_at(z, z->outs[k], idx));
 }
 
-static void emit_flat(fz *z, range_fn *r, LLVMValueRef out, int64_t n) {
+static void emit_flat(fz *z, range_fn *r, int64_t n) {
   cg_module *cm = z->f->cm;
   LLVMValueRef lo = LLVMBuildMul(cm->b, r->begin, cg_i64(cm, FZ_FLAT_CHUNK), "");
   LLVMValueRef hi = min_i64(cm, LLVMBuildMul(cm->b, r->end, cg_i64(cm, FZ_FLAT_CHUNK), ""), cg_i64(cm, n));
   cg_loop l = loop_from(z->f, lo, hi, "fz.i");
   fz_index idx = idx_local(z, z->root->shape, l.i, NULL);
   z->gen++;
-  store_root(z, out, &idx);
+  store_outputs(z, &idx);
   free(idx.multi);
   loop_end_from(z->f, &l, lo);
 }
 
 /* Rows of the result (all dimensions but the minor one) in [begin, end), the minor in order. */
-static void emit_rows(fz *z, range_fn *r, LLVMValueRef out) {
+static void emit_rows(fz *z, range_fn *r) {
   cg_module *cm = z->f->cm;
   const ir_shape *s = z->root->shape;
   int rank = s->rank;
@@ -589,7 +602,7 @@ static void emit_rows(fz *z, range_fn *r, LLVMValueRef out) {
   mm[rank - 1] = col.i;
   fz_index idx = idx_local(z, s, LLVMBuildAdd(cm->b, base, col.i, ""), mm);
   z->gen++;
-  store_root(z, out, &idx);
+  store_outputs(z, &idx);
   free(mm);
   cg_loop_end(z->f, &col);
   free(m);
@@ -606,7 +619,7 @@ static int64_t tile_units(const ir_shape *s) {
   return pre * tr * tc;
 }
 
-static void emit_tiles(fz *z, range_fn *r, LLVMValueRef out) {
+static void emit_tiles(fz *z, range_fn *r) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *s = z->root->shape;
@@ -631,7 +644,7 @@ static void emit_tiles(fz *z, range_fn *r, LLVMValueRef out) {
   mm[rank - 1] = lj.i;
   fz_index idx = idx_local(z, s, NULL, mm);
   z->gen++;
-  store_root(z, out, &idx);
+  store_outputs(z, &idx);
   free(mm);
   loop_end_from(z->f, &lj, c0);
   loop_end_from(z->f, &li, r0);
@@ -706,20 +719,49 @@ static bool reduced_suffix(const ir_shape *s, const red_dims *d) {
   return true;
 }
 
+/* Each reduce output's initial value (a scalar member or buffer). */
+static LLVMValueRef init_value(fz *z, const ir_instr *red) {
+  fz_index scalar = idx_local(z, red->operands[1]->shape, cg_i64(z->f->cm, 0), NULL);
+  return value_at(z, red->operands[1], &scalar);
+}
+
+/* At input index idx: folds each reduce output's element into its accumulator (acc[k]: a slot,
+ * or NULL for the result element at out_at), and stores every loop output there.  The
+ * outputs of a multi-output fusion thus share one pass over the input and its loaded values. */
+static void accumulate_outputs(fz *z, fz_index *idx, LLVMValueRef *acc, LLVMValueRef out_at, bool reassoc) {
+  LLVMBuilderRef b = z->f->cm->b;
+  for (int k = 0; k < z->n_outs; k++) {
+    ir_instr *o = z->outs[k];
+    if (o->op != IR_OP_REDUCE)
+      continue;
+    LLVMValueRef v = value_at(z, o->operands[0], idx);
+    ir_etype et = o->shape->et;
+    LLVMValueRef a = acc[k] ? LLVMBuildLoad2(b, cg_compute_type(z->f->cm, et), acc[k], "a")
+                            : cg_load(z->f, et, z->out_ptr[k], out_at);
+    LLVMValueRef r = combine(z, o, a, v, reassoc);
+    if (acc[k])
+      LLVMBuildStore(b, r, acc[k]);
+    else
+      cg_store(z->f, et, z->out_ptr[k], out_at, r);
+  }
+  store_outputs(z, idx);
+}
+
 /* Minor dimension reduced: outputs [begin, end), each a register accumulation. */
-static void emit_row_reduce(fz *z, range_fn *r, LLVMValueRef out, const red_dims *d) {
+static void emit_row_reduce(fz *z, range_fn *r, const red_dims *d) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
-  const ir_instr *red = z->root;
-  ir_instr *input = red->operands[0];
-  const ir_shape *s = input->shape;
-  ir_etype et = red->shape->et;
+  const ir_shape *s = z->root->operands[0]->shape;
   bool suffix = reduced_suffix(s, d);
-  LLVMValueRef acc = cg_entry_alloca(z->f, cg_compute_type(cm, et), "acc");
+  LLVMValueRef *acc = calloc((size_t)z->n_outs + 1, sizeof *acc);
+  for (int k = 0; k < z->n_outs; k++)
+    if (z->outs[k]->op == IR_OP_REDUCE)
+      acc[k] = cg_entry_alloca(z->f, cg_compute_type(cm, z->outs[k]->shape->et), "acc");
   cg_loop ko = loop_from(z->f, r->begin, r->end, "red.k");
   z->gen++;
-  fz_index scalar = idx_local(z, red->operands[1]->shape, cg_i64(cm, 0), NULL);
-  LLVMBuildStore(b, value_at(z, red->operands[1], &scalar), acc);
+  for (int k = 0; k < z->n_outs; k++)
+    if (acc[k])
+      LLVMBuildStore(b, init_value(z, z->outs[k]), acc[k]);
   LLVMValueRef *km = new_multi(d->nk);
   cg_unflatten(z->f, ko.i, d->kdims, d->nk, km);
   LLVMValueRef base = LLVMBuildMul(b, ko.i, cg_i64(cm, d->rcount), "");
@@ -731,26 +773,26 @@ static void emit_row_reduce(fz *z, range_fn *r, LLVMValueRef out, const red_dims
   if (suffix)
     idx->lin = LLVMBuildAdd(b, base, ri.i, "");
   free(rm);
-  LLVMValueRef v = value_at(z, input, idx);
-  LLVMValueRef a = LLVMBuildLoad2(b, cg_compute_type(cm, et), acc, "a");
-  LLVMBuildStore(b, combine(z, red, a, v, true), acc);
+  accumulate_outputs(z, idx, acc, NULL, true);
   idx_free(idx);
   cg_loop_end(z->f, &ri);
-  cg_store(z->f, et, out, ko.i, LLVMBuildLoad2(b, cg_compute_type(cm, et), acc, "a"));
+  for (int k = 0; k < z->n_outs; k++)
+    if (acc[k]) {
+      ir_etype et = z->outs[k]->shape->et;
+      cg_store(z->f, et, z->out_ptr[k], ko.i, LLVMBuildLoad2(b, cg_compute_type(cm, et), acc[k], "a"));
+    }
   free(km);
+  free(acc);
   loop_end_from(z->f, &ko, r->begin);
 }
 
 /* Minor dimension kept: units are (outer kept index, block of the minor dimension); each
  * initializes its block of the result, then accumulates the reduced elements into it in the
  * input's order (every lane its own output, so no reassociation is needed). */
-static void emit_column_reduce(fz *z, range_fn *r, LLVMValueRef out, const red_dims *d) {
+static void emit_column_reduce(fz *z, range_fn *r, const red_dims *d) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
-  const ir_instr *red = z->root;
-  ir_instr *input = red->operands[0];
-  const ir_shape *s = input->shape;
-  ir_etype et = red->shape->et;
+  const ir_shape *s = z->root->operands[0]->shape;
   int64_t minor = d->kdims[d->nk - 1], blocks = (minor + FZ_COLUMN_BLOCK - 1) / FZ_COLUMN_BLOCK;
   cg_loop u = loop_from(z->f, r->begin, r->end, "red.u");
   LLVMValueRef outer = LLVMBuildUDiv(b, u.i, cg_i64(cm, blocks), "");
@@ -760,10 +802,14 @@ static void emit_column_reduce(fz *z, range_fn *r, LLVMValueRef out, const red_d
   cg_unflatten(z->f, outer, d->kdims, d->nk - 1, km);
   LLVMValueRef obase = LLVMBuildMul(b, outer, cg_i64(cm, minor), "");
   z->gen++;
-  fz_index scalar = idx_local(z, red->operands[1]->shape, cg_i64(cm, 0), NULL);
-  LLVMValueRef init = value_at(z, red->operands[1], &scalar);
+  LLVMValueRef *init = calloc((size_t)z->n_outs + 1, sizeof *init), *acc = calloc((size_t)z->n_outs + 1, sizeof *acc);
+  for (int k = 0; k < z->n_outs; k++)
+    if (z->outs[k]->op == IR_OP_REDUCE)
+      init[k] = init_value(z, z->outs[k]);
   cg_loop ji = loop_from(z->f, j0, j1, "red.init");
-  cg_store(z->f, et, out, LLVMBuildAdd(b, obase, ji.i, ""), init);
+  for (int k = 0; k < z->n_outs; k++)
+    if (init[k])
+      cg_store(z->f, z->outs[k]->shape->et, z->out_ptr[k], LLVMBuildAdd(b, obase, ji.i, ""), init[k]);
   loop_end_from(z->f, &ji, j0);
   cg_loop ri = cg_loop_begin(z->f, cg_i64(cm, d->rcount), "red.r");
   LLVMValueRef *rm = new_multi(d->nr);
@@ -772,15 +818,14 @@ static void emit_column_reduce(fz *z, range_fn *r, LLVMValueRef out, const red_d
   km[d->nk - 1] = jj.i;
   fz_index *idx = idx_from_multi(z, s, merge_index(s, d, km, rm));
   z->gen++;
-  LLVMValueRef v = value_at(z, input, idx);
-  LLVMValueRef at = LLVMBuildAdd(b, obase, jj.i, "");
-  LLVMValueRef a = cg_load(z->f, et, out, at);
-  cg_store(z->f, et, out, at, combine(z, red, a, v, false));
+  accumulate_outputs(z, idx, acc, LLVMBuildAdd(b, obase, jj.i, ""), false);
   idx_free(idx);
   loop_end_from(z->f, &jj, j0);
   free(rm);
   cg_loop_end(z->f, &ri);
   free(km);
+  free(init);
+  free(acc);
   loop_end_from(z->f, &u, r->begin);
 }
 
@@ -898,7 +943,7 @@ static void emit_split_combine(cg_function *kf, fz *z, const fz_buffers *bufs, L
 /* Row fusion (fusion.c): per row of the root, each reduce member (a reduction of the minor
  * dimension) runs over the row first, in order, into a register slot; then the row of the
  * root is computed, reading those slots.  The row stays in cache between the passes. */
-static void emit_row_fusion(fz *z, range_fn *r, LLVMValueRef out) {
+static void emit_row_fusion(fz *z, range_fn *r) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *s = z->root->shape;
@@ -936,7 +981,7 @@ static void emit_row_fusion(fz *z, range_fn *r, LLVMValueRef out) {
   mm[rank - 1] = j.i;
   fz_index idx = idx_local(z, s, LLVMBuildAdd(b, base, j.i, ""), mm);
   z->gen++;
-  store_root(z, out, &idx);
+  store_outputs(z, &idx);
   free(mm);
   cg_loop_end(z->f, &j);
   free(m);
@@ -952,11 +997,20 @@ static bool has_reduce_member(const fz *z) {
 
 /* ---- entry points --------------------------------------------------------------------------------- */
 
-/* Emits the loop of root (in comp, members marked) into a range function of kf, writing `out`,
- * reading the non-members from `bufs`. */
-static void emit_kernel(cg_function *kf, ir_computation *comp, const ir_instr *root, const bool *member,
-                        const fz_buffers *bufs, LLVMValueRef out) {
+/* The output whose loop a kernel runs: the first reduce, else the first output. */
+static ir_instr *hero_of(ir_instr *const *outs, int n) {
+  for (int k = 0; k < n; k++)
+    if (outs[k]->op == IR_OP_REDUCE)
+      return outs[k];
+  return outs[0];
+}
+
+/* Emits one loop computing the n_outs outputs (in comp, members marked) into a range function
+ * of kf, writing output k to outp[k], reading the non-members from `bufs`. */
+static void emit_kernel(cg_function *kf, ir_computation *comp, ir_instr *const *outs, int n_outs, const bool *member,
+                        const fz_buffers *bufs, const LLVMValueRef *outp) {
   cg_module *cm = kf->cm;
+  const ir_instr *root = hero_of(outs, n_outs);
   char name[600];
   snprintf(name, sizeof name, "hlo.loop.%s.%s", kf->comp->name.p, root->name.p);
   red_dims d;
@@ -964,19 +1018,21 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, const ir_instr *r
   LLVMValueRef parts = NULL;
   if (root->op == IR_OP_REDUCE) {
     red_dims_of(root, &d);
-    n_parts = split_parts(kf, root, &d);
+    n_parts = n_outs == 1 ? split_parts(kf, root, &d) : 0;
     int64_t bytes = 0;
     if (n_parts && ir_shape_byte_size(root->shape, &bytes))
       parts = cg_kernel_scratch(kf, bytes * n_parts);
     n_parts = parts ? n_parts : 0;
   }
-  LLVMValueRef argv = pack_args(kf, bufs, parts ? parts : out);
+  LLVMValueRef argv = pack_args(kf, bufs, parts ? &parts : outp, n_outs);
   range_fn r;
-  range_open(&r, kf, name, comp->n_instrs, bufs->n + 1);
+  range_open(&r, kf, name, comp->n_instrs, bufs->n + n_outs);
   fz z;
   fz_init(&z, &r.rf, comp, root);
+  z.outs = outs;
+  z.n_outs = n_outs;
   memcpy(z.member, member, (size_t)comp->n_instrs * sizeof *member);
-  LLVMValueRef rout = bind_buffers(&z, &r, bufs);
+  bind_buffers(&z, &r, bufs);
   int64_t units, elements;
   if (root->op == IR_OP_REDUCE) {
     const ir_shape *s = root->operands[0]->shape;
@@ -984,41 +1040,39 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, const ir_instr *r
     bool minor_kept = s->rank > 0 && !(d.reduced >> (s->rank - 1) & 1) && d.nk > 0;
     if (n_parts) {
       units = n_parts;
-      emit_split_reduce(&z, &r, rout, &d, n_parts);
+      emit_split_reduce(&z, &r, z.out_ptr[0], &d, n_parts);
     } else if (minor_kept) {
       int64_t minor = d.kdims[d.nk - 1];
       units = minor ? d.kcount / minor * ((minor + FZ_COLUMN_BLOCK - 1) / FZ_COLUMN_BLOCK) : 0;
-      emit_column_reduce(&z, &r, rout, &d);
+      emit_column_reduce(&z, &r, &d);
     } else {
       units = d.kcount;
-      emit_row_reduce(&z, &r, rout, &d);
+      emit_row_reduce(&z, &r, &d);
     }
   } else {
     const ir_shape *s = root->shape;
     elements = count_of(s);
     if (has_reduce_member(&z)) {
       units = s->dims[s->rank - 1] ? elements / s->dims[s->rank - 1] : 0;
-      emit_row_fusion(&z, &r, rout);
+      emit_row_fusion(&z, &r);
     } else if (s->rank <= 1 || flat(&z)) {
       units = (elements + FZ_FLAT_CHUNK - 1) / FZ_FLAT_CHUNK;
-      emit_flat(&z, &r, rout, elements);
+      emit_flat(&z, &r, elements);
     } else if (transposes_minor(&z)) {
       units = tile_units(s);
-      emit_tiles(&z, &r, rout);
+      emit_tiles(&z, &r);
     } else {
       units = s->dims[s->rank - 1] ? elements / s->dims[s->rank - 1] : 0;
-      emit_rows(&z, &r, rout);
+      emit_rows(&z, &r);
     }
   }
   range_close_and_run(&r, kf, argv, units, elements);
   if (n_parts)
-    emit_split_combine(kf, &z, bufs, parts, out, &d, n_parts);
+    emit_split_combine(kf, &z, bufs, parts, outp[0], &d, n_parts);
   fz_deinit(&z);
   (void)cm;
 }
 
-/* Kernel body for a fusion instruction: the fused computation's parameters are the kernel's
- * operands. */
 /* A kOutput fusion's producer: the dot or convolution of c (its operands parameters). */
 static ir_instr *output_producer(const ir_computation *c) {
   for (int i = 0; i < c->n_instrs; i++)
@@ -1047,8 +1101,31 @@ static void lower_output_producer(cg_function *kf, ir_instr *in, ir_instr *produ
   free(inner);
 }
 
-static void fusion_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) {
+/* The outputs of fused computation c: its root, or the elements of its root tuple (a
+ * multi-output fusion); NULL unless each is an array computed in c (no parameter, no tuple). */
+static ir_instr **fusion_outputs(const ir_computation *c, int *n) {
+  const ir_instr *root = c->root;
+  bool multi = root->op == IR_OP_TUPLE;
+  *n = multi ? root->n_operands : 1;
+  if (*n == 0 || (!multi && root->shape->et == IR_TUPLE))
+    return NULL;
+  ir_instr **outs = malloc((size_t)*n * sizeof *outs);
+  for (int k = 0; outs && k < *n; k++) {
+    outs[k] = multi ? root->operands[k] : c->root;
+    if (outs[k]->op == IR_OP_PARAMETER || outs[k]->shape->et == IR_TUPLE || !cg_fused_member_ok(outs[k])) {
+      free(outs);
+      return NULL;
+    }
+  }
+  return outs;
+}
+
+/* Kernel body for a fusion instruction writing the buffers outp (one per output): the fused
+ * computation's parameters are the kernel's operands. */
+static void fusion_body(cg_function *kf, ir_instr *in, const LLVMValueRef *outp) {
   ir_computation *c = in->called[0];
+  int n_outs;
+  ir_instr **outs = fusion_outputs(c, &n_outs);
   bool *member = calloc((size_t)c->n_instrs + 1, sizeof *member);
   fz_buffers bufs = {calloc((size_t)c->n_params + 1, sizeof(ir_instr *)), calloc((size_t)c->n_params + 1, sizeof(LLVMValueRef)), 0, NULL};
   for (int i = 0; i < c->n_instrs; i++)
@@ -1057,16 +1134,26 @@ static void fusion_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) {
     bufs.insts[bufs.n] = c->params[p];
     bufs.ptrs[bufs.n++] = kf->values[in->operands[p]->id].leaves[0];
   }
-  ir_instr *producer = output_producer(c);
+  ir_instr *producer = n_outs == 1 ? output_producer(c) : NULL;
   if (producer) {
-    lower_output_producer(kf, in, producer, out);
+    lower_output_producer(kf, in, producer, outp[0]);
     member[producer->id] = false;
     bufs.in_out = producer;
   }
-  emit_kernel(kf, c, c->root, member, &bufs, out);
+  emit_kernel(kf, c, outs, n_outs, member, &bufs, outp);
+  free(outs);
   free(member);
   free(bufs.insts);
   free(bufs.ptrs);
+}
+
+static void fusion_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) { fusion_body(kf, in, &out); }
+
+/* A multi-output fusion: its value is one buffer per tuple element, which the kernel writes. */
+static void multi_fusion_value(cg_function *kf, ir_instr *in) {
+  cg_value v = cg_result_value(kf, in);
+  fusion_body(kf, in, v.leaves);
+  kf->values[in->id] = v;
 }
 
 /* Kernel body for one instruction alone: its operands are the buffers. */
@@ -1084,7 +1171,7 @@ static void single_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) {
     bufs.insts[bufs.n] = in->operands[k];
     bufs.ptrs[bufs.n++] = kf->values[in->operands[k]->id].leaves[0];
   }
-  emit_kernel(kf, c, in, member, &bufs, out);
+  emit_kernel(kf, c, &in, 1, member, &bufs, &out);
   free(member);
   free(bufs.insts);
   free(bufs.ptrs);
@@ -1125,25 +1212,60 @@ static bool output_producer_ok(const ir_computation *c, const ir_instr *x) {
   return ok && producers == 1;
 }
 
-/* Whether the fused emitter handles every instruction of fused computation c. */
-static bool fusion_supported(const ir_computation *c) {
-  const ir_instr *root = c->root;
-  if (root->shape->et == IR_TUPLE || !cg_fused_member_ok(root))
+static uint64_t reduced_set(const ir_instr *red) {
+  uint64_t m = 0;
+  for (int i = 0; i < red->attrs.dimensions.n; i++)
+    m |= 1ull << red->attrs.dimensions.v[i];
+  return m;
+}
+
+/* Whether one loop computes all outputs: a reduce hero's siblings are reduces of an input with
+ * its dimensions over the same dimensions, or arrays with its input's dimensions (written at
+ * each input index); otherwise every output has the hero's dimensions. */
+static bool outputs_share_loop(ir_instr *const *outs, int n, const ir_instr *hero) {
+  bool red = hero->op == IR_OP_REDUCE;
+  if (red && (hero->n_operands != 2 || hero->operands[0]->shape->rank > 64))
     return false;
-  if (root->op == IR_OP_REDUCE && (root->n_operands != 2 || root->operands[0]->shape->rank > 64))
-    return false;
-  for (int i = 0; i < c->n_instrs; i++) {
-    const ir_instr *x = c->instrs[i];
-    if (output_producer_ok(c, x))
-      continue;
-    if (x != root && x->op == IR_OP_REDUCE && !row_reduce_ok(x, root))
-      return false;
-    if (x != root && x->op != IR_OP_PARAMETER && !cg_fused_member_ok(x))
-      return false;
-    if (x->op == IR_OP_PARAMETER && (x->shape->et == IR_TUPLE || !ir_etype_is_array(x->shape->et)))
+  const ir_shape *space = red ? hero->operands[0]->shape : hero->shape;
+  for (int k = 0; k < n; k++) {
+    const ir_instr *o = outs[k];
+    if (o->op != IR_OP_REDUCE ? !ir_shape_same_dims(o->shape, space)
+                              : o->n_operands != 2 || !ir_shape_same_dims(o->operands[0]->shape, space) ||
+                                    reduced_set(o) != reduced_set(hero))
       return false;
   }
   return true;
+}
+
+static bool is_output(ir_instr *const *outs, int n, const ir_instr *x) {
+  for (int k = 0; k < n; k++)
+    if (outs[k] == x)
+      return true;
+  return false;
+}
+
+/* Whether the fused emitter handles every instruction of fused computation c (and, for a
+ * multi-output fusion, computes all its outputs in one loop). */
+static bool fusion_supported(const ir_computation *c) {
+  int n;
+  ir_instr **outs = fusion_outputs(c, &n);
+  if (!outs)
+    return false;
+  const ir_instr *hero = hero_of(outs, n);
+  bool ok = outputs_share_loop(outs, n, hero);
+  for (int i = 0; ok && i < c->n_instrs; i++) {
+    const ir_instr *x = c->instrs[i];
+    if (output_producer_ok(c, x) || (x == c->root && n > 1) || is_output(outs, n, x))
+      continue;
+    if (x->op == IR_OP_REDUCE && !row_reduce_ok(x, hero))
+      ok = false;
+    if (x->op != IR_OP_PARAMETER && !cg_fused_member_ok(x))
+      ok = false;
+    if (x->op == IR_OP_PARAMETER && (x->shape->et == IR_TUPLE || !ir_etype_is_array(x->shape->et)))
+      ok = false;
+  }
+  free(outs);
+  return ok;
 }
 
 bool cg_fused_member_ok(const ir_instr *x) {
@@ -1169,7 +1291,10 @@ bool cg_fusion_supported(const ir_instr *in) { return in->n_called == 1 && fusio
 bool cg_lower_fusion(cg_function *f, ir_instr *in) {
   if (!cg_fusion_supported(in))
     return false;
-  cg_outline(f, in, fusion_kernel, true);
+  if (in->called[0]->root->op == IR_OP_TUPLE)
+    cg_outline_value(f, in, multi_fusion_value, true);
+  else
+    cg_outline(f, in, fusion_kernel, true);
   return true;
 }
 

@@ -611,8 +611,28 @@ void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail) 
   f->values[in->id] = v;
 }
 
+/* The caller's result buffer for leaf k of a multi-output fusion when the root tuple returns
+ * that leaf through a get-tuple-element (the kernel then writes it there, no copy), or NULL. */
+static LLVMValueRef returned_leaf(cg_function *f, const ir_instr *in, int k) {
+  if (!f->result_buffer || in->op != IR_OP_FUSION || in->shape->et != IR_TUPLE ||
+      ir_shape_count_leaves(in->shape) != in->shape->n_elems)
+    return NULL;
+  for (int i = 0; i < f->comp->n_instrs; i++) {
+    const ir_instr *g = f->comp->instrs[i];
+    if (g->op == IR_OP_GET_TUPLE_ELEMENT && g->operands[0] == in && g->attrs.u.tuple_index == k &&
+        f->result_buffer[g->id])
+      return f->result_buffer[g->id];
+  }
+  return NULL;
+}
+
 void cg_outline_value(cg_function *f, ir_instr *in, cg_value_lower_fn lower, bool may_fail) {
-  cg_value v = cg_alloc_value(f, in->shape);
+  cg_value v = {calloc((size_t)ir_shape_count_leaves(in->shape) + 1, sizeof(LLVMValueRef)),
+                calloc((size_t)ir_shape_count_leaves(in->shape) + 1, sizeof(ir_shape *)), 0};
+  collect_leaves(in->shape, v.shapes, &v.n);
+  for (int i = 0; i < v.n; i++)
+    if (!(v.leaves[i] = returned_leaf(f, in, i)))
+      v.leaves[i] = cg_alloc_leaf(f, v.shapes[i]);
   kernel_call kc;
   kernel_begin(f, in, v.leaves, v.n, &kc);
   kc.kf.result_of = in;

@@ -14,23 +14,25 @@
  * multiply the work of the fused loop per level.  Each group of two or more becomes a computation
  * `<root>.fused_computation` and a `fusion` instruction in the root's place; DCE then drops
  * the members.  A dot or convolution read by one elementwise member of a loop group at its own
- * index (bias, activation) joins it: kOutput.  Existing fusions (XLA's optimized dumps) are
- * kept as written.
- * Tests: testdata/passes/fusion_*.hlo (cli.hloc.fusion.*), the golden and conformance suites.
+ * index (bias, activation) joins it: kOutput.  Then siblings merge (multi-output fusion,
+ * fusion_siblings.c): groups reading the same operand at its elements' own index whose outputs
+ * one loop computes (kLoop roots of one shape, reductions of one input shape over the same
+ * dimensions, a kLoop root of the shape of a row reduction's input) and neither of which
+ * reaches the other; their fusion's root is a tuple and users read get-tuple-elements.
+ * Existing fusions (XLA's optimized dumps) are kept as written.
+ * Tests: testdata/golden/fusion_* (make_fusion.py; cli.hloc.fusion checks the printed modules),
+ * the golden and conformance suites.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "passes/fusion_siblings.h"
 #include "passes/pass_names.h"
 #include "passes/passes.h"
 
 enum { FUSION_MAX_CONCAT_OPERANDS = 8 };
 
-/* Groups an instruction belongs to: one, or several for cheap duplicated producers. */
-typedef struct membership {
-  int *groups;
-  int n, cap;
-} membership;
+typedef fusion_membership membership;
 
 typedef struct fuser {
   ir_module *m;
@@ -97,12 +99,7 @@ static bool expensive(const ir_instr *in) {
   }
 }
 
-static bool in_group(const membership *m, int g) {
-  for (int i = 0; i < m->n; i++)
-    if (m->groups[i] == g)
-      return true;
-  return false;
-}
+static bool in_group(const membership *m, int g) { return fusion_membership_has(m, g); }
 
 static bool add_group(membership *m, int g) {
   if (in_group(m, g))
@@ -302,9 +299,61 @@ static ir_instr *make_clone(fuser *z, ir_computation *fc, ir_instr *in, ir_instr
   return cl;
 }
 
+static hlo_status remember_made(fuser *z, ir_computation *fc) {
+  if (z->n_made == z->cap_made) {
+    int cap = z->cap_made ? 2 * z->cap_made : 8;
+    ir_computation **p = realloc(z->made, (size_t)cap * sizeof *p);
+    if (!p)
+      return oom();
+    z->made = p;
+    z->cap_made = cap;
+  }
+  z->made[z->n_made++] = fc;
+  return NULL;
+}
+
+/* A multi-output fusion's outputs: its fused computation's root becomes a tuple of the
+ * outputs' copies, and each output's users in c read it through a get-tuple-element of the
+ * fusion instruction (appended to c; fuse_computation sorts c afterwards). */
+static hlo_status tuple_outputs(fuser *z, ir_computation *fc, group_build *g, ir_instr **outs, int n_outs,
+                                ir_shape **shape) {
+  ir_module *m = z->m;
+  ir_shape **elems = ir_arena_alloc_array(&m->arena, (size_t)n_outs, sizeof *elems);
+  ir_instr **ops = malloc((size_t)n_outs * sizeof *ops);
+  hlo_status st = elems && ops ? NULL : oom();
+  for (int k = 0; k < n_outs && !st; k++) {
+    elems[k] = outs[k]->shape;
+    ops[k] = g->clone[outs[k]->id];
+  }
+  *shape = st ? NULL : ir_shape_tuple(m, elems, n_outs);
+  ir_str name = st || !*shape ? (ir_str){0} : pass_names_fresh(&z->names, m, outs[n_outs - 1]->name, "tuple");
+  ir_instr *t = name.p ? ir_instr_create(fc, IR_OP_TUPLE, name, *shape, ops, n_outs) : NULL;
+  free(ops);
+  if (!t)
+    return st ? st : oom();
+  t->loc = outs[n_outs - 1]->loc;
+  fc->root = t;
+  return NULL;
+}
+
+static hlo_status read_outputs(fuser *z, ir_instr *fu, ir_instr **outs, int n_outs) {
+  for (int k = 0; k < n_outs; k++) {
+    ir_str name = pass_names_fresh(&z->names, z->m, outs[k]->name, "gte");
+    ir_instr *gte = name.p ? ir_instr_create(z->c, IR_OP_GET_TUPLE_ELEMENT, name, outs[k]->shape, &fu, 1) : NULL;
+    if (!gte)
+      return oom();
+    gte->attrs.u.tuple_index = k;
+    gte->loc = outs[k]->loc;
+    ir_replace_all_uses(z->c, outs[k], gte);
+  }
+  return NULL;
+}
+
 /* Creates the fused computation of group g (members known) and its fusion instruction, which
- * takes the root's place in c. */
-static hlo_status build_group(fuser *z, group_build *g, const char *kind) {
+ * takes the last member's place in c.  One output: the last member, the fused computation's
+ * root.  Several (sibling groups merged): a tuple of them, each read through a
+ * get-tuple-element. */
+static hlo_status build_group(fuser *z, group_build *g, const char *kind, ir_instr **outs, int n_outs) {
   ir_module *m = z->m;
   ir_instr *root = g->members[g->n_members - 1];
   g->n_outside = 0;
@@ -344,8 +393,11 @@ static hlo_status build_group(fuser *z, group_build *g, const char *kind) {
   if (st)
     return st;
   fc->root = g->clone[root->id];
+  ir_shape *shape = root->shape;
+  if (n_outs > 1 && (st = tuple_outputs(z, fc, g, outs, n_outs, &shape)) != NULL)
+    return st;
   ir_str fname = pass_names_fresh(&z->names, m, root->name, "fusion");
-  ir_instr *fu = fname.p ? ir_instr_create(z->c, IR_OP_FUSION, fname, root->shape, g->outside, g->n_outside) : NULL;
+  ir_instr *fu = fname.p ? ir_instr_create(z->c, IR_OP_FUSION, fname, shape, g->outside, g->n_outside) : NULL;
   ir_computation **called = ir_arena_alloc_array(&m->arena, 1, sizeof *called);
   ir_str k = ir_intern(m, kind, strlen(kind));
   if (!fu || !called || !k.p)
@@ -358,17 +410,10 @@ static hlo_status build_group(fuser *z, group_build *g, const char *kind) {
   z->c->n_instrs--; /* the fusion takes the root's slot */
   z->c->instrs[root->id] = fu;
   fu->id = root->id;
-  ir_replace_all_uses(z->c, root, fu);
-  if (z->n_made == z->cap_made) {
-    int cap = z->cap_made ? 2 * z->cap_made : 8;
-    ir_computation **p = realloc(z->made, (size_t)cap * sizeof *p);
-    if (!p)
-      return oom();
-    z->made = p;
-    z->cap_made = cap;
-  }
-  z->made[z->n_made++] = fc;
-  return NULL;
+  st = n_outs > 1 ? read_outputs(z, fu, outs, n_outs) : NULL;
+  if (n_outs == 1)
+    ir_replace_all_uses(z->c, root, fu);
+  return st ? st : remember_made(z, fc);
 }
 
 /* ---- one computation ------------------------------------------------------------------------- */
@@ -395,6 +440,39 @@ static hlo_status assign_groups(fuser *z, int *n_groups, int **roots) {
   return NULL;
 }
 
+/* Whether instruction i belongs to the set whose representative is r. */
+static bool in_set(const fuser *z, fusion_siblings *s, int i, int r) {
+  for (int k = 0; k < z->mem[i].n; k++)
+    if (fusion_siblings_find(s, z->mem[i].groups[k]) == r)
+      return true;
+  return false;
+}
+
+/* Builds the fusion of set r (its members into g->members): returns the status; *multi says
+ * whether it has several outputs. */
+static hlo_status build_set(fuser *z, fusion_siblings *s, group_build *g, int r, ir_instr **outs, bool *multi) {
+  ir_computation *c = z->c;
+  g->n_members = 0;
+  for (int i = 0; i <= z->roots[r]; i++)
+    if (in_set(z, s, i, r))
+      g->members[g->n_members++] = c->instrs[i];
+  if (g->n_members < 2)
+    return NULL;
+  int n_outs = 0;
+  for (int h = r; h >= 0; h = s->next[h]) /* groups in number order: roots last to first */
+    n_outs++;
+  int k = n_outs;
+  for (int h = r; h >= 0; h = s->next[h])
+    outs[--k] = c->instrs[z->roots[h]];
+  *multi = n_outs > 1;
+  bool reduces = false, outputs = false;
+  for (int i = 0; i < g->n_members; i++) {
+    reduces |= g->members[i]->op == IR_OP_REDUCE;
+    outputs |= g->members[i]->op == IR_OP_DOT || g->members[i]->op == IR_OP_CONVOLUTION;
+  }
+  return build_group(z, g, reduces ? "kInput" : outputs ? "kOutput" : "kLoop", outs, n_outs);
+}
+
 static hlo_status fuse_computation(fuser *z, ir_computation *c) {
   z->c = c; /* pass_fusion rebuilt use lists: ids are positions */
   int n = c->n_instrs;
@@ -402,25 +480,25 @@ static hlo_status fuse_computation(fuser *z, ir_computation *c) {
   group_build g = {0};
   g.members = malloc(((size_t)n + 1) * sizeof *g.members);
   g.outside = malloc(((size_t)n + 1) * sizeof *g.outside);
-  g.clone = calloc((size_t)n + 1, sizeof *g.clone);
+  g.clone = calloc(2 * (size_t)n + 2, sizeof *g.clone); /* room for get-tuple-elements */
+  ir_instr **outs = malloc(((size_t)n + 1) * sizeof *outs);
+  fusion_siblings s = {0};
   int n_groups = 0, *roots = NULL;
-  hlo_status st = z->mem && g.members && g.outside && g.clone ? assign_groups(z, &n_groups, &roots) : oom();
+  hlo_status st = z->mem && g.members && g.outside && g.clone && outs ? assign_groups(z, &n_groups, &roots) : oom();
+  if (!st)
+    st = fusion_siblings_merge(&s, c, z->mem, roots, n_groups);
   /* Groups were numbered from the end; build them in computation order of their roots. */
+  bool multi = false;
   for (int gi = n_groups - 1; gi >= 0 && !st; gi--) {
-    g.n_members = 0;
-    for (int i = 0; i <= roots[gi]; i++)
-      if (in_group(&z->mem[i], gi))
-        g.members[g.n_members++] = c->instrs[i];
-    if (g.n_members < 2)
-      continue;
-    memset(g.clone, 0, ((size_t)n + 1) * sizeof *g.clone);
-    bool reduces = false, outputs = false;
-    for (int i = 0; i < g.n_members; i++) {
-      reduces |= g.members[i]->op == IR_OP_REDUCE;
-      outputs |= g.members[i]->op == IR_OP_DOT || g.members[i]->op == IR_OP_CONVOLUTION;
-    }
-    st = build_group(z, &g, reduces ? "kInput" : outputs ? "kOutput" : "kLoop");
+    if (fusion_siblings_find(&s, gi) != gi)
+      continue; /* built with the set of its siblings */
+    bool m = false;
+    memset(g.clone, 0, (2 * (size_t)n + 2) * sizeof *g.clone);
+    st = build_set(z, &s, &g, gi, outs, &m);
+    multi |= m;
   }
+  if (!st && multi)
+    st = fusion_siblings_sort(c, n);
   for (int i = 0; i < n && z->mem; i++)
     free(z->mem[i].groups);
   free(z->mem);
@@ -429,6 +507,8 @@ static hlo_status fuse_computation(fuser *z, ir_computation *c) {
   free(g.members);
   free(g.outside);
   free(g.clone);
+  free(outs);
+  fusion_siblings_free(&s);
   return st;
 }
 

@@ -14,7 +14,10 @@ whose max reducer sees NaN, a module that already holds XLA-style `fusion` instr
 (kind=kLoop / kInput, calls=), as XLA's after-optimization dumps do, kOutput fusions (a dot
 or convolution with its epilogue, and one that must not fuse), and the buffer assignment's
 in-place cases (dynamic-update-slice chains, a while loop's pass-through state and its
-scan-shaped updates).
+scan-shaped updates), and multi-output fusions of siblings that read the same input (kLoop
+outputs of one shape, reductions over the same dimensions, a loop output with a row
+reduction, siblings that must not merge because one depends on the other or because they
+read different slices of their operand, and XLA's own tuple-rooted fusions).
 
 Run:  /usr/bin/python3 testdata/golden/make_fusion.py
 """
@@ -419,6 +422,188 @@ ENTRY main {
     case("output_dot_transposed", hlo, [sq], [f32(dd + dd.T)], {"rtol": 1e-5, "atol": 1e-4})
 
 
+def mof_loop_siblings():
+    """kLoop siblings: three loops of one shape read x (one of them an s32 output) and become
+    one multi-output fusion writing all three in one pass (large enough to split over threads)."""
+    rng = np.random.default_rng(21)
+    x = f32(rng.standard_normal((300, 200)) * 2)
+    hlo = """HloModule mof_loop_siblings
+
+ENTRY main {
+  x = f32[300,200] parameter(0)
+  two = f32[] constant(2)
+  tb = f32[300,200] broadcast(two), dimensions={}
+  e = f32[300,200] exponential(x)
+  a = f32[300,200] multiply(e, tb)
+  t = f32[300,200] tanh(x)
+  b = f32[300,200] add(t, tb)
+  four = f32[] constant(4)
+  fb = f32[300,200] broadcast(four), dimensions={}
+  q = f32[300,200] floor(f32[300,200] multiply(x, fb))
+  c = s32[300,200] convert(q)
+  ROOT out = (f32[300,200], f32[300,200], s32[300,200]) tuple(a, b, c)
+}
+"""
+    xd = x.astype(np.float64)
+    case("mof_loop_siblings", hlo, [x], [f32(np.exp(xd) * 2), f32(np.tanh(xd) + 2), np.floor(x * np.float32(4)).astype(np.int32)],
+         {"rtol": 1e-6, "atol": 1e-6})
+
+
+def mof_reduce_siblings():
+    """kInput siblings: the max and the sum of each row (softmax's statistics), the sum and the
+    sum of squares of each column (batch-norm statistics), and of dimensions {0,2} of a 3-D
+    array: each pair is one pass over its input."""
+    rng = np.random.default_rng(22)
+    x = f32(rng.standard_normal((700, 90)))
+    y = f32(rng.standard_normal((4, 50, 33)))
+    hlo = ("HloModule mof_reduce_siblings\n" + ADD + MAX + """
+ENTRY main {
+  x = f32[700,90] parameter(0)
+  y = f32[4,50,33] parameter(1)
+  z = f32[] constant(0)
+  ninf = f32[] constant(-inf)
+  rmax = f32[700] reduce(x, ninf), dimensions={1}, to_apply=max
+  rsum = f32[700] reduce(x, z), dimensions={1}, to_apply=add
+  csum = f32[90] reduce(x, z), dimensions={0}, to_apply=add
+  sq = f32[700,90] multiply(x, x)
+  csq = f32[90] reduce(sq, z), dimensions={0}, to_apply=add
+  ysum = f32[50] reduce(y, z), dimensions={0,2}, to_apply=add
+  ya = f32[4,50,33] abs(y)
+  ymax = f32[50] reduce(ya, ninf), dimensions={0,2}, to_apply=max
+  ROOT out = (f32[700], f32[700], f32[90], f32[90], f32[50], f32[50]) tuple(rmax, rsum, csum, csq, ysum, ymax)
+}
+""")
+    xd, yd = x.astype(np.float64), y.astype(np.float64)
+    case("mof_reduce_siblings", hlo, [x, y],
+         [f32(xd.max(1)), f32(xd.sum(1)), f32(xd.sum(0)), f32((xd * xd).sum(0)), f32(yd.sum((0, 2))),
+          f32(np.abs(yd).max((0, 2)))], {"rtol": 2e-5, "atol": 1e-4})
+
+
+def mof_reduce_with_loop():
+    """A loop output of x's shape joins the row reductions of x: one pass over x computes the
+    row sums and maxima and writes x * 3 + 1."""
+    rng = np.random.default_rng(23)
+    x = f32(rng.standard_normal((512, 130)))
+    hlo = ("HloModule mof_reduce_with_loop\n" + ADD + MAX + """
+ENTRY main {
+  x = f32[512,130] parameter(0)
+  z = f32[] constant(0)
+  s = f32[512] reduce(x, z), dimensions={1}, to_apply=add
+  three = f32[] constant(3)
+  tb = f32[512,130] broadcast(three), dimensions={}
+  one = f32[] constant(1)
+  ob = f32[512,130] broadcast(one), dimensions={}
+  y = f32[512,130] add(f32[512,130] multiply(x, tb), ob)
+  ninf = f32[] constant(-inf)
+  m = f32[512] reduce(x, ninf), dimensions={1}, to_apply=max
+  ROOT out = (f32[512], f32[512,130], f32[512]) tuple(s, y, m)
+}
+""")
+    xd = x.astype(np.float64)
+    case("mof_reduce_with_loop", hlo, [x], [f32(xd.sum(1)), f32(xd * 3 + 1), f32(xd.max(1))], {"rtol": 1e-5, "atol": 1e-4})
+
+
+def mof_siblings_dependent():
+    """Siblings that must not merge: %a reads x as %b and %e do, but %b reads %a directly and
+    %e through a dot of %a (merging either with %a would make a cycle); %b, %c (which reads %a
+    too) and %e may merge."""
+    rng = np.random.default_rng(24)
+    x = f32(rng.standard_normal((64, 64)) * 0.5)
+    w = f32(rng.standard_normal((64, 64)) * 0.1)
+    hlo = """HloModule mof_siblings_dependent
+
+ENTRY main {
+  x = f32[64,64] parameter(0)
+  w = f32[64,64] parameter(1)
+  a = f32[64,64] exponential(x)
+  b = f32[64,64] add(x, a)
+  c = f32[64,64] multiply(a, a)
+  d = f32[64,64] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  e = f32[64,64] subtract(x, d)
+  ROOT out = (f32[64,64], f32[64,64], f32[64,64], f32[64,64]) tuple(b, c, d, e)
+}
+"""
+    xd, wd = x.astype(np.float64), w.astype(np.float64)
+    a = np.exp(xd)
+    d = a @ wd
+    case("mof_siblings_dependent", hlo, [x, w], [f32(xd + a), f32(a * a), f32(d), f32(xd - d)], {"rtol": 1e-5, "atol": 1e-5})
+
+
+def mof_xla_prefused():
+    """XLA's own multi-output fusions, as its after-optimization dumps print them: a kInput
+    fusion whose root is a tuple of two reductions of one input, a kLoop fusion whose root is a
+    tuple of two loops, and a kInput fusion of a column reduction with a loop of its input's
+    shape, each output read through get-tuple-element."""
+    rng = np.random.default_rng(25)
+    x = f32(rng.standard_normal((64, 48)))
+    w = f32(rng.standard_normal(48))
+    hlo = ("HloModule mof_xla_prefused\n" + ADD + """
+%fused_computation (param_0: f32[64,48]) -> (f32[64], f32[64]) {
+  %param_0 = f32[64,48]{1,0} parameter(0)
+  %constant.1 = f32[] constant(0)
+  %reduce.1 = f32[64]{0} reduce(f32[64,48]{1,0} %param_0, f32[] %constant.1), dimensions={1}, to_apply=%add
+  %multiply.1 = f32[64,48]{1,0} multiply(f32[64,48]{1,0} %param_0, f32[64,48]{1,0} %param_0)
+  %reduce.2 = f32[64]{0} reduce(f32[64,48]{1,0} %multiply.1, f32[] %constant.1), dimensions={1}, to_apply=%add
+  ROOT %tuple.1 = (f32[64]{0}, f32[64]{0}) tuple(f32[64]{0} %reduce.1, f32[64]{0} %reduce.2)
+}
+
+%fused_computation.1 (param_0.1: f32[64,48], param_1.1: f32[48]) -> (f32[64,48], f32[64,48]) {
+  %param_0.1 = f32[64,48]{1,0} parameter(0)
+  %param_1.1 = f32[48]{0} parameter(1)
+  %broadcast.1 = f32[64,48]{1,0} broadcast(f32[48]{0} %param_1.1), dimensions={1}
+  %add.1 = f32[64,48]{1,0} add(f32[64,48]{1,0} %param_0.1, f32[64,48]{1,0} %broadcast.1)
+  %tanh.1 = f32[64,48]{1,0} tanh(f32[64,48]{1,0} %param_0.1)
+  ROOT %tuple.2 = (f32[64,48]{1,0}, f32[64,48]{1,0}) tuple(f32[64,48]{1,0} %add.1, f32[64,48]{1,0} %tanh.1)
+}
+
+%fused_computation.2 (param_0.2: f32[64,48]) -> (f32[48], f32[64,48]) {
+  %param_0.2 = f32[64,48]{1,0} parameter(0)
+  %constant.2 = f32[] constant(0)
+  %reduce.3 = f32[48]{0} reduce(f32[64,48]{1,0} %param_0.2, f32[] %constant.2), dimensions={0}, to_apply=%add
+  %multiply.2 = f32[64,48]{1,0} multiply(f32[64,48]{1,0} %param_0.2, f32[64,48]{1,0} %param_0.2)
+  ROOT %tuple.3 = (f32[48]{0}, f32[64,48]{1,0}) tuple(f32[48]{0} %reduce.3, f32[64,48]{1,0} %multiply.2)
+}
+
+ENTRY %main (x: f32[64,48], w: f32[48]) -> (f32[64], f32[64], f32[64,48], f32[64,48], f32[48], f32[64,48]) {
+  %x = f32[64,48]{1,0} parameter(0)
+  %w = f32[48]{0} parameter(1)
+  %fusion = (f32[64]{0}, f32[64]{0}) fusion(f32[64,48]{1,0} %x), kind=kInput, calls=%fused_computation
+  %get-tuple-element = f32[64]{0} get-tuple-element((f32[64]{0}, f32[64]{0}) %fusion), index=0
+  %get-tuple-element.1 = f32[64]{0} get-tuple-element((f32[64]{0}, f32[64]{0}) %fusion), index=1
+  %fusion.1 = (f32[64,48]{1,0}, f32[64,48]{1,0}) fusion(f32[64,48]{1,0} %x, f32[48]{0} %w), kind=kLoop, calls=%fused_computation.1
+  %get-tuple-element.2 = f32[64,48]{1,0} get-tuple-element((f32[64,48]{1,0}, f32[64,48]{1,0}) %fusion.1), index=0
+  %get-tuple-element.3 = f32[64,48]{1,0} get-tuple-element((f32[64,48]{1,0}, f32[64,48]{1,0}) %fusion.1), index=1
+  %fusion.2 = (f32[48]{0}, f32[64,48]{1,0}) fusion(f32[64,48]{1,0} %x), kind=kInput, calls=%fused_computation.2
+  %get-tuple-element.4 = f32[48]{0} get-tuple-element((f32[48]{0}, f32[64,48]{1,0}) %fusion.2), index=0
+  %get-tuple-element.5 = f32[64,48]{1,0} get-tuple-element((f32[48]{0}, f32[64,48]{1,0}) %fusion.2), index=1
+  ROOT %tuple = (f32[64]{0}, f32[64]{0}, f32[64,48]{1,0}, f32[64,48]{1,0}, f32[48]{0}, f32[64,48]{1,0}) tuple(%get-tuple-element, %get-tuple-element.1, %get-tuple-element.2, %get-tuple-element.3, %get-tuple-element.4, %get-tuple-element.5)
+}
+""")
+    xd = x.astype(np.float64)
+    case("mof_xla_prefused", hlo, [x, w], [f32(xd.sum(1)), f32((xd * xd).sum(1)), f32(xd + w), f32(np.tanh(xd)),
+                                          f32(xd.sum(0)), f32(xd * xd)], {"rtol": 1e-5, "atol": 1e-5})
+
+
+def mof_slices_apart():
+    """Siblings that read one operand only through slices at different offsets share no
+    element of it: they stay apart (XLA's non-overlapping parameter slices)."""
+    rng = np.random.default_rng(26)
+    x = f32(rng.standard_normal((64, 96)))
+    hlo = """HloModule mof_slices_apart
+
+ENTRY main {
+  x = f32[64,96] parameter(0)
+  lo = f32[64,48] slice(x), slice={[0:64], [0:48]}
+  hi = f32[64,48] slice(x), slice={[0:64], [48:96]}
+  a = f32[64,48] exponential(lo)
+  b = f32[64,48] tanh(hi)
+  ROOT out = (f32[64,48], f32[64,48]) tuple(a, b)
+}
+"""
+    xd = x.astype(np.float64)
+    case("mof_slices_apart", hlo, [x], [f32(np.exp(xd[:, :48])), f32(np.tanh(xd[:, 48:]))], {"rtol": 1e-6, "atol": 1e-6})
+
+
 def main():
     softmax()
     layernorm()
@@ -431,6 +616,12 @@ def main():
     loop_passthrough()
     loop_scan_updates()
     output_fusions()
+    mof_loop_siblings()
+    mof_reduce_siblings()
+    mof_reduce_with_loop()
+    mof_siblings_dependent()
+    mof_xla_prefused()
+    mof_slices_apart()
 
 
 if __name__ == "__main__":
