@@ -5,7 +5,9 @@
 #   mpi.err.*         the failure behaviour: a rank failing before or during the run, a collective
 #                     or recv timeout, a send/recv shape mismatch (tests/mpi_expect.sh);
 #   mpi.train_step    a data-parallel SGD step on 4 ranks against numpy on the whole batch;
-#   mpi.identical.*   threads and processes give byte-identical results on every replica.
+#   mpi.identical.*   threads and processes give byte-identical results on every replica;
+#   mpi.native.*, mpi.exact_order.*, mpi.threads.native.*  the native MPI collectives against
+#                     numpy (testdata/mpi/native), with MPI's order and --collective-order exact.
 # Without MPI (no libhlort_mpi.so, or no mpirun) every one of them reports itself skipped.
 if(NOT HLOC_HAVE_CODEGEN)
   return()
@@ -107,6 +109,34 @@ foreach(name train_step train_step_single)
     ${MPI_DIR}/${name} $<TARGET_FILE:runtime_cc_lib>)
   set_tests_properties(mpi.threads.${name} PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" TIMEOUT 120)
 endforeach()
+
+# The native MPI collectives (testdata/mpi/native/make_native.py, numpy's expected leaves of
+# every replica, tests/mpi_npy_case.sh): every case on threads, on MPI ranks with MPI's own
+# collectives (bit for bit: integer-valued data, but for order_np4, whose random f32 sum MPI
+# may associate otherwise: close), and on MPI ranks with --collective-order exact (bit for bit,
+# order_np4 included: the sum in replica order, as numpy folds it).
+set(NATIVE_DIR ${MPI_DIR}/native)
+foreach(case reduce user move order)
+  foreach(np 2 4)
+    set(c ${case}_np${np})
+    set(check exact)
+    if(c STREQUAL "order_np4")
+      set(check close)
+    endif()
+    add_test(NAME mpi.threads.native.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_npy_case.sh $<TARGET_FILE:hlorun>
+      ${NATIVE_DIR}/${c} ${np} threads exact)
+    add_test(NAME mpi.native.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_npy_case.sh $<TARGET_FILE:hlorun>
+      ${NATIVE_DIR}/${c} ${np} mpi ${check})
+    add_test(NAME mpi.exact_order.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_npy_case.sh $<TARGET_FILE:hlorun>
+      ${NATIVE_DIR}/${c} ${np} mpi exact --collective-order exact)
+    set_tests_properties(mpi.threads.native.${c} PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" TIMEOUT 120)
+    set_tests_properties(mpi.native.${c} mpi.exact_order.${c} PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}"
+      SKIP_RETURN_CODE 77 TIMEOUT 150 PROCESSORS 2)
+  endforeach()
+endforeach()
+add_test(NAME mpi.cli.collective_order_bad COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 2
+  "^hlorun: --collective-order needs 'native' or 'exact': fast"
+  $<TARGET_FILE:hlorun> --collective-order fast ${CMAKE_SOURCE_DIR}/testdata/runtime/coll_all_reduce.hlo)
 
 # bench/mpi_allreduce.c at small sizes on 2 ranks: it fails when the runtime's all-reduce and
 # MPI_Allreduce disagree (its timings are not checked).
