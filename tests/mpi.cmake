@@ -65,6 +65,17 @@ hloc_mpi_error(missing_custom_call 2 2
 hloc_mpi_error(collective_timeout 2 1
   "hlorun: rank 0 of 2 failed, stopping every rank: waited more than 1 s for the other ranks in a collective (--collective-timeout): a rank stopped or is far behind"
   ${MPI_DIR}/stall.hlo --collective-timeout 1 "--input=r0:s64[] 0" "--input=r1:s64[] 100000000000000")
+# The same with the ordered gather path (--collective-order exact): the same wait, the same words.
+hloc_mpi_error(collective_timeout_exact_order 2 1
+  "hlorun: rank 0 of 2 failed, stopping every rank: waited more than 1 s for the other ranks in a collective (--collective-timeout): a rank stopped or is far behind"
+  ${MPI_DIR}/stall.hlo --collective-timeout 1 --collective-order exact "--input=r0:s64[] 0"
+  "--input=r1:s64[] 100000000000000")
+# A reducer computation failing inside MPI's reduction (the user-defined MPI_Op): the run stops
+# with its message (Open MPI reduces on rank 0 for 2 ranks and an op that does not commute).
+hloc_mpi_error(reducer_fails 2 1
+  "hlorun: rank 0 of 2 failed, stopping every rank: the reducer computation, in MPI_Iallreduce: c: custom call 'cc_check_positive' failed: negative input"
+  ${MPI_DIR}/reducer_fails.hlo --custom-call-lib $<TARGET_FILE:runtime_cc_lib>
+  "--input=r0:f32[4] {1, 2, 3, 4}" "--input=r1:f32[4] {1, -5, 3, 4}")
 # Send/recv between ranks: a recv of another shape than was sent, and a recv nobody sends to,
 # bounded by --collective-timeout.
 hloc_mpi_error(sendrecv_shape_mismatch 2 1
