@@ -423,7 +423,7 @@ static hlo_status run_reduce(coll_mpi *m, const hlo_coll_native *op, MPI_Comm co
   MPI_Datatype type;
   MPI_Op mop;
   bool user = !builtin_op(r, &type, &mop);
-  const char *what = scatter ? "MPI_Ireduce_scatter_block" : "MPI_Iallreduce";
+  const char *what = scatter ? "MPI_Reduce_scatter_block" : "MPI_Allreduce";
   int rc = MPI_SUCCESS;
   if (user) {
     mop = m->user_op;
@@ -441,10 +441,14 @@ static hlo_status run_reduce(coll_mpi *m, const hlo_coll_native *op, MPI_Comm co
     send = MPI_IN_PLACE;
   else
     s = apart(m, op, scatter ? op->bytes / g : op->bytes, &send);
-  MPI_Request req;
-  if (!s) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (!s && m->timeout_s <= 0) /* no timeout: MPI's blocking call (MPI_Wait would block as long) */
+    rc = scatter ? MPI_Reduce_scatter_block(send, op->recv, count / g, type, mop, comm)
+                 : MPI_Allreduce(send, op->recv, count, type, mop, comm);
+  else if (!s)
     rc = scatter ? MPI_Ireduce_scatter_block(send, op->recv, count / g, type, mop, comm, &req)
                  : MPI_Iallreduce(send, op->recv, count, type, mop, comm, &req);
+  if (!s) {
     s = rc == MPI_SUCCESS ? wait_requests(m, 1, &req, m->timeout_s, what) : mpi_error(rc, what);
   }
   if (user) {
@@ -491,30 +495,33 @@ static hlo_status mpi_native_run(void *impl, const hlo_coll_native *op) {
   if (op->groups[0] != 0 && op->op != HLO_COLL_NATIVE_PERMUTE)
     HLO_RETURN_IF_ERROR(group_comm(m, op->groups, &comm, &g, &ids));
   int bytes = (int)op->bytes, rc;
+  bool block = m->timeout_s <= 0; /* no timeout: MPI's blocking calls, else polled requests */
   const void *send = NULL;
-  MPI_Request req;
+  MPI_Request req = MPI_REQUEST_NULL;
   const char *what;
   switch (op->op) {
   case HLO_COLL_NATIVE_ALL_REDUCE:
   case HLO_COLL_NATIVE_REDUCE_SCATTER: return run_reduce(m, op, comm, g);
   case HLO_COLL_NATIVE_PERMUTE: return run_permute(m, op);
   case HLO_COLL_NATIVE_ALL_GATHER:
-    what = "MPI_Iallgather";
+    what = "MPI_Allgather";
     HLO_RETURN_IF_ERROR(apart(m, op, op->bytes * g, &send));
-    rc = MPI_Iallgather(send, bytes, MPI_BYTE, op->recv, bytes, MPI_BYTE, comm, &req);
+    rc = block ? MPI_Allgather(send, bytes, MPI_BYTE, op->recv, bytes, MPI_BYTE, comm)
+               : MPI_Iallgather(send, bytes, MPI_BYTE, op->recv, bytes, MPI_BYTE, comm, &req);
     break;
   case HLO_COLL_NATIVE_ALL_TO_ALL:
-    what = "MPI_Ialltoall";
+    what = "MPI_Alltoall";
     HLO_RETURN_IF_ERROR(apart(m, op, op->bytes, &send));
-    rc = MPI_Ialltoall(send, bytes / g, MPI_BYTE, op->recv, bytes / g, MPI_BYTE, comm, &req);
+    rc = block ? MPI_Alltoall(send, bytes / g, MPI_BYTE, op->recv, bytes / g, MPI_BYTE, comm)
+               : MPI_Ialltoall(send, bytes / g, MPI_BYTE, op->recv, bytes / g, MPI_BYTE, comm, &req);
     break;
   case HLO_COLL_NATIVE_BROADCAST: { /* from the group's first member (rank 0 of comm) */
-    what = "MPI_Ibcast";
+    what = "MPI_Bcast";
     int me = 0;
     MPI_Comm_rank(comm, &me);
     if (me == 0 && op->send != op->recv)
       memmove(op->recv, op->send, (size_t)op->bytes);
-    rc = MPI_Ibcast(op->recv, bytes, MPI_BYTE, 0, comm, &req);
+    rc = block ? MPI_Bcast(op->recv, bytes, MPI_BYTE, 0, comm) : MPI_Ibcast(op->recv, bytes, MPI_BYTE, 0, comm, &req);
     break;
   }
   default: return hlo_status_make(HLO_INTERNAL, "unknown native collective %d", op->op);
