@@ -430,7 +430,7 @@ static bool native_leaf(const coll *c, int64_t i, void *const *operands, void *c
                                       [K_BROADCAST] = HLO_COLL_NATIVE_BROADCAST};
   const leaf_info *l = &c->leaves[i];
   bool split = c->kind == K_ALL_GATHER || c->kind == K_REDUCE_SCATTER || c->kind == K_ALL_TO_ALL;
-  if (c->kind == K_ALL_TO_ALL_TUPLE || c->kind == K_PERMUTE_INPLACE || c->kind > K_PERMUTE_INPLACE ||
+  if (c->kind < 0 || c->kind == K_ALL_TO_ALL_TUPLE || c->kind >= K_PERMUTE_INPLACE ||
       (split && (c->dim < 0 || l->rank <= c->dim || outer_of(l, c->dim) != 1)) ||
       (c->kind == K_PERMUTE && !pairs_simple(c)))
     return false;
