@@ -331,12 +331,18 @@ static void call_reducer(void *in, void *inout, int *len, MPI_Datatype *type) {
   }
 }
 
-static bool is_float(int32_t dtype) { return dtype == HLO_DTYPE_IR_F32 || dtype == HLO_DTYPE_IR_F64; }
+/* The types whose sums and products depend on the order of their operands. */
+static bool is_float(int32_t dtype) {
+  return dtype == HLO_DTYPE_IR_F32 || dtype == HLO_DTYPE_IR_F64 || dtype == HLO_DTYPE_IR_C64 ||
+         dtype == HLO_DTYPE_IR_C128;
+}
 
 /* MPI's built-in reduction for the reducer, when it has one that gives the reducer's results:
  * add and multiply of integers (as unsigned: they wrap, as XLA's do) and floats, maximum and
  * minimum of integers (not of floats: XLA's propagate NaN, MPI_MAX need not), and / or of
- * integers, and pred's and / or / minimum / maximum as bitwise and / or of 0 and 1. */
+ * integers, pred's and / or / minimum / maximum as bitwise and / or of 0 and 1, and the add of
+ * c64 / c128 (component-wise; their multiply is left to the reducer, whose rounding MPI's
+ * complex product need not share). */
 static bool builtin_op(const hlo_coll_reducer *r, MPI_Datatype *type, MPI_Op *op) {
   bool wraps = r->op == HLO_RT_REDUCER_ADD || r->op == HLO_RT_REDUCER_MUL, pred = r->dtype == HLO_DTYPE_IR_PRED;
   switch (r->dtype) {
@@ -351,15 +357,17 @@ static bool builtin_op(const hlo_coll_reducer *r, MPI_Datatype *type, MPI_Op *op
   case HLO_DTYPE_IR_S64: *type = wraps ? MPI_UINT64_T : MPI_INT64_T; break;
   case HLO_DTYPE_IR_F32: *type = MPI_FLOAT; break;
   case HLO_DTYPE_IR_F64: *type = MPI_DOUBLE; break;
+  case HLO_DTYPE_IR_C64: *type = MPI_C_FLOAT_COMPLEX; break;
+  case HLO_DTYPE_IR_C128: *type = MPI_C_DOUBLE_COMPLEX; break;
   default: return false;
   }
   int size = 0;
   if (MPI_Type_size(*type, &size) != MPI_SUCCESS || size != r->eb)
     return false;
-  bool flt = is_float(r->dtype);
+  bool flt = is_float(r->dtype), cplx = r->dtype == HLO_DTYPE_IR_C64 || r->dtype == HLO_DTYPE_IR_C128;
   switch (r->op) {
   case HLO_RT_REDUCER_ADD: *op = MPI_SUM; return !pred;
-  case HLO_RT_REDUCER_MUL: *op = MPI_PROD; return !pred;
+  case HLO_RT_REDUCER_MUL: *op = MPI_PROD; return !pred && !cplx;
   case HLO_RT_REDUCER_MAX: *op = pred ? MPI_BOR : MPI_MAX; return !flt;
   case HLO_RT_REDUCER_MIN: *op = pred ? MPI_BAND : MPI_MIN; return !flt;
   case HLO_RT_REDUCER_AND: *op = MPI_BAND; return !flt;

@@ -6,7 +6,8 @@ replica K, computed here with numpy from the semantics in /work/shared/spec (All
 ReduceScatter, AllToAll, CollectivePermute, CollectiveBroadcast, AllGather): never from
 hlorun.  Run by tests/mpi_npy_case.sh (tests/mpi.cmake), on threads and on MPI ranks.
   reduce  all-reduce with max (f32, NaN propagating), min (s32), mul (f32), add (s32,
-          wrapping), and / or (pred), max (u8), and (s32), a grouped f32 add
+          wrapping), and / or (pred), max (u8), and (s32), a grouped f32 add, add and
+          multiply of c64
   user    reducers MPI has no built-in for: a + b + 1 (s32, all-reduce and reduce-scatter),
           f16 add, bf16 add, f64 min with a NaN (grouped)
   move    reduce-scatter (dimension 0, grouped, and dimension 1), all-to-all (plain and
@@ -25,7 +26,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-HLO_TYPE = {np.dtype('float32'): 'f32', np.dtype('float64'): 'f64', np.dtype('float16'): 'f16',
+HLO_TYPE = {np.dtype('complex64'): 'c64', np.dtype('float32'): 'f32', np.dtype('float64'): 'f64', np.dtype('float16'): 'f16',
             np.dtype('int32'): 's32', np.dtype('uint8'): 'u8', np.dtype('bool'): 'pred'}
 
 
@@ -89,13 +90,15 @@ def reduce_case(n, rng):
         p = np.array([True, k != 1, k == 0, False])
         u = rng.integers(0, 256, 3).astype(np.uint8)
         g = rng.integers(-9, 9, 2).astype(np.float32)
-        ins.append([x, y, z, w, p, u, g])
+        c = (rng.integers(-9, 9, 3) + 1j * rng.integers(-3, 3, 3)).astype(np.complex64)
+        ins.append([x, y, z, w, p, u, g, c])
     col = lambda j: np.stack([ins[k][j] for k in range(n)])
     with np.errstate(over='ignore'):
         add_w = col(3).sum(axis=0, dtype=np.int32)
     common = [np.maximum.reduce(col(0)), col(1).min(axis=0), np.prod(col(2), axis=0, dtype=np.float32),
               add_w, col(4).all(axis=0), col(4).any(axis=0), col(5).max(axis=0),
-              np.bitwise_and.reduce(col(3))]
+              np.bitwise_and.reduce(col(3)), col(7).sum(axis=0, dtype=np.complex64),
+              np.prod(col(7), axis=0, dtype=np.complex64)]
     wants = []
     for k in range(n):
         members, _ = group_of(grp, k)
@@ -104,7 +107,7 @@ def reduce_case(n, rng):
     comps = [reducer('max_f32', 'f32', 'maximum'), reducer('min_s32', 's32', 'minimum'),
              reducer('mul_f32', 'f32', 'multiply'), reducer('add_s32', 's32'), reducer('and_pred', 'pred', 'and'),
              reducer('or_pred', 'pred', 'or'), reducer('max_u8', 'u8', 'maximum'), reducer('add_f32', 'f32'),
-             reducer('and_s32', 's32', 'and')]
+             reducer('and_s32', 's32', 'and'), reducer('add_c64', 'c64'), reducer('mul_c64', 'c64', 'multiply')]
     body = ['r0 = f32[6] all-reduce(x), replica_groups={}, to_apply=max_f32',
             'r1 = s32[5] all-reduce(y), replica_groups={}, to_apply=min_s32',
             'r2 = f32[4] all-reduce(z), replica_groups={}, to_apply=mul_f32',
@@ -113,9 +116,11 @@ def reduce_case(n, rng):
             'r5 = pred[4] all-reduce(p), replica_groups={}, to_apply=or_pred',
             'r6 = u8[3] all-reduce(u), replica_groups={}, to_apply=max_u8',
             'r7 = f32[2] all-reduce(g), replica_groups=%s, to_apply=add_f32' % groups_text(grp),
-            'r8 = s32[4] all-reduce(w), replica_groups={}, to_apply=and_s32']
-    write_case('reduce_np%d' % n, n, comps, ['x', 'y', 'z', 'w', 'p', 'u', 'g'], body,
-               ['r%d' % i for i in range(9)], ins, wants)
+            'r8 = s32[4] all-reduce(w), replica_groups={}, to_apply=and_s32',
+            'r9 = c64[3] all-reduce(c), replica_groups={}, to_apply=add_c64',
+            'r10 = c64[3] all-reduce(c), replica_groups={}, to_apply=mul_c64']
+    write_case('reduce_np%d' % n, n, comps, ['x', 'y', 'z', 'w', 'p', 'u', 'g', 'c'], body,
+               ['r%d' % i for i in range(11)], ins, wants)
 
 
 def user_case(n, rng):
