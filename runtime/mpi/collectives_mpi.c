@@ -1,24 +1,29 @@
 /* collectives_mpi.c — the collective backend over MPI (libhlort_mpi.so, hlo/runtime_mpi.h):
- * one replica per process, replica id = rank in the group's communicator.  Its own primitives
- * (native_ok / native_run) run what MPI has a call for: all-reduce (MPI_Iallreduce) and
- * reduce-scatter (MPI_Ireduce_scatter_block) with MPI's built-in reductions where the reducer
- * is a plain one MPI has, else with a user-defined MPI_Op that calls the model's reducer
- * computation; all-gather, all-to-all and collective-broadcast (MPI_Iallgather,
- * MPI_Ialltoall, MPI_Ibcast, straight between the model's buffers) and collective-permute
- * (MPI_Isend / MPI_Irecv pairs on a communicator of their own); each on the whole
- * communicator or the cached one of the leaf's replica group.  In exact order
+ * one replica per process, replica id = rank in the group's communicator.
+ * Its own primitives (native_ok / native_run, collectives_internal.h) run each leaf with
+ * MPI's collective for it: all-reduce and reduce-scatter (MPI_Allreduce,
+ * MPI_Reduce_scatter_block) with MPI's built-in reduction where the reducer is a plain one MPI
+ * has, else with a user-defined MPI_Op that calls the model's reducer computation (the call
+ * reaches it as an attribute of a per-call datatype); all-gather, all-to-all and
+ * collective-broadcast (MPI_Allgather, MPI_Alltoall, MPI_Bcast, straight between the model's
+ * buffers, strided datatypes describing the rows of an inner dimension); collective-permute as
+ * MPI_Isend / MPI_Irecv pairs on a communicator of their own.  Each runs on the whole
+ * communicator or on the cached one of the leaf's replica group.  Without a timeout the
+ * blocking calls are used, with one their nonblocking forms, polled.  In exact order
  * (hlo_mpi_group_set_exact_order) a reduction whose result may depend on the order of its
- * operands (floating point, any user op) takes the gather path instead.  An exchange packs
- * this rank's leaves (each rounded up to 64 bytes, so that every view stays aligned) into a
- * send buffer and gathers them with one MPI_Iallgather into a scratch buffer the views point
- * into; collectives.c then computes the result, in group order, exactly as with threads.  The
- * gather spans the whole communicator, or, for a collective with replica groups that partition
- * the ranks, only this rank's group, on a communicator split once per partition and cached
- * (docs/distributed.md).  With a timeout the request is polled, so that the timeout and the
- * abort flag are honoured (without one, MPI_Wait); release has nothing to wait for (the data
- * was copied).  Send/recv channels are MPI_Isend/MPI_Irecv pairs (p2p_header below).  Also the
- * runner's MPI steps: init, an untimed allgather, abort, finalize.
- * Tests: tests/mpi.cmake (the runtime's multi-replica cases under mpirun, the training step).
+ * operands (floating point, any user op) takes the gather path instead.
+ * The gather path (exchange) packs this rank's leaves (each rounded up to 64 bytes, so that
+ * every view stays aligned) into a send buffer and gathers them with one MPI_Iallgather into a
+ * scratch buffer the views point into; collectives.c then computes the result, in group
+ * order, exactly as with threads.  The gather spans the whole communicator, or, for a
+ * collective with replica groups that partition the ranks, only this rank's group, on a
+ * communicator split once per partition and cached (docs/distributed.md).  With a timeout the
+ * request is polled, so that the timeout and the abort flag are honoured (without one,
+ * MPI_Wait); release has nothing to wait for (the data was copied).  Send/recv channels are
+ * MPI_Isend/MPI_Irecv pairs (p2p_header below).  Also the runner's MPI steps: init, an untimed
+ * allgather, abort, finalize.
+ * Tests: tests/mpi.cmake (the runtime's multi-replica cases under mpirun, the native cases of
+ * testdata/mpi/native against numpy, the training step); unit.collectives_test (the hand-over).
  */
 #include <limits.h>
 #include <mpi.h>
@@ -392,15 +397,16 @@ static bool mpi_native_ok(void *impl, const hlo_coll_native *op) {
   switch (op->op) {
   case HLO_COLL_NATIVE_ALL_REDUCE:
   case HLO_COLL_NATIVE_REDUCE_SCATTER: {
-    if (r->eb < 1 || op->bytes % (r->eb * (op->op == HLO_COLL_NATIVE_REDUCE_SCATTER ? g : 1)) != 0)
-      return false;
+    if (r->eb < 1 || op->bytes % (r->eb * (op->op == HLO_COLL_NATIVE_REDUCE_SCATTER ? g : 1)) != 0 ||
+        (op->op == HLO_COLL_NATIVE_REDUCE_SCATTER && op->outer != 1 && op->bytes > 0))
+      return false; /* a reduce-scatter along an inner dimension: the exchange */
     MPI_Datatype type;
     MPI_Op mop;
     if (builtin_op(r, &type, &mop)) /* exact in any order unless it adds or multiplies floats */
       return !m->exact || !is_float(r->dtype);
     return !m->exact && r->fn && r->eb <= 64 && reducer_keyval != MPI_KEYVAL_INVALID;
   }
-  case HLO_COLL_NATIVE_ALL_TO_ALL: return op->bytes % g == 0;
+  case HLO_COLL_NATIVE_ALL_TO_ALL: return op->bytes == 0 || (op->outer > 0 && (op->bytes / op->outer) % g == 0);
   case HLO_COLL_NATIVE_ALL_GATHER:
   case HLO_COLL_NATIVE_PERMUTE:
   case HLO_COLL_NATIVE_BROADCAST: return true;
@@ -450,7 +456,7 @@ static hlo_status run_reduce(coll_mpi *m, const hlo_coll_native *op, MPI_Comm co
   else
     s = apart(m, op, scatter ? op->bytes / g : op->bytes, &send);
   MPI_Request req = MPI_REQUEST_NULL;
-  if (!s && m->timeout_s <= 0) /* no timeout: MPI's blocking call (MPI_Wait would block as long) */
+  if (!s && m->timeout_s <= 0)
     rc = scatter ? MPI_Reduce_scatter_block(send, op->recv, count / g, type, mop, comm)
                  : MPI_Allreduce(send, op->recv, count, type, mop, comm);
   else if (!s)
@@ -493,6 +499,62 @@ static hlo_status run_permute(coll_mpi *m, const hlo_coll_native *op) {
   return wait_requests(m, n, req, m->timeout_s, "collective-permute's MPI_Isend / MPI_Irecv");
 }
 
+/* `outer` rows of `len` bytes, `stride` bytes apart, as one datatype whose extent is `len`, so
+ * that the k-th of them in a buffer starts k * len bytes in (block k of every row). */
+static int strided_rows(int64_t outer, int64_t len, int64_t stride, MPI_Datatype *out) {
+  MPI_Datatype v;
+  int rc = MPI_Type_vector((int)outer, (int)len, (int)stride, MPI_BYTE, &v);
+  if (rc != MPI_SUCCESS)
+    return rc;
+  rc = MPI_Type_create_resized(v, 0, (MPI_Aint)len, out);
+  MPI_Type_free(&v);
+  if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(out)) != MPI_SUCCESS)
+    MPI_Type_free(out);
+  return rc;
+}
+
+/* all-gather (each member's rows go to block k of every result row) and all-to-all (block k
+ * of every row goes to member k, whose block from this rank is block `me` of its rows) on
+ * comm (g ranks), for op->outer rows of op->bytes / outer bytes. */
+static hlo_status run_rows(coll_mpi *m, const hlo_coll_native *op, MPI_Comm comm, int g) {
+  bool gather = op->op == HLO_COLL_NATIVE_ALL_GATHER, block = m->timeout_s <= 0;
+  int64_t outer = op->outer > 0 && op->bytes > 0 ? op->outer : 1, row = op->bytes / outer;
+  const char *what = gather ? "MPI_Allgather" : "MPI_Alltoall";
+  const void *send = NULL;
+  HLO_RETURN_IF_ERROR(apart(m, op, gather ? op->bytes * g : op->bytes, &send));
+  MPI_Datatype rows;
+  int rc = gather ? strided_rows(outer, row, row * g, &rows) : strided_rows(outer, row / g, row, &rows);
+  if (rc != MPI_SUCCESS)
+    return mpi_error(rc, "a strided MPI datatype");
+  MPI_Request req = MPI_REQUEST_NULL;
+  int bytes = (int)op->bytes;
+  if (gather)
+    rc = block ? MPI_Allgather(send, bytes, MPI_BYTE, op->recv, 1, rows, comm)
+               : MPI_Iallgather(send, bytes, MPI_BYTE, op->recv, 1, rows, comm, &req);
+  else
+    rc = block ? MPI_Alltoall(send, 1, rows, op->recv, 1, rows, comm)
+               : MPI_Ialltoall(send, 1, rows, op->recv, 1, rows, comm, &req);
+  hlo_status s = rc == MPI_SUCCESS ? wait_requests(m, 1, &req, m->timeout_s, what) : mpi_error(rc, what);
+  MPI_Type_free(&rows); /* MPI keeps it while a request still uses it */
+  return s;
+}
+
+/* collective-broadcast from the group's first member (rank 0 of comm). */
+static hlo_status run_broadcast(coll_mpi *m, const hlo_coll_native *op, MPI_Comm comm) {
+  int me = 0, rc;
+  MPI_Comm_rank(comm, &me);
+  if (me == 0 && op->send != op->recv)
+    memmove(op->recv, op->send, (size_t)op->bytes);
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (m->timeout_s <= 0)
+    rc = MPI_Bcast(op->recv, (int)op->bytes, MPI_BYTE, 0, comm);
+  else
+    rc = MPI_Ibcast(op->recv, (int)op->bytes, MPI_BYTE, 0, comm, &req);
+  return rc == MPI_SUCCESS ? wait_requests(m, 1, &req, m->timeout_s, "MPI_Bcast") : mpi_error(rc, "MPI_Bcast");
+}
+
+/* Without a collective timeout MPI's blocking calls (MPI_Wait would block as long), else their
+ * nonblocking forms, polled. */
 static hlo_status mpi_native_run(void *impl, const hlo_coll_native *op) {
   coll_mpi *m = impl;
   if (atomic_load(&m->aborted))
@@ -502,39 +564,15 @@ static hlo_status mpi_native_run(void *impl, const hlo_coll_native *op) {
   const int64_t *ids = NULL;
   if (op->groups[0] != 0 && op->op != HLO_COLL_NATIVE_PERMUTE)
     HLO_RETURN_IF_ERROR(group_comm(m, op->groups, &comm, &g, &ids));
-  int bytes = (int)op->bytes, rc;
-  bool block = m->timeout_s <= 0; /* no timeout: MPI's blocking calls, else polled requests */
-  const void *send = NULL;
-  MPI_Request req = MPI_REQUEST_NULL;
-  const char *what;
   switch (op->op) {
   case HLO_COLL_NATIVE_ALL_REDUCE:
   case HLO_COLL_NATIVE_REDUCE_SCATTER: return run_reduce(m, op, comm, g);
   case HLO_COLL_NATIVE_PERMUTE: return run_permute(m, op);
   case HLO_COLL_NATIVE_ALL_GATHER:
-    what = "MPI_Allgather";
-    HLO_RETURN_IF_ERROR(apart(m, op, op->bytes * g, &send));
-    rc = block ? MPI_Allgather(send, bytes, MPI_BYTE, op->recv, bytes, MPI_BYTE, comm)
-               : MPI_Iallgather(send, bytes, MPI_BYTE, op->recv, bytes, MPI_BYTE, comm, &req);
-    break;
-  case HLO_COLL_NATIVE_ALL_TO_ALL:
-    what = "MPI_Alltoall";
-    HLO_RETURN_IF_ERROR(apart(m, op, op->bytes, &send));
-    rc = block ? MPI_Alltoall(send, bytes / g, MPI_BYTE, op->recv, bytes / g, MPI_BYTE, comm)
-               : MPI_Ialltoall(send, bytes / g, MPI_BYTE, op->recv, bytes / g, MPI_BYTE, comm, &req);
-    break;
-  case HLO_COLL_NATIVE_BROADCAST: { /* from the group's first member (rank 0 of comm) */
-    what = "MPI_Bcast";
-    int me = 0;
-    MPI_Comm_rank(comm, &me);
-    if (me == 0 && op->send != op->recv)
-      memmove(op->recv, op->send, (size_t)op->bytes);
-    rc = block ? MPI_Bcast(op->recv, bytes, MPI_BYTE, 0, comm) : MPI_Ibcast(op->recv, bytes, MPI_BYTE, 0, comm, &req);
-    break;
-  }
+  case HLO_COLL_NATIVE_ALL_TO_ALL: return run_rows(m, op, comm, g);
+  case HLO_COLL_NATIVE_BROADCAST: return run_broadcast(m, op, comm);
   default: return hlo_status_make(HLO_INTERNAL, "unknown native collective %d", op->op);
   }
-  return rc == MPI_SUCCESS ? wait_requests(m, 1, &req, m->timeout_s, what) : mpi_error(rc, what);
 }
 
 /* ---- point to point ------------------------------------------------------------------------ */

@@ -417,9 +417,9 @@ static bool pairs_simple(const coll *c) {
   return true;
 }
 
-/* Leaf i as one backend primitive, or false when its layout is none (a gathered, split or
- * exchanged dimension with data outside it, a scalar carried through, the tuple all-to-all,
- * the in-place permute, an invalid permute left to the exchange path's messages). */
+/* Leaf i as one backend primitive, or false when it is none (a scalar carried through, the
+ * tuple all-to-all, the in-place permute, an invalid permute left to the exchange path's
+ * messages). */
 static bool native_leaf(const coll *c, int64_t i, void *const *operands, void *const *results, hlo_coll_native *op,
                         hlo_coll_reducer *red) {
   static const int32_t native_op[] = {[K_ALL_REDUCE] = HLO_COLL_NATIVE_ALL_REDUCE,
@@ -431,7 +431,7 @@ static bool native_leaf(const coll *c, int64_t i, void *const *operands, void *c
   const leaf_info *l = &c->leaves[i];
   bool split = c->kind == K_ALL_GATHER || c->kind == K_REDUCE_SCATTER || c->kind == K_ALL_TO_ALL;
   if (c->kind < 0 || c->kind == K_ALL_TO_ALL_TUPLE || c->kind >= K_PERMUTE_INPLACE ||
-      (split && (c->dim < 0 || l->rank <= c->dim || outer_of(l, c->dim) != 1)) ||
+      (split && (c->dim < 0 || l->rank <= c->dim)) ||
       (c->kind == K_PERMUTE && !pairs_simple(c)))
     return false;
   *red = (hlo_coll_reducer){c->red_op, c->red_dtype, l->eb, c->reduce, c->ctx};
@@ -442,6 +442,7 @@ static bool native_leaf(const coll *c, int64_t i, void *const *operands, void *c
                           .send = operands[i],
                           .recv = results[i],
                           .bytes = l->bytes,
+                          .outer = split ? outer_of(l, c->dim) : 1,
                           .reducer = red,
                           .pairs = c->pairs,
                           .n_pairs = c->n_pairs};

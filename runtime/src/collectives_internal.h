@@ -41,6 +41,10 @@ typedef struct hlo_coll_native {
                            * bytes / group size (reduce-scatter: the group position's block),
                            * bytes * group size (all-gather: the members' leaves in group order) */
   int64_t bytes;
+  int64_t outer;          /* all-gather, reduce-scatter, all-to-all: the product of the dimensions
+                           * before the gathered / split one; the operand is `outer` rows of
+                           * bytes / outer, and so is the result, each row's blocks in group
+                           * order (1: one contiguous row; else 1) */
   const hlo_coll_reducer *reducer; /* all-reduce, reduce-scatter */
   const int64_t *pairs;   /* permute: (source, target) replica ids, each replica at most once as
                            * a source and once as a target; a replica no pair targets gets zeros */

@@ -2,8 +2,9 @@
  * (native_ok / native_run, collectives_internal.h), through a recording fake backend on 2
  * replicas, with hand-written descriptions (hlo/rt.h): the reducer code decoded (add, max, an
  * unrecognized computation), every leaf asked before any runs and the exchange used when one
- * is refused, layouts the native path does not take (a gathered dimension with data outside
- * it, a permute naming a target twice) never offered, and the groups and pairs handed over.
+ * is refused, the rows of an all-gather along an inner dimension, collectives the native path
+ * does not take (the tuple all-to-all, a permute naming a target twice) never offered, and
+ * the groups and pairs handed over.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,21 +151,26 @@ static void test_all_or_nothing(void) {
   hlo_context_destroy(r.ctx);
 }
 
-/* all-gather: along the outer dimension natively; along dimension 1 of f32[2,2] (rows
- * outside it) never offered, gathered by the exchange. */
+/* all-gather along dimension 0 and along dimension 1 of f32[2,2] (2 rows: outer 2) handed
+ * over; the tuple all-to-all never offered, moved by the exchange (leaf 0 of every view). */
 static void test_layouts(void) {
   rig r;
   rig_open(&r, 64);
   float x[4] = {1, 2, 3, 4}, y[8];
   int64_t outer[] = {1, 1, 0, 0, 0, 0, 4, 2, 2, 2, 32, -1};
   run(&r, outer, (void *[]){x}, (void *[]){y});
-  CHECK(r.f.ran == 1 && r.f.last.op == HLO_COLL_NATIVE_ALL_GATHER && r.f.last.bytes == 16);
+  CHECK(r.f.ran == 1 && r.f.last.op == HLO_COLL_NATIVE_ALL_GATHER && r.f.last.bytes == 16 && r.f.last.outer == 1);
   hlo_context_destroy(r.ctx);
   rig_open(&r, 64);
   int64_t inner[] = {1, 1, 1, 0, 0, 0, 4, 2, 2, 2, 32, -1};
   run(&r, inner, (void *[]){x}, (void *[]){y});
-  CHECK(r.f.asked == 0 && r.f.exchanged == 1);
-  CHECK(y[0] == 1 && y[1] == 2 && y[2] == 1 && y[3] == 2 && y[4] == 3 && y[7] == 4);
+  CHECK(r.f.ran == 1 && r.f.last.outer == 2);
+  hlo_context_destroy(r.ctx);
+  rig_open(&r, 64);
+  int32_t a = 5, b = 6, ra = 0, rb = 0;
+  int64_t tuple[] = {4, 2, -1, 0, 0, 0, 4, 0, 4, 0, 4, 4, -1};
+  run(&r, tuple, (void *[]){&a, &b}, (void *[]){&ra, &rb});
+  CHECK(r.f.asked == 0 && r.f.exchanged == 1 && ra == 5 && rb == 5);
   hlo_context_destroy(r.ctx);
 }
 

@@ -10,8 +10,9 @@ hlorun.  Run by tests/mpi_npy_case.sh (tests/mpi.cmake), on threads and on MPI r
           multiply of c64
   user    reducers MPI has no built-in for: a + b + 1 (s32, all-reduce and reduce-scatter),
           f16 add, bf16 add, f64 min with a NaN (grouped)
-  move    reduce-scatter (dimension 0, grouped, and dimension 1), all-to-all (plain and
-          grouped), all-gather (grouped, and dimension 1), collective-permute (a ring, one pair),
+  move    reduce-scatter (dimension 0, grouped, and dimension 1), all-to-all (plain, grouped,
+          and along dimension 1), all-gather (grouped, dimension 1, and both), collective-permute
+          (a ring, one pair),
           collective-broadcast (groups whose first member is not the lowest)
   order   an f32 sum of random values: the expected result is the sum in replica order,
           ((x0 + x1) + x2) + x3 in f32, which the threads and --collective-order exact give
@@ -170,7 +171,9 @@ def move_case(n, rng):
                     (100 * k + np.arange(4)).astype(np.int32),
                     rng.integers(-9, 9, 3).astype(np.float32),
                     rng.integers(-99, 99, (2, 2)).astype(np.int32),
-                    (10 * k + np.arange(3) + 1).astype(np.int32)])
+                    (10 * k + np.arange(3) + 1).astype(np.int32),
+                    (1000 * k + np.arange(4 * n).reshape(2, 2 * n)).astype(np.int32),
+                    rng.integers(-99, 99, (3, 2)).astype(np.int32)])
     col = lambda j: np.stack([ins[k][j] for k in range(n)])
     wants = []
     for k in range(n):
@@ -187,7 +190,9 @@ def move_case(n, rng):
         src = [s for s, t in one if t == k]
         r8 = ins[src[0]][7] if src else np.zeros(3, np.int32)
         r9 = ins[members[0]][7]
-        wants.append([r0, r1, r2, r3, r4, r5, r6, r7, r8, r9])
+        r10 = np.concatenate([ins[r][8][:, 2 * k:2 * k + 2] for r in range(n)], axis=1)
+        r11 = np.concatenate([ins[r][9] for r in members], axis=1)
+        wants.append([r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11])
     comps = [reducer('add_f32', 'f32'), reducer('max_s32', 's32', 'maximum')]
     body = ['r0 = f32[2,3] reduce-scatter(a), dimensions={0}, replica_groups={}, to_apply=add_f32',
             'r1 = s32[3,2] reduce-scatter(b), dimensions={1}, replica_groups={}, to_apply=max_s32',
@@ -198,9 +203,11 @@ def move_case(n, rng):
             'r6 = s32[2,%d] all-gather(k), dimensions={1}, replica_groups={}' % (2 * n),
             'r7 = s32[3] collective-permute(m), source_target_pairs=%s, channel_id=5' % groups_text(ring),
             'r8 = s32[3] collective-permute(m), source_target_pairs=%s' % groups_text(one),
-            'r9 = s32[3] collective-broadcast(m), replica_groups=%s' % groups_text(g2)]
-    write_case('move_np%d' % n, n, comps, ['a', 'b', 'c', 'e', 'f', 'h', 'k', 'm'], body,
-               ['r%d' % i for i in range(10)], ins, wants)
+            'r9 = s32[3] collective-broadcast(m), replica_groups=%s' % groups_text(g2),
+            'r10 = s32[2,%d] all-to-all(q), dimensions={1}' % (2 * n),
+            'r11 = s32[3,4] all-gather(u), dimensions={1}, replica_groups=%s' % groups_text(g2)]
+    write_case('move_np%d' % n, n, comps, ['a', 'b', 'c', 'e', 'f', 'h', 'k', 'm', 'q', 'u'], body,
+               ['r%d' % i for i in range(12)], ins, wants)
 
 
 def order_case(n, rng):
