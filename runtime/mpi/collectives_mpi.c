@@ -6,8 +6,8 @@
  * has, else with a user-defined MPI_Op that calls the model's reducer computation (the call
  * reaches it as an attribute of a per-call datatype); all-gather, all-to-all and
  * collective-broadcast (MPI_Allgather, MPI_Alltoall, MPI_Bcast, straight between the model's
- * buffers, strided datatypes describing the rows of an inner dimension); collective-permute as
- * MPI_Isend / MPI_Irecv pairs on a communicator of their own.  Each runs on the whole
+ * buffers, strided datatypes describing the rows of an inner dimension); collective-permute and
+ * the tuple all-to-all as MPI_Isend / MPI_Irecv pairs on a communicator of their own.  Each runs on the whole
  * communicator or on the cached one of the leaf's replica group.  Without a timeout the
  * blocking calls are used, with one their nonblocking forms, polled.  In exact order
  * (hlo_mpi_group_set_exact_order) a reduction whose result may depend on the order of its
@@ -407,6 +407,7 @@ static bool mpi_native_ok(void *impl, const hlo_coll_native *op) {
     return !m->exact && r->fn && r->eb <= 64 && reducer_keyval != MPI_KEYVAL_INVALID;
   }
   case HLO_COLL_NATIVE_ALL_TO_ALL: return op->bytes == 0 || (op->outer > 0 && (op->bytes / op->outer) % g == 0);
+  case HLO_COLL_NATIVE_SWAP: return op->peer >= 0 && op->peer < m->size;
   case HLO_COLL_NATIVE_ALL_GATHER:
   case HLO_COLL_NATIVE_PERMUTE:
   case HLO_COLL_NATIVE_BROADCAST: return true;
@@ -474,6 +475,25 @@ static hlo_status run_reduce(coll_mpi *m, const hlo_coll_native *op, MPI_Comm co
     m->call.failed = NULL;
   }
   return s;
+}
+
+/* Leaf i of a tuple all-to-all: this leaf to group member i (op->peer) and the result from it.
+ * Every replica meets its partners in the order of the leaves, so a pair {p, q} of positions
+ * is served at p's leaf q and q's leaf p (hence one tag for all: the leaf index differs on
+ * the two sides, and each pair exchanges once per instruction); sorted by (min, max) that is
+ * one order on every replica, so the waits cannot form a cycle even when MPI sends without
+ * buffering. */
+static hlo_status run_swap(coll_mpi *m, const hlo_coll_native *op) {
+  MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int tag = 0, bytes = (int)op->bytes;
+  const void *send = NULL;
+  HLO_RETURN_IF_ERROR(apart(m, op, op->bytes, &send));
+  int rc = MPI_Irecv(op->recv, bytes, MPI_BYTE, op->peer, tag, m->permute_comm, &req[0]);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Isend(send, bytes, MPI_BYTE, op->peer, tag, m->permute_comm, &req[1]);
+  if (rc != MPI_SUCCESS) /* the process stops on this error; what was posted is left to it */
+    return mpi_error(rc, "all-to-all's MPI_Isend / MPI_Irecv");
+  return wait_requests(m, 2, req, m->timeout_s, "all-to-all's MPI_Isend / MPI_Irecv");
 }
 
 /* collective-permute: a message from this replica to the target of the pair it is the source
@@ -562,12 +582,13 @@ static hlo_status mpi_native_run(void *impl, const hlo_coll_native *op) {
   MPI_Comm comm = m->comm;
   int g = m->size;
   const int64_t *ids = NULL;
-  if (op->groups[0] != 0 && op->op != HLO_COLL_NATIVE_PERMUTE)
+  if (op->groups[0] != 0 && op->op != HLO_COLL_NATIVE_PERMUTE && op->op != HLO_COLL_NATIVE_SWAP)
     HLO_RETURN_IF_ERROR(group_comm(m, op->groups, &comm, &g, &ids));
   switch (op->op) {
   case HLO_COLL_NATIVE_ALL_REDUCE:
   case HLO_COLL_NATIVE_REDUCE_SCATTER: return run_reduce(m, op, comm, g);
   case HLO_COLL_NATIVE_PERMUTE: return run_permute(m, op);
+  case HLO_COLL_NATIVE_SWAP: return run_swap(m, op);
   case HLO_COLL_NATIVE_ALL_GATHER:
   case HLO_COLL_NATIVE_ALL_TO_ALL: return run_rows(m, op, comm, g);
   case HLO_COLL_NATIVE_BROADCAST: return run_broadcast(m, op, comm);

@@ -418,19 +418,19 @@ static bool pairs_simple(const coll *c) {
 }
 
 /* Leaf i as one backend primitive, or false when it is none (a scalar carried through, the
- * tuple all-to-all, the in-place permute, an invalid permute left to the exchange path's
- * messages). */
+ * in-place permute, an invalid permute left to the exchange path's messages). */
 static bool native_leaf(const coll *c, int64_t i, void *const *operands, void *const *results, hlo_coll_native *op,
                         hlo_coll_reducer *red) {
   static const int32_t native_op[] = {[K_ALL_REDUCE] = HLO_COLL_NATIVE_ALL_REDUCE,
                                       [K_ALL_GATHER] = HLO_COLL_NATIVE_ALL_GATHER,
                                       [K_REDUCE_SCATTER] = HLO_COLL_NATIVE_REDUCE_SCATTER,
                                       [K_ALL_TO_ALL] = HLO_COLL_NATIVE_ALL_TO_ALL,
+                                      [K_ALL_TO_ALL_TUPLE] = HLO_COLL_NATIVE_SWAP,
                                       [K_PERMUTE] = HLO_COLL_NATIVE_PERMUTE,
                                       [K_BROADCAST] = HLO_COLL_NATIVE_BROADCAST};
   const leaf_info *l = &c->leaves[i];
   bool split = c->kind == K_ALL_GATHER || c->kind == K_REDUCE_SCATTER || c->kind == K_ALL_TO_ALL;
-  if (c->kind < 0 || c->kind == K_ALL_TO_ALL_TUPLE || c->kind >= K_PERMUTE_INPLACE ||
+  if (c->kind < 0 || c->kind >= K_PERMUTE_INPLACE ||
       (split && (c->dim < 0 || l->rank <= c->dim)) ||
       (c->kind == K_PERMUTE && !pairs_simple(c)))
     return false;
@@ -445,7 +445,8 @@ static bool native_leaf(const coll *c, int64_t i, void *const *operands, void *c
                           .outer = split ? outer_of(l, c->dim) : 1,
                           .reducer = red,
                           .pairs = c->pairs,
-                          .n_pairs = c->n_pairs};
+                          .n_pairs = c->n_pairs,
+                          .peer = c->kind == K_ALL_TO_ALL_TUPLE ? (int32_t)member(c, i) : -1};
   return true;
 }
 

@@ -30,9 +30,10 @@ typedef struct hlo_coll_reducer {
  * leaves in the same order (the same instruction), so a backend's native_ok answers alike on
  * every replica when it looks only at this description and its own settings. */
 enum { HLO_COLL_NATIVE_ALL_REDUCE, HLO_COLL_NATIVE_REDUCE_SCATTER, HLO_COLL_NATIVE_ALL_GATHER,
-       HLO_COLL_NATIVE_ALL_TO_ALL, HLO_COLL_NATIVE_PERMUTE, HLO_COLL_NATIVE_BROADCAST };
+       HLO_COLL_NATIVE_ALL_TO_ALL, HLO_COLL_NATIVE_PERMUTE, HLO_COLL_NATIVE_BROADCAST,
+       HLO_COLL_NATIVE_SWAP };
 typedef struct hlo_coll_native {
-  int32_t op;             /* HLO_COLL_NATIVE_* */
+  int32_t op;             /* HLO_COLL_NATIVE_*; SWAP: leaf i of a tuple all-to-all */
   int32_t replica;        /* this replica */
   const int64_t *groups;  /* the description's {n_groups, group_size, members...}; n_groups 0: all */
   int64_t leaf;           /* the leaf's index in the instruction */
@@ -49,6 +50,8 @@ typedef struct hlo_coll_native {
   const int64_t *pairs;   /* permute: (source, target) replica ids, each replica at most once as
                            * a source and once as a target; a replica no pair targets gets zeros */
   int64_t n_pairs;
+  int32_t peer;           /* swap (leaf i of the tuple all-to-all): send this leaf to replica
+                           * `peer` (group member i), receive the result from it */
 } hlo_coll_native;
 
 typedef struct hlo_coll_backend {

@@ -152,7 +152,7 @@ static void test_all_or_nothing(void) {
 }
 
 /* all-gather along dimension 0 and along dimension 1 of f32[2,2] (2 rows: outer 2) handed
- * over; the tuple all-to-all never offered, moved by the exchange (leaf 0 of every view). */
+ * over; the tuple all-to-all as swaps with member i; the in-place permute never offered. */
 static void test_layouts(void) {
   rig r;
   rig_open(&r, 64);
@@ -168,9 +168,17 @@ static void test_layouts(void) {
   hlo_context_destroy(r.ctx);
   rig_open(&r, 64);
   int32_t a = 5, b = 6, ra = 0, rb = 0;
-  int64_t tuple[] = {4, 2, -1, 0, 0, 0, 4, 0, 4, 0, 4, 4, -1};
+  int64_t tuple[] = {4, 2, -1, 1, 2, 1, 0, 0, 4, 0, 4, 0, 4, 4, -1};
   run(&r, tuple, (void *[]){&a, &b}, (void *[]){&ra, &rb});
-  CHECK(r.f.asked == 0 && r.f.exchanged == 1 && ra == 5 && rb == 5);
+  CHECK(r.f.ran == 2 && r.f.last.op == HLO_COLL_NATIVE_SWAP && r.f.last.leaf == 1 && r.f.last.peer == 0);
+  hlo_context_destroy(r.ctx);
+  /* in place: f32[4] buffers in and out, one start index each (u32, not per pair), slice 2 */
+  rig_open(&r, 64);
+  float in[4] = {1, 2, 3, 4}, out[4] = {9, 9, 9, 9}, res[4];
+  uint32_t s_in = 1, s_out = 0;
+  int64_t inplace[] = {7, 4, -1, 0, 0, 1, 1, 0, 4, 1, 4, 4, 1, 4, 4, 0, 4, 0, 1, 0, 0, 2, 0, 0, 16, -1};
+  run(&r, inplace, (void *[]){in, out, &s_in, &s_out}, (void *[]){res});
+  CHECK(r.f.asked == 0 && r.f.exchanged == 1 && res[0] == 2 && res[1] == 3 && res[2] == 9);
   hlo_context_destroy(r.ctx);
 }
 

@@ -11,7 +11,7 @@ hlorun.  Run by tests/mpi_npy_case.sh (tests/mpi.cmake), on threads and on MPI r
   user    reducers MPI has no built-in for: a + b + 1 (s32, all-reduce and reduce-scatter),
           f16 add, bf16 add, f64 min with a NaN (grouped)
   move    reduce-scatter (dimension 0, grouped, and dimension 1), all-to-all (plain, grouped,
-          and along dimension 1), all-gather (grouped, dimension 1, and both), collective-permute
+          along dimension 1, and of a tuple), all-gather (grouped, dimension 1, and both), collective-permute
           (a ring, one pair),
           collective-broadcast (groups whose first member is not the lowest)
   order   an f32 sum of random values: the expected result is the sum in replica order,
@@ -173,7 +173,8 @@ def move_case(n, rng):
                     rng.integers(-99, 99, (2, 2)).astype(np.int32),
                     (10 * k + np.arange(3) + 1).astype(np.int32),
                     (1000 * k + np.arange(4 * n).reshape(2, 2 * n)).astype(np.int32),
-                    rng.integers(-99, 99, (3, 2)).astype(np.int32)])
+                    rng.integers(-99, 99, (3, 2)).astype(np.int32),
+                    (100 * k + np.arange(2 * n) + 50).astype(np.int32)])
     col = lambda j: np.stack([ins[k][j] for k in range(n)])
     wants = []
     for k in range(n):
@@ -192,7 +193,8 @@ def move_case(n, rng):
         r9 = ins[members[0]][7]
         r10 = np.concatenate([ins[r][8][:, 2 * k:2 * k + 2] for r in range(n)], axis=1)
         r11 = np.concatenate([ins[r][9] for r in members], axis=1)
-        wants.append([r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11])
+        tup = [ins[r][10][2 * k:2 * k + 2] for r in range(n)]  # result r: replica r's operand k
+        wants.append([r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11] + tup)
     comps = [reducer('add_f32', 'f32'), reducer('max_s32', 's32', 'maximum')]
     body = ['r0 = f32[2,3] reduce-scatter(a), dimensions={0}, replica_groups={}, to_apply=add_f32',
             'r1 = s32[3,2] reduce-scatter(b), dimensions={1}, replica_groups={}, to_apply=max_s32',
@@ -206,8 +208,13 @@ def move_case(n, rng):
             'r9 = s32[3] collective-broadcast(m), replica_groups=%s' % groups_text(g2),
             'r10 = s32[2,%d] all-to-all(q), dimensions={1}' % (2 * n),
             'r11 = s32[3,4] all-gather(u), dimensions={1}, replica_groups=%s' % groups_text(g2)]
-    write_case('move_np%d' % n, n, comps, ['a', 'b', 'c', 'e', 'f', 'h', 'k', 'm', 'q', 'u'], body,
-               ['r%d' % i for i in range(12)], ins, wants)
+    # the tuple all-to-all: operand j (w[2j:2j+2]) of every replica goes to replica j
+    body += ['w%d = s32[2] slice(w), slice={[%d:%d]}' % (j, 2 * j, 2 * j + 2) for j in range(n)]
+    body += ['tw = (%s) all-to-all(%s), replica_groups={}' % (', '.join(['s32[2]'] * n),
+                                                            ', '.join('w%d' % j for j in range(n)))]
+    body += ['t%d = s32[2] get-tuple-element(tw), index=%d' % (j, j) for j in range(n)]
+    write_case('move_np%d' % n, n, comps, ['a', 'b', 'c', 'e', 'f', 'h', 'k', 'm', 'q', 'u', 'w'], body,
+               ['r%d' % i for i in range(12)] + ['t%d' % j for j in range(n)], ins, wants)
 
 
 def order_case(n, rng):
