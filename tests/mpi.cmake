@@ -6,8 +6,9 @@
 #                     or recv timeout, a send/recv shape mismatch (tests/mpi_expect.sh);
 #   mpi.train_step    a data-parallel SGD step on 4 ranks against numpy on the whole batch;
 #   mpi.identical.*   threads and processes give byte-identical results on every replica;
-#   mpi.native.*, mpi.exact_order.*, mpi.threads.native.*  the native MPI collectives against
-#                     numpy (testdata/mpi/native), with MPI's order and --collective-order exact.
+#   mpi.native.*, mpi.native_polled.*, mpi.exact_order.*, mpi.threads.native.*  the native MPI
+#                     collectives against numpy (testdata/mpi/native), with MPI's order (blocking
+#                     calls, or polled ones under --collective-timeout) and --collective-order exact.
 # Without MPI (no libhlort_mpi.so, or no mpirun) every one of them reports itself skipped.
 if(NOT HLOC_HAVE_CODEGEN)
   return()
@@ -157,6 +158,14 @@ foreach(case reduce user move order)
     set_tests_properties(mpi.native.${c} mpi.exact_order.${c} PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}"
       SKIP_RETURN_CODE 77 TIMEOUT 150 PROCESSORS 2)
   endforeach()
+endforeach()
+# The same 4-rank cases with --collective-timeout: MPI's nonblocking collectives, polled (the
+# user-defined op inside MPI_Iallreduce, strided datatypes in MPI_Iallgather / MPI_Ialltoall).
+foreach(c reduce_np4 user_np4 move_np4)
+  add_test(NAME mpi.native_polled.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_npy_case.sh $<TARGET_FILE:hlorun>
+    ${NATIVE_DIR}/${c} 4 mpi exact --collective-timeout 60)
+  set_tests_properties(mpi.native_polled.${c} PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" SKIP_RETURN_CODE 77
+    TIMEOUT 150 PROCESSORS 2)
 endforeach()
 add_test(NAME mpi.cli.collective_order_bad COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 2
   "^hlorun: --collective-order needs 'native' or 'exact': fast"

@@ -435,7 +435,7 @@ static hlo_status apart(coll_mpi *m, const hlo_coll_native *op, int64_t recv_byt
 static hlo_status run_reduce(coll_mpi *m, const hlo_coll_native *op, MPI_Comm comm, int g) {
   const hlo_coll_reducer *r = op->reducer;
   bool scatter = op->op == HLO_COLL_NATIVE_REDUCE_SCATTER;
-  MPI_Datatype type;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Op mop;
   bool user = !builtin_op(r, &type, &mop);
   const char *what = scatter ? "MPI_Reduce_scatter_block" : "MPI_Allreduce";
@@ -446,8 +446,11 @@ static hlo_status run_reduce(coll_mpi *m, const hlo_coll_native *op, MPI_Comm co
     rc = MPI_Type_contiguous((int)r->eb, MPI_BYTE, &type);
     if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(&type)) == MPI_SUCCESS)
       rc = MPI_Type_set_attr(type, reducer_keyval, &m->call);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+      if (type != MPI_DATATYPE_NULL)
+        MPI_Type_free(&type);
       return mpi_error(rc, "the reducer's MPI datatype");
+    }
   }
   int count = (int)(op->bytes / r->eb);
   const void *send = op->send;
@@ -463,9 +466,8 @@ static hlo_status run_reduce(coll_mpi *m, const hlo_coll_native *op, MPI_Comm co
   else if (!s)
     rc = scatter ? MPI_Ireduce_scatter_block(send, op->recv, count / g, type, mop, comm, &req)
                  : MPI_Iallreduce(send, op->recv, count, type, mop, comm, &req);
-  if (!s) {
+  if (!s)
     s = rc == MPI_SUCCESS ? wait_requests(m, 1, &req, m->timeout_s, what) : mpi_error(rc, what);
-  }
   if (user) {
     MPI_Type_free(&type); /* MPI keeps it while a request still uses it */
     if (!s && m->call.failed)
