@@ -1,13 +1,15 @@
-/* mpi_allreduce.c — all-reduce bandwidth of the runtime's MPI path beside raw MPI_Allreduce,
+/* mpi_allreduce.c — all-reduce bandwidth of the runtime's MPI paths beside raw MPI_Allreduce,
  * measured in the same run (docs/distributed.md).  For each buffer size (MB of f32): the
- * runtime path is hlo_rt_collective, the call a compiled model makes for an f32 sum all-reduce
- * with replica_groups={} (the MPI backend's gather, then collectives.c summing: the
- * description says the reducer is one f32 add, as hloc's does for `add(a, b)`); the raw figure
- * is MPI_Allreduce(MPI_FLOAT, MPI_SUM) on the same buffers.  The results are checked to be
- * equal (integer-valued data: exact in any order).  Prints the median of --reps timed calls
- * after one warm-up, as ms and GB/s (buffer bytes / time), then, in parentheses, the same
- * all-reduce through a reducer called per element (what any other reducer costs) and the
- * runtime's all-gather of the buffer (the transport alone).  Built when MPI is found
+ * runtime paths are hlo_rt_collective, the call a compiled model makes for an f32 sum
+ * all-reduce with replica_groups={} (the description says the reducer is one f32 add, as
+ * hloc's does for `add(a, b)`), on the group's native path (MPI_Iallreduce with MPI_SUM) and in
+ * exact order (hlo_mpi_group_set_exact_order: the backend's gather, then collectives.c summing
+ * in replica order); the raw figure is MPI_Allreduce(MPI_FLOAT, MPI_SUM) on the same buffers.
+ * The results are checked to be equal (integer-valued data: exact in any order).  Prints the
+ * median of --reps timed calls after one warm-up, as ms and GB/s (buffer bytes / time), then,
+ * in parentheses, the same all-reduce through a reducer the description does not name (called
+ * per element: natively inside a user-defined MPI_Op, in exact order after the gather) and
+ * the runtime's all-gather of the buffer (MPI_Iallgather into the result).  Built when MPI is found
  * (build/mpi_allreduce_bench); run:
  *   mpirun --oversubscribe --allow-run-as-root -np 2 build/mpi_allreduce_bench [--reps N] [MB ...]
  * Test: mpi.bench_smoke (tests/mpi.cmake).
@@ -37,6 +39,7 @@ static int cmp_double(const void *a, const void *b) {
 
 typedef struct bench {
   hlo_context *ctx;
+  hlo_collective_group *group;
   int rank, reps;
   int64_t n;
   float *src, *ours, *raw, *gathered;
@@ -45,8 +48,15 @@ typedef struct bench {
 
 enum { PATH_RUNTIME, PATH_RAW, PATH_GATHER, PATH_GENERAL };
 
-/* Median seconds of reps calls of one path, after a warm-up; -1 on error. */
-static double time_path(bench *b, int path) {
+/* Median seconds of reps calls of one path (exact: the group in exact order), after a
+ * warm-up; -1 on error. */
+static double time_path(bench *b, int path, int exact) {
+  hlo_status es = hlo_mpi_group_set_exact_order(b->group, exact);
+  if (es) {
+    fprintf(stderr, "rank %d: %s\n", b->rank, hlo_status_message(es));
+    hlo_status_free(es);
+    return -1;
+  }
   double *t = calloc((size_t)b->reps, sizeof *t), med = -1;
   void *ops[1] = {b->src}, *res[1] = {path == PATH_GATHER ? b->gathered : b->ours};
   bool raw = path == PATH_RAW;
@@ -97,21 +107,24 @@ static int run_size(bench *b, double mb, int size) {
   /* all-gather along dimension 0: f32[n] -> f32[size * n] */
   int64_t gd[] = {1, 1, 0, 0, 0, 0, 4, 1, b->n, 4 * b->n * size, -1};
   memcpy(b->gather_desc, gd, sizeof gd);
-  double general = time_path(b, PATH_GENERAL);
-  int same = general >= 0;
-  float *general_result = same ? malloc(bytes) : NULL;
-  if (general_result)
-    memcpy(general_result, b->ours, bytes);
-  double ours = time_path(b, PATH_RUNTIME), raw = time_path(b, PATH_RAW), gather = time_path(b, PATH_GATHER);
-  same = general_result && ours >= 0 && raw >= 0 && gather >= 0 && memcmp(b->ours, b->raw, bytes) == 0 &&
-         memcmp(general_result, b->raw, bytes) == 0;
-  free(general_result);
+  /* every runtime path's result against MPI_Allreduce's */
+  double raw = time_path(b, PATH_RAW, 0), t[4];
+  int same = raw >= 0;
+  const int paths[4][2] = {{PATH_RUNTIME, 0}, {PATH_RUNTIME, 1}, {PATH_GENERAL, 0}, {PATH_GENERAL, 1}};
+  for (int i = 0; i < 4; i++) {
+    memset(b->ours, 0, bytes);
+    t[i] = time_path(b, paths[i][0], paths[i][1]);
+    same = same && t[i] >= 0 && memcmp(b->ours, b->raw, bytes) == 0;
+  }
+  double gather = time_path(b, PATH_GATHER, 0);
+  same = same && gather >= 0;
   int all_same = 0;
   MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (b->rank == 0 && all_same)
-    printf("%8.3f MB  hlo all-reduce %9.3f ms %6.2f GB/s   MPI_Allreduce %9.3f ms %6.2f GB/s   "
-           "(reducer per element %9.3f ms, all-gather %9.3f ms)\n",
-           mb, ours * 1e3, bytes / ours / 1e9, raw * 1e3, bytes / raw / 1e9, general * 1e3, gather * 1e3);
+    printf("%8.3f MB  native %9.3f ms %6.2f GB/s   exact order %9.3f ms %6.2f GB/s   MPI_Allreduce %9.3f ms "
+           "%6.2f GB/s   (reducer per element: native %9.3f ms, exact order %9.3f ms; all-gather %9.3f ms)\n",
+           mb, t[0] * 1e3, bytes / t[0] / 1e9, t[1] * 1e3, bytes / t[1] / 1e9, raw * 1e3, bytes / raw / 1e9,
+           t[2] * 1e3, t[3] * 1e3, gather * 1e3);
   else if (b->rank == 0)
     printf("%8.3f MB  FAILED: the runtime's all-reduce and MPI_Allreduce differ or failed\n", mb);
   free(b->src);
@@ -127,7 +140,7 @@ int main(int argc, char **argv) {
   hlo_collective_group *g = NULL;
   if (!s)
     s = hlo_collective_group_create_mpi(NULL, 0, &g);
-  bench b = {.rank = rank, .reps = 5};
+  bench b = {.rank = rank, .reps = 5, .group = g};
   hlo_context_options co;
   hlo_context_options_init(&co);
   co.num_threads = 1;

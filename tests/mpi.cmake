@@ -5,7 +5,10 @@
 #   mpi.err.*         the failure behaviour: a rank failing before or during the run, a collective
 #                     or recv timeout, a send/recv shape mismatch (tests/mpi_expect.sh);
 #   mpi.train_step    a data-parallel SGD step on 4 ranks against numpy on the whole batch;
-#   mpi.identical.*   threads and processes give byte-identical results on every replica.
+#   mpi.identical.*   threads and processes give byte-identical results on every replica;
+#   mpi.native.*, mpi.native_polled.*, mpi.exact_order.*, mpi.threads.native.*  the native MPI
+#                     collectives against numpy (testdata/mpi/native), with MPI's order (blocking
+#                     calls, or polled ones under --collective-timeout) and --collective-order exact.
 # Without MPI (no libhlort_mpi.so, or no mpirun) every one of them reports itself skipped.
 if(NOT HLOC_HAVE_CODEGEN)
   return()
@@ -63,6 +66,30 @@ hloc_mpi_error(missing_custom_call 2 2
 hloc_mpi_error(collective_timeout 2 1
   "hlorun: rank 0 of 2 failed, stopping every rank: waited more than 1 s for the other ranks in a collective (--collective-timeout): a rank stopped or is far behind"
   ${MPI_DIR}/stall.hlo --collective-timeout 1 "--input=r0:s64[] 0" "--input=r1:s64[] 100000000000000")
+# The same with the ordered gather path (--collective-order exact): the same wait, the same words.
+hloc_mpi_error(collective_timeout_exact_order 2 1
+  "hlorun: rank 0 of 2 failed, stopping every rank: waited more than 1 s for the other ranks in a collective (--collective-timeout): a rank stopped or is far behind"
+  ${MPI_DIR}/stall.hlo --collective-timeout 1 --collective-order exact "--input=r0:s64[] 0"
+  "--input=r1:s64[] 100000000000000")
+# A reducer computation failing inside MPI's reduction (the user-defined MPI_Op): the run stops
+# with its message.  Which ranks apply the op is MPI's choice (for 2 ranks Open MPI's blocking
+# all-reduce has both do it), so each rank that failed may say so: every hlorun line must be
+# one rank's failure with the reducer's message.
+if(HLOC_HAVE_MPI)
+  add_test(NAME mpi.err.reducer_fails COMMAND bash -c [=[
+    command -v mpirun >/dev/null || { echo "skipped: mpirun not found"; exit 77; }
+    err=$(HLORUN_MPI_BIN=$1 HLORUN_MPI_NP=2 HLORUN_MPI_TIMEOUT=60 "$2/tests/mpi_hlorun.sh" \
+      "$2/testdata/mpi/reducer_fails.hlo" --custom-call-lib "$3" "--input=r0:f32[4] {1, 2, 3, 4}" \
+      "--input=r1:f32[4] {1, -5, 3, 4}" 2>&1 >/dev/null); rc=$?
+    want="^hlorun: rank [01] of 2 failed, stopping every rank: the reducer computation, in MPI_Allreduce: c: custom call 'cc_check_positive' failed: negative input$"
+    lines=$(grep '^hlorun:' <<<"$err")
+    if [ "$rc" -ne 1 ] || [ -z "$lines" ] || grep -v -E "$want" <<<"$lines"; then
+      echo "FAIL: exit status $rc; standard error:"; echo "$err"; exit 1
+    fi
+    echo ok]=] _ $<TARGET_FILE:hlorun> ${CMAKE_SOURCE_DIR} $<TARGET_FILE:runtime_cc_lib>)
+  set_tests_properties(mpi.err.reducer_fails PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" SKIP_RETURN_CODE 77
+    TIMEOUT 90 PROCESSORS 2)
+endif()
 # Send/recv between ranks: a recv of another shape than was sent, and a recv nobody sends to,
 # bounded by --collective-timeout.
 hloc_mpi_error(sendrecv_shape_mismatch 2 1
@@ -96,9 +123,10 @@ add_test(NAME mpi.train_step COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_case.sh $<TAR
   ${MPI_DIR}/train_step $<TARGET_FILE:runtime_cc_lib>)
 set_tests_properties(mpi.train_step PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 150
   PROCESSORS 2)
-# Threads and processes give identical bits: every replica's every result, both ways.
+# Threads and processes give identical bits: every replica's every result, both ways, with
+# --collective-order exact (MPI's own f32 sum over 4 ranks may associate otherwise).
 add_test(NAME mpi.identical.train_step COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_identical.sh $<TARGET_FILE:hlorun>
-  ${MPI_DIR}/train_step 4)
+  ${MPI_DIR}/train_step 4 --collective-order exact)
 set_tests_properties(mpi.identical.train_step PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" SKIP_RETURN_CODE 77
   TIMEOUT 150 PROCESSORS 2)
 foreach(name train_step train_step_single)
@@ -106,6 +134,42 @@ foreach(name train_step train_step_single)
     ${MPI_DIR}/${name} $<TARGET_FILE:runtime_cc_lib>)
   set_tests_properties(mpi.threads.${name} PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" TIMEOUT 120)
 endforeach()
+
+# The native MPI collectives (testdata/mpi/native/make_native.py, numpy's expected leaves of
+# every replica, tests/mpi_npy_case.sh): every case on threads, on MPI ranks with MPI's own
+# collectives (bit for bit: integer-valued data, but for order_np4, whose random f32 sum MPI
+# may associate otherwise: close), and on MPI ranks with --collective-order exact (bit for bit,
+# order_np4 included: the sum in replica order, as numpy folds it).
+set(NATIVE_DIR ${MPI_DIR}/native)
+foreach(case reduce user move order)
+  foreach(np 2 4)
+    set(c ${case}_np${np})
+    set(check exact)
+    if(c STREQUAL "order_np4")
+      set(check close)
+    endif()
+    add_test(NAME mpi.threads.native.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_npy_case.sh $<TARGET_FILE:hlorun>
+      ${NATIVE_DIR}/${c} ${np} threads exact)
+    add_test(NAME mpi.native.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_npy_case.sh $<TARGET_FILE:hlorun>
+      ${NATIVE_DIR}/${c} ${np} mpi ${check})
+    add_test(NAME mpi.exact_order.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_npy_case.sh $<TARGET_FILE:hlorun>
+      ${NATIVE_DIR}/${c} ${np} mpi exact --collective-order exact)
+    set_tests_properties(mpi.threads.native.${c} PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" TIMEOUT 120)
+    set_tests_properties(mpi.native.${c} mpi.exact_order.${c} PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}"
+      SKIP_RETURN_CODE 77 TIMEOUT 150 PROCESSORS 2)
+  endforeach()
+endforeach()
+# The same 4-rank cases with --collective-timeout: MPI's nonblocking collectives, polled (the
+# user-defined op inside MPI_Iallreduce, strided datatypes in MPI_Iallgather / MPI_Ialltoall).
+foreach(c reduce_np4 user_np4 move_np4)
+  add_test(NAME mpi.native_polled.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi_npy_case.sh $<TARGET_FILE:hlorun>
+    ${NATIVE_DIR}/${c} 4 mpi exact --collective-timeout 60)
+  set_tests_properties(mpi.native_polled.${c} PROPERTIES ENVIRONMENT "${MPI_TEST_ENV}" SKIP_RETURN_CODE 77
+    TIMEOUT 150 PROCESSORS 2)
+endforeach()
+add_test(NAME mpi.cli.collective_order_bad COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 2
+  "^hlorun: --collective-order needs 'native' or 'exact': fast"
+  $<TARGET_FILE:hlorun> --collective-order fast ${CMAKE_SOURCE_DIR}/testdata/runtime/coll_all_reduce.hlo)
 
 # bench/mpi_allreduce.c at small sizes on 2 ranks: it fails when the runtime's all-reduce and
 # MPI_Allreduce disagree (its timings are not checked).

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# mpi_identical.sh HLORUN CASE NP — the same model, threads or processes, gives identical bits:
-# runs CASE.hlo with CASE.args on NP threads (--replicas) and on NP MPI ranks, every replica
+# mpi_identical.sh HLORUN CASE NP [ARGS...] — the same model, threads or processes, gives
+# identical bits: runs CASE.hlo with CASE.args and ARGS (e.g. --collective-order exact, without
+# which MPI's own float sums may associate otherwise) on NP threads (--replicas) and on NP MPI
+# ranks, every replica
 # writing every result (--output rK:...), and passes when the two runs' files are
 # byte-identical and every replica holds replica 0's results (a data-parallel step ends with
 # the same parameters everywhere).  Exits 77 (skipped) without an MPI backend or mpirun.
 here=$(dirname "$0")
 run=$1 case=$2 np=$3
+shift 3
+extra=("$@")
 if [ ! -f "$(dirname "$run")/libhlort_mpi.so" ]; then
   echo "skipped: this build has no MPI backend (no mpi.h; install libopenmpi-dev)"
   exit 77
@@ -26,8 +30,8 @@ outs() { # outs DIR: --output rK:DIR/rK_I.npy for every replica and result
 mkdir "$dir/threads" "$dir/mpi"
 mapfile -t o_threads < <(outs "$dir/threads")
 mapfile -t o_mpi < <(outs "$dir/mpi")
-"$run" "$case.hlo" "${args[@]}" "${o_threads[@]}" --replicas "$np" --threads 1 || { echo "FAIL: the threaded run"; exit 1; }
-HLORUN_MPI_BIN=$run HLORUN_MPI_NP=$np "$here/mpi_hlorun.sh" "$case.hlo" "${args[@]}" "${o_mpi[@]}" ||
+"$run" "$case.hlo" "${args[@]}" "${extra[@]}" "${o_threads[@]}" --replicas "$np" --threads 1 || { echo "FAIL: the threaded run"; exit 1; }
+HLORUN_MPI_BIN=$run HLORUN_MPI_NP=$np "$here/mpi_hlorun.sh" "$case.hlo" "${args[@]}" "${extra[@]}" "${o_mpi[@]}" ||
   { echo "FAIL: the MPI run"; exit 1; }
 for ((k = 0; k < np; k++)); do
   for ((i = 0; i < nres; i++)); do

@@ -43,6 +43,8 @@ static const char usage[] =
     "                          back-edges, and hlorun exits 1 s later if the call has not stopped\n"
     "  --mpi                   one replica per MPI rank (implied when started by mpirun; docs/distributed.md)\n"
     "  --collective-timeout SECONDS  with MPI: stop every rank when a collective or recv waits longer\n"
+    "  --collective-order native|exact  with MPI: MPI's own reductions (default), or floating-point\n"
+    "                          reductions in replica order, bit for bit as with --replicas threads\n"
     "  --max-memory BYTES      refuse (exit 1) a model whose parameter and result buffers exceed\n"
     "                          BYTES (suffixes K, M, G), before allocating them\n"
     "other:\n"
@@ -179,6 +181,10 @@ static int parse_args(int argc, char **argv, run_options *o) {
     } else if ((v = cli_flag_value("--collective-timeout", argc, argv, &i))) {
       if (!parse_double(v, &o->collective_timeout_s) || !(o->collective_timeout_s > 0) || o->collective_timeout_s > 1e9)
         return usage_error("--collective-timeout needs a number of seconds > 0", v);
+    } else if ((v = cli_flag_value("--collective-order", argc, argv, &i))) {
+      if (strcmp(v, "exact") != 0 && strcmp(v, "native") != 0)
+        return usage_error("--collective-order needs 'native' or 'exact'", v);
+      o->collective_exact = strcmp(v, "exact") == 0;
     } else if (strcmp(a, "--mpi") == 0) {
       o->mpi = true;
     } else if ((v = cli_flag_value("--max-memory", argc, argv, &i))) {

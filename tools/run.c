@@ -1468,7 +1468,7 @@ static hlo_status run_model_mpi(const run_options *o, FILE *out) {
   bool loaded = r.m.handle != NULL;
   hlo_status s = api.init(&r.rank, &r.size);
   if (!s)
-    s = api.group_create(NULL, o->collective_timeout_s, &r.group);
+    s = run_mpi_group_create(&api, o, &r.group);
   if (s) {
     hlo_status_free(loading);
     if (loaded)

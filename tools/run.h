@@ -47,6 +47,7 @@ typedef struct run_options {
   int64_t max_memory;                /* --max-memory: byte limit for the model's buffers; 0 = none */
   bool mpi;                          /* --mpi: one replica per MPI rank (also implied by mpirun) */
   double collective_timeout_s;       /* --collective-timeout: how long an MPI collective waits; 0 = for ever */
+  bool collective_exact;             /* --collective-order exact: MPI reductions in replica order */
 } run_options;
 
 void run_options_init(run_options *o);

@@ -1,4 +1,5 @@
-/* run_mpi.c — finds and loads libhlort_mpi.so for hlorun's multi-process mode (run_mpi.h).
+/* run_mpi.c — finds and loads libhlort_mpi.so for hlorun's multi-process mode, and makes the run's
+ * collective group with its options (run_mpi.h).
  * Tests: tests/mpi.cmake, tests/hlorun_cli.cmake (the messages when it cannot be loaded).
  */
 #include "run_mpi.h"
@@ -10,6 +11,16 @@
 #include <unistd.h>
 
 #define MPI_LIB_NAME "libhlort_mpi.so"
+
+hlo_status run_mpi_group_create(const mpi_api *api, const run_options *o, hlo_collective_group **out) {
+  HLO_RETURN_IF_ERROR(api->group_create(NULL, o->collective_timeout_s, out));
+  hlo_status s = api->set_exact_order(*out, o->collective_exact);
+  if (s) {
+    hlo_collective_group_destroy(*out);
+    *out = NULL;
+  }
+  return s;
+}
 
 bool run_mpi_wanted(const run_options *o) {
   return o->mpi || getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
@@ -69,9 +80,10 @@ hlo_status run_mpi_load(mpi_api *api) {
   api->init = (hlo_mpi_init_fn)dlsym(api->handle, "hlo_mpi_init");
   api->group_create = (hlo_collective_group_create_mpi_fn)dlsym(api->handle, "hlo_collective_group_create_mpi");
   api->allgather = (hlo_mpi_allgather_fn)dlsym(api->handle, "hlo_mpi_allgather");
+  api->set_exact_order = (hlo_mpi_group_set_exact_order_fn)dlsym(api->handle, "hlo_mpi_group_set_exact_order");
   api->abort = (hlo_mpi_abort_fn)dlsym(api->handle, "hlo_mpi_abort");
   api->finalize = (hlo_mpi_finalize_fn)dlsym(api->handle, "hlo_mpi_finalize");
-  if (!api->init || !api->group_create || !api->allgather || !api->abort || !api->finalize)
+  if (!api->init || !api->group_create || !api->allgather || !api->set_exact_order || !api->abort || !api->finalize)
     return hlo_status_make(HLO_FAILED_PRECONDITION, "%s: not the MPI backend of this hlorun (hlo_mpi_* missing)", tried);
   return NULL;
 }

@@ -15,6 +15,7 @@ typedef struct mpi_api {
   hlo_mpi_init_fn init;
   hlo_collective_group_create_mpi_fn group_create;
   hlo_mpi_allgather_fn allgather;
+  hlo_mpi_group_set_exact_order_fn set_exact_order;
   hlo_mpi_abort_fn abort;
   hlo_mpi_finalize_fn finalize;
 } mpi_api;
@@ -24,5 +25,8 @@ bool run_mpi_wanted(const run_options *o);
 /* Loads libhlort_mpi.so: $HLORUN_MPI_LIB, else next to hlorun, else ../lib of it, else the
  * loader's search path.  A build without MPI says so. */
 HLO_MUST_USE hlo_status run_mpi_load(mpi_api *api);
+/* The run's collective group over MPI_COMM_WORLD, with o's --collective-timeout and
+ * --collective-order. */
+HLO_MUST_USE hlo_status run_mpi_group_create(const mpi_api *api, const run_options *o, hlo_collective_group **out);
 
 #endif

@@ -4,7 +4,8 @@
  * in-place forms too), ragged-all-to-all and collective-reduce (XLA's reduce to the group's
  * first member, whose value every member gets here) become one hlo_rt_collective call
  * (hlo/rt.h) with a constant description of the replica groups, the permute pairs and every
- * leaf's shape; the reducer computation is passed as a function pointer.  All data movement
+ * leaf's shape; the reducer computation is passed as a function pointer, and the description
+ * says when it is one plain add/multiply/maximum/minimum/and/or (reducer_code).  All data movement
  * lives behind the runtime's collective backend, so no code here knows about threads or MPI.
  * Tests: testdata/runtime/coll_* (tests/runtime.cmake).
  */
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 
 #include "codegen/cg_internal.h"
+#include "hlo/rt.h"
 
 static LLVMValueRef const_global(cg_module *cm, LLVMValueRef init, const char *name) {
   LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), name);
@@ -76,19 +78,30 @@ static void put_groups(cg_module *cm, desc_buf *d, const ir_replica_groups *g) {
       put(cm, d, g->groups[i].v[k]);
 }
 
-/* The reducer's element type when it is one add of its two parameters (the runtime sums such
- * leaves with a plain loop instead of calling it per element), else -1. */
-static int64_t plain_add_type(const ir_instr *in, int kind) {
+/* The reducer's code for the description (hlo/rt.h, HLO_RT_REDUCER_*): when the computation is
+ * one add, multiply, maximum, minimum, and or or of its two distinct scalar parameters of one
+ * element type, (operation << 8) | element type, so that the runtime can run it without
+ * calling it per element (a plain loop, or an MPI built-in reduction); else -1. */
+static int64_t reducer_code(const ir_instr *in, int kind) {
   if ((kind != 0 && kind != 2) || in->n_called < 1)
     return -1;
   const ir_computation *c = in->called[0];
   const ir_instr *root = c->root;
-  if (c->n_params != 2 || !root || root->op != IR_OP_ADD || root->n_operands != 2 ||
-      root->operands[0]->op != IR_OP_PARAMETER || root->operands[1]->op != IR_OP_PARAMETER ||
-      root->operands[0] == root->operands[1] || root->shape->rank != 0 ||
+  if (c->n_params != 2 || !root || root->n_operands != 2 || root->operands[0]->op != IR_OP_PARAMETER ||
+      root->operands[1]->op != IR_OP_PARAMETER || root->operands[0] == root->operands[1] || root->shape->rank != 0 ||
       root->operands[0]->shape->et != root->shape->et || root->operands[1]->shape->et != root->shape->et)
     return -1;
-  return root->shape->et;
+  int64_t op;
+  switch (root->op) {
+  case IR_OP_ADD: op = HLO_RT_REDUCER_ADD; break;
+  case IR_OP_MULTIPLY: op = HLO_RT_REDUCER_MUL; break;
+  case IR_OP_MAXIMUM: op = HLO_RT_REDUCER_MAX; break;
+  case IR_OP_MINIMUM: op = HLO_RT_REDUCER_MIN; break;
+  case IR_OP_AND: op = HLO_RT_REDUCER_AND; break;
+  case IR_OP_OR: op = HLO_RT_REDUCER_OR; break;
+  default: return -1;
+  }
+  return op << 8 | (int64_t)root->shape->et;
 }
 
 /* The in-place collective-permute's part of the description: the buffer count, then per
@@ -139,7 +152,7 @@ static LLVMValueRef build_desc(cg_module *cm, const ir_instr *in, int kind, cons
       ir_shape_byte_size(res->shapes[i], &bytes);
     put(cm, d, bytes);
   }
-  put(cm, d, plain_add_type(in, kind));
+  put(cm, d, reducer_code(in, kind));
   LLVMValueRef g = NULL;
   if (d->n <= (int)(sizeof d->v / sizeof d->v[0]))
     g = const_global(cm, LLVMConstArray2(cm->i64, d->v, (uint64_t)d->n), "coll.desc");

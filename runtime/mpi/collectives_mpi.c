@@ -1,18 +1,33 @@
 /* collectives_mpi.c — the collective backend over MPI (libhlort_mpi.so, hlo/runtime_mpi.h):
- * one replica per process, replica id = rank in the group's communicator.  An exchange packs
- * this rank's leaves (each rounded up to 64 bytes, so that every view stays aligned) into a
- * send buffer and gathers them with one MPI_Iallgather into a scratch buffer the views point
- * into; collectives.c then computes the result, in group order, exactly as with threads.  The
- * gather spans the whole communicator, or, for a collective with replica groups that partition
- * the ranks, only this rank's group, on a communicator split once per partition and cached
- * (docs/distributed.md).  With a timeout the request is polled, so that the timeout and the
- * abort flag are honoured (without one, MPI_Wait); release has nothing to wait for (the data
- * was copied).  Send/recv channels are MPI_Isend/MPI_Irecv pairs (p2p_header below).  Also the
- * runner's MPI steps: init, an untimed allgather, abort, finalize.
- * Tests: tests/mpi.cmake (the runtime's multi-replica cases under mpirun, the training step).
+ * one replica per process, replica id = rank in the group's communicator.
+ * Its own primitives (native_ok / native_run, collectives_internal.h) run each leaf with
+ * MPI's collective for it: all-reduce and reduce-scatter (MPI_Allreduce,
+ * MPI_Reduce_scatter_block) with MPI's built-in reduction where the reducer is a plain one MPI
+ * has, else with a user-defined MPI_Op that calls the model's reducer computation (the call
+ * reaches it as an attribute of a per-call datatype); all-gather, all-to-all and
+ * collective-broadcast (MPI_Allgather, MPI_Alltoall, MPI_Bcast, straight between the model's
+ * buffers, strided datatypes describing the rows of an inner dimension); collective-permute and
+ * the tuple all-to-all as MPI_Isend / MPI_Irecv pairs on a communicator of their own.  Each runs on the whole
+ * communicator or on the cached one of the leaf's replica group.  Without a timeout the
+ * blocking calls are used, with one their nonblocking forms, polled.  In exact order
+ * (hlo_mpi_group_set_exact_order) a reduction whose result may depend on the order of its
+ * operands (floating point, any user op) takes the gather path instead.
+ * The gather path (exchange) packs this rank's leaves (each rounded up to 64 bytes, so that
+ * every view stays aligned) into a send buffer and gathers them with one MPI_Iallgather into a
+ * scratch buffer the views point into; collectives.c then computes the result, in group
+ * order, exactly as with threads.  The gather spans the whole communicator, or, for a
+ * collective with replica groups that partition the ranks, only this rank's group, on a
+ * communicator split once per partition and cached (docs/distributed.md).  With a timeout the
+ * request is polled, so that the timeout and the abort flag are honoured (without one,
+ * MPI_Wait); release has nothing to wait for (the data was copied).  Send/recv channels are
+ * MPI_Isend/MPI_Irecv pairs (p2p_header below).  Also the runner's MPI steps: init, an untimed
+ * allgather, abort, finalize.
+ * Tests: tests/mpi.cmake (the runtime's multi-replica cases under mpirun, the native cases of
+ * testdata/mpi/native against numpy, the training step); unit.collectives_test (the hand-over).
  */
 #include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,6 +36,7 @@
 #include <time.h>
 
 #include "collectives_internal.h"
+#include "hlo/rt.h"
 #include "hlo/runtime_mpi.h"
 
 #define HLO_PUBLIC __attribute__((visibility("default")))
@@ -61,8 +77,23 @@ typedef struct p2p_recv {
   p2p_header header; /* what arrived */
 } p2p_recv;
 
+/* What the user-defined MPI_Op (call_reducer) needs to apply the model's reducer: an
+ * MPI_User_function gets no pointer of ours, only the datatype, so this is an attribute of the
+ * datatype made for the call (reducer_keyval).  It lives in coll_mpi, so that a call given up
+ * by a timeout leaves nothing dangling. */
+typedef struct reduce_call {
+  hlo_coll_reducer_fn fn;
+  hlo_context *ctx;
+  int64_t eb;
+  hlo_status failed; /* the reducer's first error in this call */
+} reduce_call;
+
 typedef struct coll_mpi {
   MPI_Comm comm;
+  MPI_Comm permute_comm;       /* collective-permute's messages, apart from send/recv's */
+  MPI_Op user_op;              /* call_reducer, not commutative */
+  reduce_call call;
+  int exact;                   /* hlo_mpi_group_set_exact_order */
   int rank, size;
   int tag_ub;                  /* the largest channel id MPI can carry as a tag */
   p2p_send *sends;             /* sent, not yet known to be complete */
@@ -112,16 +143,16 @@ static void pause_poll(double waited_s) {
   nanosleep(&ts, NULL);
 }
 
-/* Waits for *req: MPI_Wait without a timeout, else polled until timeout_s or an abort. */
-static hlo_status wait_request(coll_mpi *m, MPI_Request *req, double timeout_s, const char *what) {
+/* Waits for n requests: MPI_Waitall without a timeout, else polled until timeout_s or an abort. */
+static hlo_status wait_requests(coll_mpi *m, int n, MPI_Request *req, double timeout_s, const char *what) {
   if (timeout_s <= 0) {
-    int rc = MPI_Wait(req, MPI_STATUS_IGNORE);
+    int rc = MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
     return rc == MPI_SUCCESS ? NULL : mpi_error(rc, what);
   }
   double start = MPI_Wtime();
   for (;;) {
     int done = 0;
-    int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    int rc = MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS)
       return mpi_error(rc, what);
     if (done)
@@ -148,7 +179,7 @@ static hlo_status gather_units(coll_mpi *m, MPI_Comm comm, const void *send, siz
   int rc = MPI_Iallgather(send, (int)units, m->unit, recv, (int)units, m->unit, comm, &req);
   if (rc != MPI_SUCCESS)
     return mpi_error(rc, what);
-  return wait_request(m, &req, timeout_s, what);
+  return wait_requests(m, 1, &req, timeout_s, what);
 }
 
 /* Packs this rank's leaves into m->send; *slot = the bytes one rank contributes. */
@@ -271,6 +302,300 @@ static hlo_status mpi_release(void *impl, int32_t replica) {
   (void)impl;
   (void)replica;
   return NULL; /* the views are this rank's own copy, reused by the next exchange */
+}
+
+/* ---- MPI's own collectives (native_ok / native_run) ------------------------------------------ */
+
+/* The datatype attribute's key for reduce_call: the one process-wide value of this file, made
+ * once after MPI_Init (the first group's creation) and never changed, because call_reducer can
+ * find nothing of ours but through it. */
+static pthread_once_t keyval_once = PTHREAD_ONCE_INIT;
+static int reducer_keyval = MPI_KEYVAL_INVALID;
+
+static void make_keyval(void) {
+  if (MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &reducer_keyval, NULL) != MPI_SUCCESS)
+    reducer_keyval = MPI_KEYVAL_INVALID;
+}
+
+/* The user-defined MPI_Op: inout[k] = reducer(in[k], inout[k]), in holding the lower ranks'
+ * operands (MPI's rule for an op that does not commute).  The first error of the reducer is
+ * kept in the call and reported when the collective ends; the rest of the call is skipped. */
+static void call_reducer(void *in, void *inout, int *len, MPI_Datatype *type) {
+  reduce_call *call = NULL;
+  int found = 0;
+  if (MPI_Type_get_attr(*type, reducer_keyval, &call, &found) != MPI_SUCCESS || !found || !call)
+    return; /* cannot happen: every datatype this op is used with carries the attribute */
+  _Alignas(16) unsigned char tmp[64];
+  unsigned char *a = in, *b = inout;
+  for (int k = 0; k < *len && !call->failed; k++) {
+    void *params[2] = {a + (size_t)k * (size_t)call->eb, b + (size_t)k * (size_t)call->eb};
+    void *results[1] = {tmp};
+    call->failed = call->fn(call->ctx, params, results, NULL);
+    if (!call->failed)
+      memcpy(params[1], tmp, (size_t)call->eb);
+  }
+}
+
+/* The types whose sums and products depend on the order of their operands. */
+static bool is_float(int32_t dtype) {
+  return dtype == HLO_DTYPE_IR_F32 || dtype == HLO_DTYPE_IR_F64 || dtype == HLO_DTYPE_IR_C64 ||
+         dtype == HLO_DTYPE_IR_C128;
+}
+
+/* MPI's built-in reduction for the reducer, when it has one that gives the reducer's results:
+ * add and multiply of integers (as unsigned: they wrap, as XLA's do) and floats, maximum and
+ * minimum of integers (not of floats: XLA's propagate NaN, MPI_MAX need not), and / or of
+ * integers, pred's and / or / minimum / maximum as bitwise and / or of 0 and 1, and the add of
+ * c64 / c128 (component-wise; their multiply is left to the reducer, whose rounding MPI's
+ * complex product need not share). */
+static bool builtin_op(const hlo_coll_reducer *r, MPI_Datatype *type, MPI_Op *op) {
+  bool wraps = r->op == HLO_RT_REDUCER_ADD || r->op == HLO_RT_REDUCER_MUL, pred = r->dtype == HLO_DTYPE_IR_PRED;
+  switch (r->dtype) {
+  case HLO_DTYPE_IR_PRED:
+  case HLO_DTYPE_IR_U8: *type = MPI_UINT8_T; break;
+  case HLO_DTYPE_IR_U16: *type = MPI_UINT16_T; break;
+  case HLO_DTYPE_IR_U32: *type = MPI_UINT32_T; break;
+  case HLO_DTYPE_IR_U64: *type = MPI_UINT64_T; break;
+  case HLO_DTYPE_IR_S8: *type = wraps ? MPI_UINT8_T : MPI_INT8_T; break;
+  case HLO_DTYPE_IR_S16: *type = wraps ? MPI_UINT16_T : MPI_INT16_T; break;
+  case HLO_DTYPE_IR_S32: *type = wraps ? MPI_UINT32_T : MPI_INT32_T; break;
+  case HLO_DTYPE_IR_S64: *type = wraps ? MPI_UINT64_T : MPI_INT64_T; break;
+  case HLO_DTYPE_IR_F32: *type = MPI_FLOAT; break;
+  case HLO_DTYPE_IR_F64: *type = MPI_DOUBLE; break;
+  case HLO_DTYPE_IR_C64: *type = MPI_C_FLOAT_COMPLEX; break;
+  case HLO_DTYPE_IR_C128: *type = MPI_C_DOUBLE_COMPLEX; break;
+  default: return false;
+  }
+  int size = 0;
+  if (MPI_Type_size(*type, &size) != MPI_SUCCESS || size != r->eb)
+    return false;
+  bool flt = is_float(r->dtype), cplx = r->dtype == HLO_DTYPE_IR_C64 || r->dtype == HLO_DTYPE_IR_C128;
+  switch (r->op) {
+  case HLO_RT_REDUCER_ADD: *op = MPI_SUM; return !pred;
+  case HLO_RT_REDUCER_MUL: *op = MPI_PROD; return !pred && !cplx;
+  case HLO_RT_REDUCER_MAX: *op = pred ? MPI_BOR : MPI_MAX; return !flt;
+  case HLO_RT_REDUCER_MIN: *op = pred ? MPI_BAND : MPI_MIN; return !flt;
+  case HLO_RT_REDUCER_AND: *op = MPI_BAND; return !flt;
+  case HLO_RT_REDUCER_OR: *op = MPI_BOR; return !flt;
+  default: return false;
+  }
+}
+
+/* The group size of op's replica groups; 0 when they do not partition the ranks. */
+static int64_t group_size(const coll_mpi *m, const hlo_coll_native *op) {
+  if (op->groups[0] == 0)
+    return m->size;
+  return op->groups[0] * op->groups[1] == m->size ? op->groups[1] : 0;
+}
+
+static bool mpi_native_ok(void *impl, const hlo_coll_native *op) {
+  coll_mpi *m = impl;
+  int64_t g = group_size(m, op);
+  if (g < 1 || op->bytes < 0 || op->bytes * (op->op == HLO_COLL_NATIVE_ALL_GATHER ? g : 1) > INT_MAX)
+    return false;
+  const hlo_coll_reducer *r = op->reducer;
+  switch (op->op) {
+  case HLO_COLL_NATIVE_ALL_REDUCE:
+  case HLO_COLL_NATIVE_REDUCE_SCATTER: {
+    if (r->eb < 1 || op->bytes % (r->eb * (op->op == HLO_COLL_NATIVE_REDUCE_SCATTER ? g : 1)) != 0 ||
+        (op->op == HLO_COLL_NATIVE_REDUCE_SCATTER && op->outer != 1 && op->bytes > 0))
+      return false; /* a reduce-scatter along an inner dimension: the exchange */
+    MPI_Datatype type;
+    MPI_Op mop;
+    if (builtin_op(r, &type, &mop)) /* exact in any order unless it adds or multiplies floats */
+      return !m->exact || !is_float(r->dtype);
+    return !m->exact && r->fn && r->eb <= 64 && reducer_keyval != MPI_KEYVAL_INVALID;
+  }
+  case HLO_COLL_NATIVE_ALL_TO_ALL: return op->bytes == 0 || (op->outer > 0 && (op->bytes / op->outer) % g == 0);
+  case HLO_COLL_NATIVE_SWAP: return op->peer >= 0 && op->peer < m->size;
+  case HLO_COLL_NATIVE_ALL_GATHER:
+  case HLO_COLL_NATIVE_PERMUTE:
+  case HLO_COLL_NATIVE_BROADCAST: return true;
+  default: return false;
+  }
+}
+
+static bool overlap(const void *a, int64_t a_len, const void *b, int64_t b_len) {
+  const unsigned char *p = a, *q = b;
+  return p < q + b_len && q < p + a_len;
+}
+
+/* The operand, or a copy of it in m->send when it overlaps the result (MPI wants them apart). */
+static hlo_status apart(coll_mpi *m, const hlo_coll_native *op, int64_t recv_bytes, const void **send) {
+  *send = op->send;
+  if (!overlap(op->send, op->bytes, op->recv, recv_bytes))
+    return NULL;
+  HLO_RETURN_IF_ERROR(reserve(&m->send, &m->send_cap, round_up(op->bytes)));
+  memcpy(m->send, op->send, (size_t)op->bytes);
+  *send = m->send;
+  return NULL;
+}
+
+/* All-reduce or reduce-scatter of op on comm (g ranks) with MPI's reduction or call_reducer. */
+static hlo_status run_reduce(coll_mpi *m, const hlo_coll_native *op, MPI_Comm comm, int g) {
+  const hlo_coll_reducer *r = op->reducer;
+  bool scatter = op->op == HLO_COLL_NATIVE_REDUCE_SCATTER;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op mop;
+  bool user = !builtin_op(r, &type, &mop);
+  const char *what = scatter ? "MPI_Reduce_scatter_block" : "MPI_Allreduce";
+  int rc = MPI_SUCCESS;
+  if (user) {
+    mop = m->user_op;
+    m->call = (reduce_call){r->fn, r->ctx, r->eb, NULL};
+    rc = MPI_Type_contiguous((int)r->eb, MPI_BYTE, &type);
+    if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(&type)) == MPI_SUCCESS)
+      rc = MPI_Type_set_attr(type, reducer_keyval, &m->call);
+    if (rc != MPI_SUCCESS) {
+      if (type != MPI_DATATYPE_NULL)
+        MPI_Type_free(&type);
+      return mpi_error(rc, "the reducer's MPI datatype");
+    }
+  }
+  int count = (int)(op->bytes / r->eb);
+  const void *send = op->send;
+  hlo_status s = NULL;
+  if (!scatter && send == op->recv)
+    send = MPI_IN_PLACE;
+  else
+    s = apart(m, op, scatter ? op->bytes / g : op->bytes, &send);
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (!s && m->timeout_s <= 0)
+    rc = scatter ? MPI_Reduce_scatter_block(send, op->recv, count / g, type, mop, comm)
+                 : MPI_Allreduce(send, op->recv, count, type, mop, comm);
+  else if (!s)
+    rc = scatter ? MPI_Ireduce_scatter_block(send, op->recv, count / g, type, mop, comm, &req)
+                 : MPI_Iallreduce(send, op->recv, count, type, mop, comm, &req);
+  if (!s)
+    s = rc == MPI_SUCCESS ? wait_requests(m, 1, &req, m->timeout_s, what) : mpi_error(rc, what);
+  if (user) {
+    MPI_Type_free(&type); /* MPI keeps it while a request still uses it */
+    if (!s && m->call.failed)
+      s = hlo_status_annotate(m->call.failed, "the reducer computation, in %s", what);
+    else
+      hlo_status_free(m->call.failed);
+    m->call.failed = NULL;
+  }
+  return s;
+}
+
+/* Leaf i of a tuple all-to-all: this leaf to group member i (op->peer) and the result from it.
+ * Every replica meets its partners in the order of the leaves, so a pair {p, q} of positions
+ * is served at p's leaf q and q's leaf p (hence one tag for all: the leaf index differs on
+ * the two sides, and each pair exchanges once per instruction); sorted by (min, max) that is
+ * one order on every replica, so the waits cannot form a cycle even when MPI sends without
+ * buffering. */
+static hlo_status run_swap(coll_mpi *m, const hlo_coll_native *op) {
+  MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int tag = 0, bytes = (int)op->bytes;
+  const void *send = NULL;
+  HLO_RETURN_IF_ERROR(apart(m, op, op->bytes, &send));
+  int rc = MPI_Irecv(op->recv, bytes, MPI_BYTE, op->peer, tag, m->permute_comm, &req[0]);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Isend(send, bytes, MPI_BYTE, op->peer, tag, m->permute_comm, &req[1]);
+  if (rc != MPI_SUCCESS) /* the process stops on this error; what was posted is left to it */
+    return mpi_error(rc, "all-to-all's MPI_Isend / MPI_Irecv");
+  return wait_requests(m, 2, req, m->timeout_s, "all-to-all's MPI_Isend / MPI_Irecv");
+}
+
+/* collective-permute: a message from this replica to the target of the pair it is the source
+ * of, and one into the result from the source of the pair it is the target of (else zeros). */
+static hlo_status run_permute(coll_mpi *m, const hlo_coll_native *op) {
+  MPI_Request req[2];
+  int n = 0, rc = MPI_SUCCESS, tag = (int)(op->leaf % ((int64_t)m->tag_ub + 1));
+  const void *send = NULL;
+  bool received = false;
+  HLO_RETURN_IF_ERROR(apart(m, op, op->bytes, &send));
+  for (int64_t p = 0; p < op->n_pairs && rc == MPI_SUCCESS; p++)
+    if (op->pairs[2 * p + 1] == op->replica) {
+      rc = MPI_Irecv(op->recv, (int)op->bytes, MPI_BYTE, (int)op->pairs[2 * p], tag, m->permute_comm, &req[n++]);
+      received = true;
+    }
+  for (int64_t p = 0; p < op->n_pairs && rc == MPI_SUCCESS; p++)
+    if (op->pairs[2 * p] == op->replica)
+      rc = MPI_Isend(send, (int)op->bytes, MPI_BYTE, (int)op->pairs[2 * p + 1], tag, m->permute_comm, &req[n++]);
+  if (!received)
+    memset(op->recv, 0, (size_t)op->bytes);
+  if (rc != MPI_SUCCESS) /* the process stops on this error; what was posted is left to it */
+    return mpi_error(rc, "collective-permute's MPI_Isend / MPI_Irecv");
+  return wait_requests(m, n, req, m->timeout_s, "collective-permute's MPI_Isend / MPI_Irecv");
+}
+
+/* `outer` rows of `len` bytes, `stride` bytes apart, as one datatype whose extent is `len`, so
+ * that the k-th of them in a buffer starts k * len bytes in (block k of every row). */
+static int strided_rows(int64_t outer, int64_t len, int64_t stride, MPI_Datatype *out) {
+  MPI_Datatype v;
+  int rc = MPI_Type_vector((int)outer, (int)len, (int)stride, MPI_BYTE, &v);
+  if (rc != MPI_SUCCESS)
+    return rc;
+  rc = MPI_Type_create_resized(v, 0, (MPI_Aint)len, out);
+  MPI_Type_free(&v);
+  if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(out)) != MPI_SUCCESS)
+    MPI_Type_free(out);
+  return rc;
+}
+
+/* all-gather (each member's rows go to block k of every result row) and all-to-all (block k
+ * of every row goes to member k, whose block from this rank is block `me` of its rows) on
+ * comm (g ranks), for op->outer rows of op->bytes / outer bytes. */
+static hlo_status run_rows(coll_mpi *m, const hlo_coll_native *op, MPI_Comm comm, int g) {
+  bool gather = op->op == HLO_COLL_NATIVE_ALL_GATHER, block = m->timeout_s <= 0;
+  int64_t outer = op->outer > 0 && op->bytes > 0 ? op->outer : 1, row = op->bytes / outer;
+  const char *what = gather ? "MPI_Allgather" : "MPI_Alltoall";
+  const void *send = NULL;
+  HLO_RETURN_IF_ERROR(apart(m, op, gather ? op->bytes * g : op->bytes, &send));
+  MPI_Datatype rows;
+  int rc = gather ? strided_rows(outer, row, row * g, &rows) : strided_rows(outer, row / g, row, &rows);
+  if (rc != MPI_SUCCESS)
+    return mpi_error(rc, "a strided MPI datatype");
+  MPI_Request req = MPI_REQUEST_NULL;
+  int bytes = (int)op->bytes;
+  if (gather)
+    rc = block ? MPI_Allgather(send, bytes, MPI_BYTE, op->recv, 1, rows, comm)
+               : MPI_Iallgather(send, bytes, MPI_BYTE, op->recv, 1, rows, comm, &req);
+  else
+    rc = block ? MPI_Alltoall(send, 1, rows, op->recv, 1, rows, comm)
+               : MPI_Ialltoall(send, 1, rows, op->recv, 1, rows, comm, &req);
+  hlo_status s = rc == MPI_SUCCESS ? wait_requests(m, 1, &req, m->timeout_s, what) : mpi_error(rc, what);
+  MPI_Type_free(&rows); /* MPI keeps it while a request still uses it */
+  return s;
+}
+
+/* collective-broadcast from the group's first member (rank 0 of comm). */
+static hlo_status run_broadcast(coll_mpi *m, const hlo_coll_native *op, MPI_Comm comm) {
+  int me = 0, rc;
+  MPI_Comm_rank(comm, &me);
+  if (me == 0 && op->send != op->recv)
+    memmove(op->recv, op->send, (size_t)op->bytes);
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (m->timeout_s <= 0)
+    rc = MPI_Bcast(op->recv, (int)op->bytes, MPI_BYTE, 0, comm);
+  else
+    rc = MPI_Ibcast(op->recv, (int)op->bytes, MPI_BYTE, 0, comm, &req);
+  return rc == MPI_SUCCESS ? wait_requests(m, 1, &req, m->timeout_s, "MPI_Bcast") : mpi_error(rc, "MPI_Bcast");
+}
+
+/* Without a collective timeout MPI's blocking calls (MPI_Wait would block as long), else their
+ * nonblocking forms, polled. */
+static hlo_status mpi_native_run(void *impl, const hlo_coll_native *op) {
+  coll_mpi *m = impl;
+  if (atomic_load(&m->aborted))
+    return hlo_status_make(HLO_FAILED_PRECONDITION, "collective abandoned: this rank's run failed");
+  MPI_Comm comm = m->comm;
+  int g = m->size;
+  const int64_t *ids = NULL;
+  if (op->groups[0] != 0 && op->op != HLO_COLL_NATIVE_PERMUTE && op->op != HLO_COLL_NATIVE_SWAP)
+    HLO_RETURN_IF_ERROR(group_comm(m, op->groups, &comm, &g, &ids));
+  switch (op->op) {
+  case HLO_COLL_NATIVE_ALL_REDUCE:
+  case HLO_COLL_NATIVE_REDUCE_SCATTER: return run_reduce(m, op, comm, g);
+  case HLO_COLL_NATIVE_PERMUTE: return run_permute(m, op);
+  case HLO_COLL_NATIVE_SWAP: return run_swap(m, op);
+  case HLO_COLL_NATIVE_ALL_GATHER:
+  case HLO_COLL_NATIVE_ALL_TO_ALL: return run_rows(m, op, comm, g);
+  case HLO_COLL_NATIVE_BROADCAST: return run_broadcast(m, op, comm);
+  default: return hlo_status_make(HLO_INTERNAL, "unknown native collective %d", op->op);
+  }
 }
 
 /* ---- point to point ------------------------------------------------------------------------ */
@@ -453,6 +778,8 @@ static void mpi_destroy(void *impl) {
   free(m->subs);
   if (!finalized) {
     MPI_Type_free(&m->unit);
+    MPI_Op_free(&m->user_op);
+    MPI_Comm_free(&m->permute_comm);
     MPI_Comm_free(&m->comm);
   }
   free(m->send);
@@ -469,7 +796,9 @@ static const hlo_coll_backend mpi_backend = {.exchange = mpi_exchange,
                                              .forget = mpi_forget,
                                              .abort = mpi_abort_group,
                                              .destroy = mpi_destroy,
-                                             .exchange_in_group = mpi_exchange_in_group};
+                                             .exchange_in_group = mpi_exchange_in_group,
+                                             .native_ok = mpi_native_ok,
+                                             .native_run = mpi_native_run};
 
 static hlo_status open_comm(coll_mpi *m, const void *comm) {
   int rc = MPI_Comm_dup(comm ? *(const MPI_Comm *)comm : MPI_COMM_WORLD, &m->comm);
@@ -481,12 +810,23 @@ static hlo_status open_comm(coll_mpi *m, const void *comm) {
   int *ub = NULL, found = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
   m->tag_ub = found && ub ? *ub : 32767; /* the least MPI promises */
-  rc = MPI_Type_contiguous(ALIGN, MPI_BYTE, &m->unit);
-  if (rc == MPI_SUCCESS)
-    rc = MPI_Type_commit(&m->unit);
+  pthread_once(&keyval_once, make_keyval);
+  rc = MPI_Comm_dup(m->comm, &m->permute_comm);
   if (rc != MPI_SUCCESS) {
     MPI_Comm_free(&m->comm);
-    return mpi_error(rc, "MPI_Type_contiguous");
+    return mpi_error(rc, "MPI_Comm_dup");
+  }
+  MPI_Comm_set_errhandler(m->permute_comm, MPI_ERRORS_RETURN);
+  rc = MPI_Op_create(call_reducer, 0, &m->user_op);
+  if (rc == MPI_SUCCESS && (rc = MPI_Type_contiguous(ALIGN, MPI_BYTE, &m->unit)) == MPI_SUCCESS &&
+      (rc = MPI_Type_commit(&m->unit)) != MPI_SUCCESS)
+    MPI_Type_free(&m->unit);
+  if (rc != MPI_SUCCESS) {
+    if (m->user_op != MPI_OP_NULL)
+      MPI_Op_free(&m->user_op);
+    MPI_Comm_free(&m->permute_comm);
+    MPI_Comm_free(&m->comm);
+    return mpi_error(rc, "making the group's MPI datatype and reduction");
   }
   return NULL;
 }
@@ -504,6 +844,7 @@ HLO_PUBLIC hlo_status hlo_collective_group_create_mpi(const void *comm, double t
     free(m);
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory creating a collective group");
   }
+  m->user_op = MPI_OP_NULL;
   hlo_status s = open_comm(m, comm);
   if (s) {
     free(g);
@@ -517,6 +858,14 @@ HLO_PUBLIC hlo_status hlo_collective_group_create_mpi(const void *comm, double t
   g->backend = &mpi_backend;
   g->impl = m;
   *out = g;
+  return NULL;
+}
+
+HLO_PUBLIC hlo_status hlo_mpi_group_set_exact_order(hlo_collective_group *g, int exact) {
+  if (!g || g->magic != HLO_GROUP_MAGIC || g->backend != &mpi_backend)
+    return hlo_status_make(HLO_INVALID_ARGUMENT,
+                           "hlo_mpi_group_set_exact_order needs a group from hlo_collective_group_create_mpi");
+  ((coll_mpi *)g->impl)->exact = exact != 0;
   return NULL;
 }
 

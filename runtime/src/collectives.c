@@ -9,6 +9,9 @@
  * each member's input into row ranges of a copy of the output operand), within the replica group
  * that holds this replica (no groups written: all replicas).  A reducer that is one add (code
  * generation says so in the description) is a plain loop instead of a call per element.
+ * When the backend offers its own primitives (native_ok / native_run, collectives_internal.h:
+ * the MPI backend) and takes every leaf of an instruction, each leaf is handed to it instead of
+ * being exchanged; else the exchange path above, the same on every backend.
  * Tests: testdata/runtime/coll_* (tests/runtime.cmake).
  */
 #include <stdbool.h>
@@ -79,8 +82,6 @@ typedef struct permute_buf {
   const int64_t *sizes;
 } permute_buf;
 
-typedef hlo_status (*reducer_fn)(hlo_context *ctx, void *const *params, void *const *results, void *frame);
-
 /* One leaf: element bytes, operand rank and dims (from the description). */
 typedef struct leaf_info {
   int64_t eb, rank;
@@ -103,8 +104,8 @@ typedef struct coll {
   const int64_t *start_signed;     /* per start-index leaf (leaf 2 * n_bufs on) */
   const void *const *all; /* replica r, leaf i: all[r * n + i] */
   void *const *own;       /* this replica's operand leaves */
-  reducer_fn reduce;
-  int64_t add_type;       /* the reducer is one add of this element type (hlo_dtype), or -1 */
+  hlo_coll_reducer_fn reduce;
+  int32_t red_op, red_dtype; /* the description's reducer code, split (hlo/rt.h); -1: none */
 } coll;
 
 static const void *view(const coll *c, int64_t replica, int64_t leaf) { return c->all[replica * c->n + leaf]; }
@@ -162,7 +163,9 @@ static bool add_into(const coll *c, unsigned char *dst, const unsigned char *src
     }                                                                                                          \
     return true;                                                                                               \
   } while (0)
-  switch (c->add_type) {
+  if (c->red_op != HLO_RT_REDUCER_ADD)
+    return false;
+  switch (c->red_dtype) {
   case HLO_DTYPE_IR_F32: ADD_LOOP(float);
   case HLO_DTYPE_IR_F64: ADD_LOOP(double);
   case HLO_DTYPE_IR_S32:
@@ -427,7 +430,9 @@ static hlo_status describe(coll *c, const int64_t *d, int32_t me, int32_t num) {
                              "%s: result %lld holds %lld bytes, but a group of %lld replicas gives %lld", c->instr,
                              (long long)i, (long long)l->result_bytes, (long long)c->g, (long long)want);
   }
-  c->add_type = d[pos++];
+  int64_t code = d[pos++];
+  c->red_op = code < 0 ? -1 : (int32_t)(code >> 8);
+  c->red_dtype = code < 0 ? -1 : (int32_t)(code & 0xff);
   if ((c->kind == K_REDUCE_SCATTER || c->kind == K_ALL_TO_ALL) && c->n > 0 && c->dim >= 0 &&
       c->leaves[0].rank > c->dim && c->leaves[0].dims[c->dim] % c->g != 0)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: dimension %lld of size %lld does not split into %lld parts",
@@ -441,10 +446,78 @@ static hlo_status describe(coll *c, const int64_t *d, int32_t me, int32_t num) {
   return NULL;
 }
 
+/* ---- a backend's own primitives ------------------------------------------------------------ */
+
+/* Whether every pair names replicas that exist and no replica is a source or a target twice. */
+static bool pairs_simple(const coll *c) {
+  for (int64_t p = 0; p < c->n_pairs; p++) {
+    for (int k = 0; k < 2; k++)
+      if (c->pairs[2 * p + k] < 0 || c->pairs[2 * p + k] >= c->num)
+        return false;
+    for (int64_t q = 0; q < p; q++)
+      if (c->pairs[2 * q] == c->pairs[2 * p] || c->pairs[2 * q + 1] == c->pairs[2 * p + 1])
+        return false;
+  }
+  return true;
+}
+
+/* Leaf i as one backend primitive, or false when it is none (a scalar carried through, the
+ * in-place permute, an invalid permute left to the exchange path's messages). */
+static bool native_leaf(const coll *c, int64_t i, void *const *operands, void *const *results, hlo_coll_native *op,
+                        hlo_coll_reducer *red) {
+  static const int32_t native_op[] = {[K_ALL_REDUCE] = HLO_COLL_NATIVE_ALL_REDUCE,
+                                      [K_ALL_GATHER] = HLO_COLL_NATIVE_ALL_GATHER,
+                                      [K_REDUCE_SCATTER] = HLO_COLL_NATIVE_REDUCE_SCATTER,
+                                      [K_ALL_TO_ALL] = HLO_COLL_NATIVE_ALL_TO_ALL,
+                                      [K_ALL_TO_ALL_TUPLE] = HLO_COLL_NATIVE_SWAP,
+                                      [K_PERMUTE] = HLO_COLL_NATIVE_PERMUTE,
+                                      [K_BROADCAST] = HLO_COLL_NATIVE_BROADCAST};
+  const leaf_info *l = &c->leaves[i];
+  bool split = c->kind == K_ALL_GATHER || c->kind == K_REDUCE_SCATTER || c->kind == K_ALL_TO_ALL;
+  if (c->kind < 0 || c->kind >= K_PERMUTE_INPLACE ||
+      (split && (c->dim < 0 || l->rank <= c->dim)) ||
+      (c->kind == K_PERMUTE && !pairs_simple(c)))
+    return false;
+  *red = (hlo_coll_reducer){c->red_op, c->red_dtype, l->eb, c->reduce, c->ctx};
+  *op = (hlo_coll_native){.op = native_op[c->kind],
+                          .replica = (int32_t)member(c, c->me),
+                          .groups = c->groups,
+                          .leaf = i,
+                          .send = operands[i],
+                          .recv = results[i],
+                          .bytes = l->bytes,
+                          .outer = split ? outer_of(l, c->dim) : 1,
+                          .reducer = red,
+                          .pairs = c->pairs,
+                          .n_pairs = c->n_pairs,
+                          .peer = c->kind == K_ALL_TO_ALL_TUPLE ? (int32_t)member(c, i) : -1};
+  return true;
+}
+
+/* Hands every leaf to the backend's own primitives when it takes all of them (*done). */
+static hlo_status run_native(const coll *c, const hlo_collective_group *g, void *const *operands,
+                             void *const *results, bool *done) {
+  const hlo_coll_backend *be = g->backend;
+  hlo_coll_native op;
+  hlo_coll_reducer red;
+  *done = false;
+  if (!be->native_ok || !be->native_run || c->n < 1)
+    return NULL;
+  for (int64_t i = 0; i < c->n; i++)
+    if (!native_leaf(c, i, operands, results, &op, &red) || !be->native_ok(g->impl, &op))
+      return NULL;
+  *done = true;
+  for (int64_t i = 0; i < c->n; i++) {
+    native_leaf(c, i, operands, results, &op, &red);
+    HLO_RETURN_IF_ERROR(be->native_run(g->impl, &op)); /* worded as the exchange's failures are */
+  }
+  return NULL;
+}
+
 HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc, const char *instr,
                                            void *const *operands, void *const *results, void *reducer) {
   int32_t me = hlo_rt_replica_id(ctx), num = hlo_rt_num_replicas(ctx);
-  coll c = {.ctx = ctx, .instr = instr, .reduce = (reducer_fn)reducer, .num = num, .own = operands};
+  coll c = {.ctx = ctx, .instr = instr, .reduce = (hlo_coll_reducer_fn)reducer, .num = num, .own = operands};
   HLO_RETURN_IF_ERROR(describe(&c, desc, me, num));
   hlo_collective_group *g = NULL;
   HLO_RETURN_IF_ERROR(hlo_coll_group_of(ctx, instr, &g));
@@ -454,6 +527,10 @@ HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc
       HLO_RETURN_IF_ERROR(run_leaf(&c, i, results[i]));
     return NULL;
   }
+  bool native = false;
+  HLO_RETURN_IF_ERROR(run_native(&c, g, operands, results, &native));
+  if (native)
+    return NULL;
   int64_t bytes[64];
   for (int64_t i = 0; i < c.n; i++) /* ragged-all-to-all's output operand stays here */
     bytes[i] = c.kind == K_RAGGED_ALL_TO_ALL && i == RAGGED_OUTPUT ? 0 : c.leaves[i].bytes;

@@ -182,10 +182,15 @@ HLO_RT_EXPORT hlo_status hlo_rt_ffi_call(hlo_context *ctx, const int64_t *desc, 
  * 7 then: n_bufs, per buffer (input starts per pair 0/1, output starts per pair 0/1, its
  * slice sizes), and per start-index leaf whether it is signed; then each result leaf's byte
  * size (n of them; n_bufs for kind 7, whose operand leaves are the input buffers, the output
- * buffers, the input and the output start indices); then the element type (hlo_dtype) of a
- * reducer that is one add of its two parameters, else -1].
+ * buffers, the input and the output start indices); then the reducer code: when the reducer
+ * computation is one HLO_RT_REDUCER_* operation of its two distinct scalar parameters,
+ * (operation << 8) | element type (hlo_dtype) (so a plain add is its element type alone, as
+ * before the other operations were described), else -1].
  * reducer: the all-reduce / reduce-scatter
- * computation, hlo_status fn(ctx, params, results, frame) on scalars (else NULL). */
+ * computation, hlo_status fn(ctx, params, results, frame) on scalars (else NULL); it is called
+ * even for a described reducer when the runtime has no loop of its own for that type. */
+enum { HLO_RT_REDUCER_ADD, HLO_RT_REDUCER_MUL, HLO_RT_REDUCER_MAX, HLO_RT_REDUCER_MIN, HLO_RT_REDUCER_AND,
+       HLO_RT_REDUCER_OR };
 HLO_RT_EXPORT hlo_status hlo_rt_collective(hlo_context *ctx, const int64_t *desc, const char *instr,
                                            void *const *operands, void *const *results, void *reducer);
 /* ---- send/recv (runtime/src/channels.c) ---- */
