@@ -570,27 +570,61 @@ static LLVMValueRef result_leaf(cg_function *f, ir_instr *in) {
   return cg_alloc_leaf(f, in->shape);
 }
 
-/* The buffer of in's operand 0 when in may take it over: a dynamic-update-slice whose operand
- * is a temporary of this function (not a parameter or a caller's buffer) that no later
- * instruction reads through any of its holders.  The buffer then lives on as in's result. */
-static LLVMValueRef dying_operand_buffer(cg_function *f, const ir_instr *in) {
-  if (in->op != IR_OP_DYNAMIC_UPDATE_SLICE || (f->result_buffer && f->result_buffer[in->id]))
-    return NULL;
-  cg_value o = f->values[in->operands[0]->id];
-  if (o.n != 1 || !o.leaves[0] || in->operands[0]->shape->et != in->shape->et)
-    return NULL;
+/* The heap entry of the buffer that operand k of `in` holds when it is a temporary of this
+ * function (not a parameter, constant or caller's buffer: those are not in f->heap) that no
+ * later instruction reads through any of its holders, nor another operand of `in`; else -1. */
+static int dying_buffer(cg_function *f, const ir_instr *in, int k) {
+  cg_value o = f->values[in->operands[k]->id];
+  if (o.n != 1 || !o.leaves[0])
+    return -1;
+  for (int j = 0; j < in->n_operands; j++) {
+    cg_value other = f->values[in->operands[j]->id];
+    for (int l = 0; l < other.n && in->operands[j] != in->operands[k]; l++)
+      if (other.leaves[l] == o.leaves[0])
+        return -1; /* read through another holder as well */
+  }
   for (int h = f->n_heap - 1; h >= 0; h--)
     if (f->heap[h].ptr == o.leaves[0])
-      return f->heap[h].until == in->id ? o.leaves[0] : NULL;
-  return NULL;
+      return f->heap[h].until == in->id ? h : -1;
+  return -1;
+}
+
+/* The operand of `in` whose buffer in's result takes over, or -1: one that dies at `in` and
+ * that in's kernel may overwrite, a dynamic-update-slice's operand 0 (it writes only the
+ * update) or an operand read only at the element being written (reuse.c).  The buffer then
+ * lives on as in's result, and the arena needs no new range for it. */
+static int reused_operand(cg_function *f, const ir_instr *in, int *heap) {
+  if ((f->result_buffer && f->result_buffer[in->id]) || !f->heap)
+    return -1;
+  for (int k = 0; k < in->n_operands; k++) {
+    bool fits = in->op == IR_OP_DYNAMIC_UPDATE_SLICE ? k == 0 && in->operands[0]->shape->et == in->shape->et
+                                                    : cg_reads_only_own_element(in, k);
+    if (fits && (*heap = dying_buffer(f, in, k)) >= 0)
+      return k;
+  }
+  return -1;
+}
+
+/* The buffer-assignment report's line for a result written over its operand's buffer. */
+static void report_reuse(cg_function *f, const ir_instr *in, int k, int h) {
+  FILE *out = f->cm->assignment;
+  if (!out)
+    return;
+  fprintf(out, "  %%%s: reuses %%%s's buffer", in->name.p, in->operands[k]->name.p);
+  if (!f->heap[h].slot)
+    fprintf(out, " (%lld bytes at offset %lld)", (long long)f->heap[h].bytes, (long long)f->heap[h].offset);
+  fputc('\n', out);
 }
 
 void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail) {
-  LLVMValueRef reuse = dying_operand_buffer(f, in);
-  LLVMValueRef out = reuse ? reuse : result_leaf(f, in);
+  int h = -1, k = reused_operand(f, in, &h);
+  LLVMValueRef out = k >= 0 ? f->values[in->operands[k]->id].leaves[0] : result_leaf(f, in);
+  if (k >= 0)
+    report_reuse(f, in, k, h);
   kernel_call kc;
   kernel_begin(f, in, &out, 1, &kc);
-  kc.kf.in_place = reuse ? in : NULL;
+  kc.kf.in_place = k >= 0 ? in : NULL;
+  kc.kf.in_place_operand = k;
   body(&kc.kf, in, kc.kouts[0]);
   kernel_end(f, &kc, may_fail);
   cg_value v = {calloc(2, sizeof(LLVMValueRef)), calloc(2, sizeof(ir_shape *)), 1};
