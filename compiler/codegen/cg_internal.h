@@ -48,7 +48,16 @@ typedef struct cg_heap_buffer {
   LLVMValueRef slot, ptr;
   int until;
   int64_t offset, bytes;       /* arena buffers: place in the frame (slot is null); heap: -1 */
+  int from, to;                /* arena buffers: positions of its allocation and its release */
 } cg_heap_buffer;
+
+/* A line of the buffer-assignment report, printed once the offsets are final: instruction in
+ * got arena buffer h of shape `shape`, or (reused set) took over operand reused's buffer h. */
+typedef struct cg_report_line {
+  const ir_instr *in, *reused;
+  const ir_shape *shape;
+  int h;
+} cg_report_line;
 
 /* A free range of a frame during buffer assignment. */
 typedef struct cg_range {
@@ -67,6 +76,8 @@ typedef struct cg_function {
   cg_range *free_ranges;       /* the frame's free space while assigning (sorted by offset) */
   int n_free, cap_free;
   int64_t frame_peak;
+  cg_report_line *report;      /* the buffer-assignment report's lines (when requested) */
+  int n_report, cap_report;
   cg_value *values;            /* by instruction id */
   cg_heap_buffer *heap;        /* buffers to free on exit (or after their last use) */
   int n_heap, cap_heap;
