@@ -241,6 +241,9 @@ static int64_t place_by_size(const cg_function *f, int64_t *off) {
 /* Keeps the smaller of the two placements: sets the address computations' offsets again when
  * the second one wins. */
 static void settle_frame(cg_function *f) {
+  for (int h = 0; h < f->n_heap; h++)
+    if (!f->heap[h].slot && !LLVMIsAGetElementPtrInst(f->heap[h].ptr))
+      return; /* an address folded to a constant: keep the first placement */
   int64_t *off = malloc(((size_t)f->n_heap + 1) * sizeof *off);
   int64_t peak = off ? place_by_size(f, off) : -1;
   if (peak >= 0 && peak < f->frame_peak) {
