@@ -6,13 +6,15 @@ under testdata/golden/reuse_<case>/ (model.hlo + in<i>.npy + expected<i>.npy + t
 make.py does for the other cases.  It writes only its own case folders.
 
 Expected values are numpy formulas in float64 (rounded to the result type) -- never hlorun's
-output.  The arrays are large enough (64 Ki elements, twice the
-size at which fused.c splits a loop over the thread pool) that the loops run on it.  Cases where reuse happens: a chain of kLoop fusions (one buffer for all the
-temporaries), lone elementwise instructions and a same-size convert between sorts, a softmax
-row fusion over a temporary, fusions inside a while body.  Cases where it must not: a dying
-operand read transposed, through a transposing broadcast or reversed inside a fusion, one
-buffer behind two parameters, a convert to a narrower type, an operand still read later, an
-entry parameter.  tests/arena/reuse.sh checks which of them the assignment report shows.
+output.  The arrays are large enough (64 Ki elements, twice the size at which fused.c splits a
+loop over the thread pool) that the loops run on it.  Cases where reuse happens: a chain of
+kLoop fusions (one buffer for all the temporaries), lone elementwise instructions and a
+same-size convert between sorts, a softmax row fusion over a temporary, fusions inside a while
+body.  Cases where it must not: a dying operand read transposed, through a broadcast of its
+first row or reversed inside a fusion, one buffer behind two parameters, a convert to a
+narrower type, an operand still read later, an entry parameter, the epilogue operand of a
+kOutput fusion (its dot writes the result first).  tests/arena/reuse.sh checks which of them
+the assignment report shows.
 
 Run:  /usr/bin/python3 testdata/golden/make_reuse.py
 """
@@ -264,6 +266,33 @@ ENTRY main {
     case("still_live", hlo, [x], [f32(-(np.sin(e) + e))], {"rtol": 1e-5, "atol": 1e-6})
 
 
+def not_output_fusion():
+    """r = dot(a, b) + t becomes a kOutput fusion whose dot writes the result buffer before
+    the epilogue reads t: t (a sorted temporary dying there) must keep its buffer."""
+    x, a, b = uniform((256, 256)), uniform((256, 256)), uniform((256, 256))
+    hlo = """
+HloModule reuse_not_output_fusion
+
+lt_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+
+ENTRY main {
+  x = f32[256,256] parameter(0)
+  a = f32[256,256] parameter(1)
+  b = f32[256,256] parameter(2)
+  t = f32[256,256] sort(x), dimensions={1}, to_apply=lt_f32
+  d = f32[256,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r = f32[256,256] add(d, t)
+  ROOT s = f32[256,256] sort(r), dimensions={1}, to_apply=lt_f32
+}
+"""
+    r = a.astype(np.float64) @ b.astype(np.float64) + np.sort(x, axis=1)
+    case("not_output_fusion", hlo, [x, a, b], [f32(np.sort(r, axis=1))], {"rtol": 1e-5, "atol": 1e-4})
+
+
 def while_body():
     """Three iterations of v <- 0.5 * sin(v) + v, the body written as fusions: t2 takes t1's
     buffer inside the body (the state v is the body's parameter and keeps its own)."""
@@ -323,3 +352,4 @@ if __name__ == "__main__":
     not_other_index()
     still_live()
     while_body()
+    not_output_fusion()

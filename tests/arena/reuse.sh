@@ -58,6 +58,12 @@ lacks still_live "%f: reuses"
 has still_live "%g: reuses %f's buffer"
 arena still_live 524288
 
+# dot(a, b) + t is a kOutput fusion: its dot writes the result buffer before the epilogue
+# reads t, so t (dying there) keeps its buffer.
+compile not_output_fusion
+lacks not_output_fusion "reuses"
+has not_output_fusion "%r.fusion: f32\[256,256\], 262144 bytes"
+
 # Inside the while body t2 takes t1's buffer; the body's parameter v is never taken over.
 compile while_body
 has while_body "%t2: reuses %t1's buffer"
