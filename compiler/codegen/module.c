@@ -85,7 +85,9 @@ static void remember_heap(cg_function *f, LLVMValueRef slot, LLVMValueRef ptr) {
  * operands of the buffers' address computations, set again.  The frame's peak is the
  * computation's own part of the arena; callees' frames follow it. */
 
-enum { CG_FRAME_ALIGN = 64 };
+/* CG_PLACE_AGAIN_MAX: the second placement compares each buffer with every placed one; past
+ * this many buffers in one frame the first placement stays (compile time). */
+enum { CG_FRAME_ALIGN = 64, CG_PLACE_AGAIN_MAX = 8192 };
 
 /* Frame bytes a buffer of `bytes` takes. */
 static int64_t frame_need(int64_t bytes) { return (bytes + CG_FRAME_ALIGN - 1) / CG_FRAME_ALIGN * CG_FRAME_ALIGN; }
@@ -241,6 +243,8 @@ static int64_t place_by_size(const cg_function *f, int64_t *off) {
 /* Keeps the smaller of the two placements: sets the address computations' offsets again when
  * the second one wins. */
 static void settle_frame(cg_function *f) {
+  if (f->n_heap > CG_PLACE_AGAIN_MAX)
+    return;
   for (int h = 0; h < f->n_heap; h++)
     if (!f->heap[h].slot && !LLVMIsAGetElementPtrInst(f->heap[h].ptr))
       return; /* an address folded to a constant: keep the first placement */
