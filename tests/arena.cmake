@@ -7,3 +7,9 @@ if(HLOC_HAVE_CODEGEN)
     [=["$1" "$2" -o "$3/arena-temps.so" && "$4" "$3/arena-temps.so"]=] _
     $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/tests/arena/temps.hlo ${CMAKE_BINARY_DIR} $<TARGET_FILE:arena_faults>)
 endif()
+# In-place elementwise results: which results take over a dying operand's buffer, which must
+# not, and the arena of each golden reuse case (tests/arena/reuse.sh; values: golden.reuse_*).
+if(HLOC_HAVE_CODEGEN)
+  add_test(NAME arena.elementwise_reuse COMMAND ${CMAKE_SOURCE_DIR}/tests/arena/reuse.sh
+    $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+endif()

@@ -49,7 +49,16 @@ typedef struct cg_heap_buffer {
   LLVMValueRef slot, ptr;
   int until;
   int64_t offset, bytes;       /* arena buffers: place in the frame (slot is null); heap: -1 */
+  int from, to;                /* arena buffers: positions of its allocation and its release */
 } cg_heap_buffer;
+
+/* A line of the buffer-assignment report, printed once the offsets are final: instruction in
+ * got arena buffer h of shape `shape`, or (reused set) took over operand reused's buffer h. */
+typedef struct cg_report_line {
+  const ir_instr *in, *reused;
+  const ir_shape *shape;
+  int h;
+} cg_report_line;
 
 /* A free range of a frame during buffer assignment. */
 typedef struct cg_range {
@@ -68,6 +77,8 @@ typedef struct cg_function {
   cg_range *free_ranges;       /* the frame's free space while assigning (sorted by offset) */
   int n_free, cap_free;
   int64_t frame_peak;
+  cg_report_line *report;      /* the buffer-assignment report's lines (when requested) */
+  int n_report, cap_report;
   cg_value *values;            /* by instruction id */
   cg_heap_buffer *heap;        /* buffers to free on exit (or after their last use) */
   int n_heap, cap_heap;
@@ -84,9 +95,12 @@ typedef struct cg_function {
   /* By instruction id: the caller's result buffer that instruction writes directly (the
    * computation's root, or a leaf of its root tuple), or null: cg_alloc_leaf for it. */
   LLVMValueRef *result_buffer;
-  /* In a kernel: an instruction whose result took over its operand 0's buffer (that operand
-   * died there), so the kernel updates it in place (dynamic-update-slice). */
+  /* In a kernel: an instruction whose result took over the buffer of its operand
+   * in_place_operand (that operand died there, module.c): a dynamic-update-slice updates its
+   * operand 0 in place; a fused loop reads that operand through the result pointer (each
+   * element only at its own index, reuse.c), so no two buffer arguments alias. */
   const ir_instr *in_place;
+  int in_place_operand;
 } cg_function;
 
 /* ---- errors ---- */
@@ -178,6 +192,10 @@ LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i);
 /* Elementwise: the value of `in` given its operands' values v (in operand order). */
 LLVMValueRef cg_elementwise_apply(cg_function *f, ir_instr *in, LLVMValueRef *v);
 bool cg_is_elementwise(const ir_instr *in);
+/* Whether in's kernel reads operand k only at the linear index of the result element it is
+ * computing, with elements of the same size, so the result may overwrite that operand's
+ * buffer element by element (reuse.c). */
+bool cg_reads_only_own_element(const ir_instr *in, int k);
 /* Lowers one instruction into f->values[in->id]. */
 void cg_lower_instr(cg_function *f, ir_instr *in);
 /* Per-family lowerers (data.c, control.c). */

@@ -539,7 +539,8 @@ typedef struct fz_buffers {
   LLVMValueRef *ptrs; /* their leaf pointers in the caller */
   int n;
   /* A kOutput fusion's dot or convolution: already computed into the result buffer, which the
-   * loop reads it from (each element at its own index) and overwrites. */
+   * loop reads it from (each element at its own index) and overwrites; or the operand whose
+   * buffer the result took over (cg_function.in_place), read the same way. */
   const ir_instr *in_out;
 } fz_buffers;
 
@@ -1139,6 +1140,8 @@ static void fusion_body(cg_function *kf, ir_instr *in, const LLVMValueRef *outp)
     lower_output_producer(kf, in, producer, outp[0]);
     member[producer->id] = false;
     bufs.in_out = producer;
+  } else if (kf->in_place == in) { /* the result took over this parameter's buffer (module.c) */
+    bufs.in_out = c->params[kf->in_place_operand];
   }
   emit_kernel(kf, c, outs, n_outs, member, &bufs, outp);
   free(outs);
@@ -1171,6 +1174,8 @@ static void single_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) {
     bufs.insts[bufs.n] = in->operands[k];
     bufs.ptrs[bufs.n++] = kf->values[in->operands[k]->id].leaves[0];
   }
+  if (kf->in_place == in) /* the result took over this operand's buffer (module.c) */
+    bufs.in_out = in->operands[kf->in_place_operand];
   emit_kernel(kf, c, &in, 1, member, &bufs, &out);
   free(member);
   free(bufs.insts);

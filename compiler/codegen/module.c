@@ -70,17 +70,27 @@ static void remember_heap(cg_function *f, LLVMValueRef slot, LLVMValueRef ptr) {
     f->heap = p;
     f->cap_heap = cap;
   }
-  f->heap[f->n_heap++] = (cg_heap_buffer){slot, ptr, -1, -1, 0};
+  int at = f->current ? f->current->id : 0;
+  f->heap[f->n_heap++] = (cg_heap_buffer){slot, ptr, -1, -1, 0, at, INT_MAX};
 }
 
 /* ---- buffer assignment: a computation's buffers at offsets in its frame ------------------ *
  * Emission order is execution order at the level of a computation function (its body is
  * straight-line calls; loops live in kernels and callees), and free_dead_buffers knows when
  * each buffer dies, so a heap simulation at compile time gives every buffer of more than
- * 256 bytes a fixed offset: best fit among the freed ranges, else the end of the frame.  The
- * frame's peak is the computation's own part of the arena; callees' frames follow it. */
+ * 256 bytes a fixed offset: best fit among the freed ranges, else the end of the frame.  Once
+ * the function is emitted every buffer's lifetime is known, and a second placement, largest
+ * buffer first, each at the best-fitting gap among the placed buffers whose lifetimes overlap
+ * its own (place_by_size), replaces the first when its frame is smaller: the offsets are
+ * operands of the buffers' address computations, set again.  The frame's peak is the
+ * computation's own part of the arena; callees' frames follow it. */
 
-enum { CG_FRAME_ALIGN = 64 };
+/* CG_PLACE_AGAIN_MAX: the second placement compares each buffer with every placed one; past
+ * this many buffers in one frame the first placement stays (compile time). */
+enum { CG_FRAME_ALIGN = 64, CG_PLACE_AGAIN_MAX = 8192 };
+
+/* Frame bytes a buffer of `bytes` takes. */
+static int64_t frame_need(int64_t bytes) { return (bytes + CG_FRAME_ALIGN - 1) / CG_FRAME_ALIGN * CG_FRAME_ALIGN; }
 
 static void remove_range(cg_function *f, int k) {
   memmove(&f->free_ranges[k], &f->free_ranges[k + 1], (size_t)(f->n_free - k - 1) * sizeof *f->free_ranges);
@@ -88,7 +98,7 @@ static void remove_range(cg_function *f, int k) {
 }
 
 static int64_t frame_alloc(cg_function *f, int64_t bytes) {
-  int64_t need = (bytes + CG_FRAME_ALIGN - 1) / CG_FRAME_ALIGN * CG_FRAME_ALIGN;
+  int64_t need = frame_need(bytes);
   int best = -1;
   for (int k = 0; k < f->n_free; k++)
     if (f->free_ranges[k].bytes >= need && (best < 0 || f->free_ranges[k].bytes < f->free_ranges[best].bytes))
@@ -111,7 +121,7 @@ static int64_t frame_alloc(cg_function *f, int64_t bytes) {
 }
 
 static void frame_free(cg_function *f, int64_t off, int64_t bytes) {
-  int64_t need = (bytes + CG_FRAME_ALIGN - 1) / CG_FRAME_ALIGN * CG_FRAME_ALIGN;
+  int64_t need = frame_need(bytes);
   if (f->n_free == f->cap_free) {
     int cap = f->cap_free ? 2 * f->cap_free : 16;
     cg_range *p = realloc(f->free_ranges, (size_t)cap * sizeof *p);
@@ -136,23 +146,139 @@ static void frame_free(cg_function *f, int64_t off, int64_t bytes) {
   }
 }
 
+/* Records a line of the buffer-assignment report (printed by print_report). */
+static void add_report_line(cg_function *f, cg_report_line l) {
+  if (!f->cm->assignment)
+    return;
+  if (f->n_report == f->cap_report) {
+    int cap = f->cap_report ? 2 * f->cap_report : 32;
+    cg_report_line *p = realloc(f->report, (size_t)cap * sizeof *p);
+    if (!p)
+      return; /* the report loses a line; the code is unaffected */
+    f->report = p;
+    f->cap_report = cap;
+  }
+  f->report[f->n_report++] = l;
+}
+
 /* A buffer of the frame: its pointer is frame + offset. */
 static LLVMValueRef frame_buffer(cg_function *f, const ir_shape *s, int64_t bytes) {
   cg_module *cm = f->cm;
   int64_t off = frame_alloc(f, bytes);
   LLVMValueRef p = LLVMBuildGEP2(cm->b, cm->i8, f->frame_arg, (LLVMValueRef[]){cg_i64(cm, off)}, 1, "buf");
+  int n = f->n_heap;
   remember_heap(f, NULL, p);
-  if (f->n_heap) {
-    f->heap[f->n_heap - 1].offset = off;
-    f->heap[f->n_heap - 1].bytes = bytes;
-  }
-  if (cm->assignment) {
-    char shape[256];
-    ir_shape_format(s, false, shape, sizeof shape);
-    fprintf(cm->assignment, "  %%%s: %s, %lld bytes at offset %lld\n", f->current ? f->current->name.p : "?", shape,
-            (long long)bytes, (long long)off);
+  if (f->n_heap > n) {
+    f->heap[n].offset = off;
+    f->heap[n].bytes = bytes;
+    add_report_line(f, (cg_report_line){f->current, NULL, s, n});
   }
   return p;
+}
+
+static int by_size_desc(const void *a, const void *b, void *heap) {
+  const cg_heap_buffer *x = &((cg_heap_buffer *)heap)[*(const int *)a], *y = &((cg_heap_buffer *)heap)[*(const int *)b];
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes ? -1 : 1;
+  return x->from != y->from ? (x->from < y->from ? -1 : 1) : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+static int by_offset(const void *a, const void *b) {
+  const cg_range *x = a, *y = b;
+  return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* The lowest best-fitting offset for `need` bytes next to the ranges `used` (n of them). */
+static int64_t best_gap(cg_range *used, int n, int64_t need) {
+  qsort(used, (size_t)n, sizeof *used, by_offset);
+  int64_t best = -1, best_size = 0, end = 0;
+  for (int k = 0; k < n; k++) {
+    int64_t gap = used[k].offset - end;
+    if (gap >= need && (best < 0 || gap < best_size)) {
+      best = end;
+      best_size = gap;
+    }
+    if (used[k].offset + used[k].bytes > end)
+      end = used[k].offset + used[k].bytes;
+  }
+  return best >= 0 ? best : end;
+}
+
+/* The second placement: arena buffers largest first, each in the best-fitting gap among the
+ * placed ones whose lifetimes [from, to] overlap its own.  Writes offsets to off (by heap
+ * index; others -1) and returns the frame's size, or -1 when out of memory. */
+static int64_t place_by_size(const cg_function *f, int64_t *off) {
+  int *order = malloc(((size_t)f->n_heap + 1) * sizeof *order);
+  cg_range *used = malloc(((size_t)f->n_heap + 1) * sizeof *used);
+  if (!order || !used) {
+    free(order);
+    free(used);
+    return -1;
+  }
+  int n = 0;
+  for (int h = 0; h < f->n_heap; h++) {
+    off[h] = -1;
+    if (!f->heap[h].slot)
+      order[n++] = h;
+  }
+  qsort_r(order, (size_t)n, sizeof *order, by_size_desc, f->heap);
+  int64_t peak = 0;
+  for (int k = 0; k < n; k++) {
+    const cg_heap_buffer *b = &f->heap[order[k]];
+    int nu = 0;
+    for (int j = 0; j < k; j++) {
+      const cg_heap_buffer *p = &f->heap[order[j]];
+      if (p->from <= b->to && b->from <= p->to)
+        used[nu++] = (cg_range){off[order[j]], frame_need(p->bytes)};
+    }
+    off[order[k]] = best_gap(used, nu, frame_need(b->bytes));
+    if (off[order[k]] + frame_need(b->bytes) > peak)
+      peak = off[order[k]] + frame_need(b->bytes);
+  }
+  free(order);
+  free(used);
+  return peak;
+}
+
+/* Keeps the smaller of the two placements: sets the address computations' offsets again when
+ * the second one wins. */
+static void settle_frame(cg_function *f) {
+  if (f->n_heap > CG_PLACE_AGAIN_MAX)
+    return;
+  for (int h = 0; h < f->n_heap; h++)
+    if (!f->heap[h].slot && !LLVMIsAGetElementPtrInst(f->heap[h].ptr))
+      return; /* an address folded to a constant: keep the first placement */
+  int64_t *off = malloc(((size_t)f->n_heap + 1) * sizeof *off);
+  int64_t peak = off ? place_by_size(f, off) : -1;
+  if (peak >= 0 && peak < f->frame_peak) {
+    for (int h = 0; h < f->n_heap; h++)
+      if (!f->heap[h].slot) {
+        f->heap[h].offset = off[h];
+        LLVMSetOperand(f->heap[h].ptr, 1, cg_i64(f->cm, off[h]));
+      }
+    f->frame_peak = peak;
+  }
+  free(off);
+}
+
+/* Prints the buffer-assignment report's lines of f, with the final offsets. */
+static void print_report(const cg_function *f) {
+  FILE *out = f->cm->assignment;
+  for (int i = 0; out && i < f->n_report; i++) {
+    const cg_report_line *l = &f->report[i];
+    const cg_heap_buffer *b = &f->heap[l->h];
+    if (l->reused) {
+      fprintf(out, "  %%%s: reuses %%%s's buffer", l->in ? l->in->name.p : "?", l->reused->name.p);
+      if (!b->slot)
+        fprintf(out, " (%lld bytes at offset %lld)", (long long)b->bytes, (long long)b->offset);
+      fputc('\n', out);
+      continue;
+    }
+    char shape[256];
+    ir_shape_format(l->shape, false, shape, sizeof shape);
+    fprintf(out, "  %%%s: %s, %lld bytes at offset %lld\n", l->in ? l->in->name.p : "?", shape, (long long)b->bytes,
+            (long long)b->offset);
+  }
 }
 
 LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name) {
@@ -436,6 +562,7 @@ static void function_end(cg_function *f) {
   free(f->values);
   free(f->heap);
   free(f->free_ranges);
+  free(f->report);
 }
 
 /* Loads n leaf pointers from a pointer array starting at *k into a value. */
@@ -582,27 +709,50 @@ static LLVMValueRef result_leaf(cg_function *f, ir_instr *in) {
   return cg_alloc_leaf(f, in->shape);
 }
 
-/* The buffer of in's operand 0 when in may take it over: a dynamic-update-slice whose operand
- * is a temporary of this function (not a parameter or a caller's buffer) that no later
- * instruction reads through any of its holders.  The buffer then lives on as in's result. */
-static LLVMValueRef dying_operand_buffer(cg_function *f, const ir_instr *in) {
-  if (in->op != IR_OP_DYNAMIC_UPDATE_SLICE || (f->result_buffer && f->result_buffer[in->id]))
-    return NULL;
-  cg_value o = f->values[in->operands[0]->id];
-  if (o.n != 1 || !o.leaves[0] || in->operands[0]->shape->et != in->shape->et)
-    return NULL;
+/* The heap entry of the buffer that operand k of `in` holds when it is a temporary of this
+ * function (not a parameter, constant or caller's buffer: those are not in f->heap) that no
+ * later instruction reads through any of its holders, nor another operand of `in`; else -1. */
+static int dying_buffer(cg_function *f, const ir_instr *in, int k) {
+  cg_value o = f->values[in->operands[k]->id];
+  if (o.n != 1 || !o.leaves[0])
+    return -1;
+  for (int j = 0; j < in->n_operands; j++) {
+    cg_value other = f->values[in->operands[j]->id];
+    for (int l = 0; l < other.n && in->operands[j] != in->operands[k]; l++)
+      if (other.leaves[l] == o.leaves[0])
+        return -1; /* read through another holder as well */
+  }
   for (int h = f->n_heap - 1; h >= 0; h--)
     if (f->heap[h].ptr == o.leaves[0])
-      return f->heap[h].until == in->id ? o.leaves[0] : NULL;
-  return NULL;
+      return f->heap[h].until == in->id ? h : -1;
+  return -1;
+}
+
+/* The operand of `in` whose buffer in's result takes over, or -1: one that dies at `in` and
+ * that in's kernel may overwrite, a dynamic-update-slice's operand 0 (it writes only the
+ * update) or an operand read only at the element being written (reuse.c).  The buffer then
+ * lives on as in's result, and the arena needs no new range for it. */
+static int reused_operand(cg_function *f, const ir_instr *in, int *heap) {
+  if ((f->result_buffer && f->result_buffer[in->id]) || !f->heap)
+    return -1;
+  for (int k = 0; k < in->n_operands; k++) {
+    bool fits = in->op == IR_OP_DYNAMIC_UPDATE_SLICE ? k == 0 && in->operands[0]->shape->et == in->shape->et
+                                                    : cg_reads_only_own_element(in, k);
+    if (fits && (*heap = dying_buffer(f, in, k)) >= 0)
+      return k;
+  }
+  return -1;
 }
 
 void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail) {
-  LLVMValueRef reuse = dying_operand_buffer(f, in);
-  LLVMValueRef out = reuse ? reuse : result_leaf(f, in);
+  int h = -1, k = reused_operand(f, in, &h);
+  LLVMValueRef out = k >= 0 ? f->values[in->operands[k]->id].leaves[0] : result_leaf(f, in);
+  if (k >= 0)
+    add_report_line(f, (cg_report_line){in, in->operands[k], in->shape, h});
   kernel_call kc;
   kernel_begin(f, in, &out, 1, &kc);
-  kc.kf.in_place = reuse ? in : NULL;
+  kc.kf.in_place = k >= 0 ? in : NULL;
+  kc.kf.in_place_operand = k;
   body(&kc.kf, in, kc.kouts[0]);
   kernel_end(f, &kc, may_fail);
   cg_value v = {calloc(2, sizeof(LLVMValueRef)), calloc(2, sizeof(ir_shape *)), 1};
@@ -695,6 +845,7 @@ static void free_dead_buffers(cg_function *f, int i, const int *last) {
     if (!f->heap[h].slot) { /* an arena buffer: its range is free for later buffers */
       frame_free(f, f->heap[h].offset, f->heap[h].bytes);
       f->heap[h].until = INT_MAX;
+      f->heap[h].to = i;
       continue;
     }
     LLVMValueRef p = LLVMBuildLoad2(cm->b, cm->ptr, f->heap[h].slot, "dead");
@@ -788,6 +939,9 @@ static void emit_computation(cg_module *cm, ir_computation *c) {
   }
   free(dst);
   free(f.result_buffer);
+  if (!cm->error)
+    settle_frame(&f);
+  print_report(&f);
   cm->frame_bytes[c->id] = f.frame_peak;
   LLVMSetInitializer(cm->frame_globals[c->id], cg_i64(cm, f.frame_peak));
   if (cm->assignment && f.frame_peak)

@@ -1,0 +1,355 @@
+#!/usr/bin/python3
+"""Generates the golden cases of buffer reuse (issue 7): an elementwise result written over the
+buffer of an operand that dies there (compiler/codegen/reuse.c decides which operands a kernel
+reads only at the element it writes; module.c's buffer assignment hands the buffer over),
+under testdata/golden/reuse_<case>/ (model.hlo + in<i>.npy + expected<i>.npy + tol.json), as
+make.py does for the other cases.  It writes only its own case folders.
+
+Expected values are numpy formulas in float64 (rounded to the result type) -- never hlorun's
+output.  The arrays are large enough (64 Ki elements, twice the size at which fused.c splits a
+loop over the thread pool) that the loops run on it.  Cases where reuse happens: a chain of
+kLoop fusions (one buffer for all the temporaries), lone elementwise instructions and a
+same-size convert between sorts, a softmax row fusion over a temporary, fusions inside a while
+body.  Cases where it must not: a dying operand read transposed, through a broadcast of its
+first row or reversed inside a fusion, one buffer behind two parameters, a convert to a
+narrower type, an operand still read later, an entry parameter, the epilogue operand of a
+kOutput fusion (its dot writes the result first).  tests/arena/reuse.sh checks which of them
+the assignment report shows.
+
+Run:  /usr/bin/python3 testdata/golden/make_reuse.py
+"""
+import json
+import os
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RNG = np.random.default_rng(17)
+
+
+def case(name, hlo, inputs, expected, tol=None):
+    d = os.path.join(HERE, "reuse_" + name)
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):
+        os.remove(os.path.join(d, f))
+    with open(os.path.join(d, "model.hlo"), "w") as f:
+        f.write(hlo.lstrip())
+    for i, a in enumerate(inputs):
+        np.save(os.path.join(d, "in%d.npy" % i), a)
+    for i, a in enumerate(expected):
+        np.save(os.path.join(d, "expected%d.npy" % i), a)
+    with open(os.path.join(d, "tol.json"), "w") as f:
+        json.dump(tol or {}, f, sort_keys=True)
+        f.write("\n")
+    with open(os.path.join(d, "GENERATOR"), "w") as f:  # make.py leaves this case alone
+        f.write("testdata/golden/make_reuse.py\n")
+
+
+def f32(a):
+    return np.asarray(a, dtype=np.float32)
+
+
+def uniform(shape):
+    return f32(RNG.uniform(-1.0, 1.0, shape))
+
+
+def unary(name, op, shape):
+    return """
+%s {
+  p = %s parameter(0)
+  ROOT r = %s %s(p)
+}
+""" % (name, shape, shape, op)
+
+
+def fusion_chain():
+    """a = exp(x), b = sin(a), c = exp(b), d = c + x, r = sin(d): the temporaries a..d share one
+    f32[64,1024] buffer (256 KiB, the whole arena), each fusion reading it at its own element."""
+    s = "f32[64,1024]"
+    x = uniform((64, 1024))
+    hlo = ("HloModule reuse_fusion_chain\n" + unary("f_exp", "exponential", s) + unary("f_sin", "sine", s) + """
+f_add {
+  p = %s parameter(0)
+  q = %s parameter(1)
+  ROOT r = %s add(p, q)
+}
+
+ENTRY main {
+  x = %s parameter(0)
+  a = %s fusion(x), kind=kLoop, calls=f_exp
+  b = %s fusion(a), kind=kLoop, calls=f_sin
+  c = %s fusion(b), kind=kLoop, calls=f_exp
+  d = %s fusion(c, x), kind=kLoop, calls=f_add
+  ROOT r = %s fusion(d), kind=kLoop, calls=f_sin
+}
+""" % ((s,) * 9))
+    xd = x.astype(np.float64)
+    r = np.sin(np.exp(np.sin(np.exp(xd))) + xd)
+    case("fusion_chain", hlo, [x], [f32(r)], {"rtol": 1e-5, "atol": 1e-6})
+
+
+def elementwise_sorts():
+    """Sorts (never fused) around lone elementwise instructions: n = negate(s1) takes s1's
+    buffer (a single elementwise kernel), k = convert(multiply(s2, 100)) to s32 (same element
+    size) takes s2's (a kLoop fusion the pass builds)."""
+    x = f32(RNG.standard_normal((16, 4096)))
+    hlo = """
+HloModule reuse_elementwise_sorts
+
+lt_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+
+lt_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+
+ENTRY main {
+  x = f32[16,4096] parameter(0)
+  s1 = f32[16,4096] sort(x), dimensions={1}, to_apply=lt_f32
+  n = f32[16,4096] negate(s1)
+  s2 = f32[16,4096] sort(n), dimensions={1}, to_apply=lt_f32
+  h = f32[] constant(100)
+  hb = f32[16,4096] broadcast(h), dimensions={}
+  m = f32[16,4096] multiply(s2, hb)
+  k = s32[16,4096] convert(m)
+  ROOT s3 = s32[16,4096] sort(k), dimensions={1}, to_apply=lt_s32
+}
+"""
+    s2 = np.sort(-np.sort(x, axis=1), axis=1)
+    k = (s2 * np.float32(100)).astype(np.int32)  # f32 product (correctly rounded), truncated
+    case("elementwise_sorts", hlo, [x], [np.sort(k, axis=1)])
+
+
+def softmax_rows():
+    """softmax over a sorted temporary: the row fusion reads each row whole (its reductions)
+    before writing it, and otherwise each element at its own index, so it takes the sort's
+    buffer; the final sort keeps the result ascending."""
+    x = f32(RNG.standard_normal((64, 1024)) * 3)
+    hlo = """
+HloModule reuse_softmax_rows
+
+lt_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+
+ENTRY main {
+  x = f32[64,1024] parameter(0)
+  s = f32[64,1024] sort(x), dimensions={1}, to_apply=lt_f32
+  ninf = f32[] constant(-inf)
+  mx = f32[64] reduce(s, ninf), dimensions={1}, to_apply=max
+  mb = f32[64,1024] broadcast(mx), dimensions={0}
+  d = f32[64,1024] subtract(s, mb)
+  e = f32[64,1024] exponential(d)
+  z = f32[] constant(0)
+  sm = f32[64] reduce(e, z), dimensions={1}, to_apply=add
+  sb = f32[64,1024] broadcast(sm), dimensions={0}
+  y = f32[64,1024] divide(e, sb)
+  ROOT r = f32[64,1024] sort(y), dimensions={1}, to_apply=lt_f32
+}
+"""
+    s = np.sort(x.astype(np.float64), axis=1)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    y = e / e.sum(axis=1, keepdims=True)
+    case("softmax_rows", hlo, [x], [f32(np.sort(y, axis=1))], {"rtol": 1e-5, "atol": 1e-9})
+
+
+def not_other_index():
+    """Dying operands that must keep their buffer: read transposed (a), through a broadcast of
+    its first row (c: d takes b's buffer instead, read at its own index), reversed (d), one buffer
+    behind two parameters (e), converted to a narrower type (g); a is an entry parameter's
+    consumer, so it gets a new buffer."""
+    s = "f32[256,256]"
+    x, y = uniform((256, 256)), uniform((256, 256))
+    hlo = ("HloModule reuse_not_other_index\n" + unary("f_exp", "exponential", s) + """
+f_tadd {
+  p = %(s)s parameter(0)
+  t = %(s)s transpose(p), dimensions={1,0}
+  ROOT a = %(s)s add(t, p)
+}
+
+f_bcast {
+  p = %(s)s parameter(0)
+  q = %(s)s parameter(1)
+  row = f32[1,256] slice(p), slice={[0:1], [0:256]}
+  v = f32[256] reshape(row)
+  b = %(s)s broadcast(v), dimensions={1}
+  ROOT d = %(s)s subtract(b, q)
+}
+
+f_rev {
+  p = %(s)s parameter(0)
+  r = %(s)s reverse(p), dimensions={1}
+  ROOT m = %(s)s multiply(r, p)
+}
+
+f_twice {
+  p = %(s)s parameter(0)
+  q = %(s)s parameter(1)
+  t = %(s)s tanh(q)
+  ROOT m = %(s)s multiply(p, t)
+}
+
+f_half {
+  p = %(s)s parameter(0)
+  ROOT h = f16[256,256] convert(p)
+}
+
+f_wide {
+  p = f16[256,256] parameter(0)
+  c = %(s)s convert(p)
+  ROOT n = %(s)s negate(c)
+}
+
+ENTRY main {
+  x = %(s)s parameter(0)
+  y = %(s)s parameter(1)
+  a = %(s)s fusion(x), kind=kLoop, calls=f_exp
+  b = %(s)s fusion(a), kind=kLoop, calls=f_tadd
+  c = %(s)s fusion(y), kind=kLoop, calls=f_exp
+  d = %(s)s fusion(c, b), kind=kLoop, calls=f_bcast
+  e = %(s)s fusion(d), kind=kLoop, calls=f_rev
+  g = %(s)s fusion(e, e), kind=kLoop, calls=f_twice
+  h = f16[256,256] fusion(g), kind=kLoop, calls=f_half
+  ROOT r = %(s)s fusion(h), kind=kLoop, calls=f_wide
+}
+""" % {"s": s})
+    a = np.exp(x.astype(np.float64))
+    b = a.T + a
+    c = np.exp(y.astype(np.float64))
+    d = c[0:1, :] - b
+    e = d[:, ::-1] * d
+    g = e * np.tanh(e)
+    h = g.astype(np.float16)
+    case("not_other_index", hlo, [x, y], [-h.astype(np.float32)], {"rtol": 2e-3, "atol": 1e-3})
+
+
+def still_live():
+    """e is read again after f: f gets a buffer of its own; g = f + e takes one of theirs."""
+    s = "f32[64,1024]"
+    x = uniform((64, 1024))
+    hlo = ("HloModule reuse_still_live\n" + unary("f_exp", "exponential", s) + unary("f_sin", "sine", s) +
+           unary("f_neg", "negate", s) + """
+f_add {
+  p = %(s)s parameter(0)
+  q = %(s)s parameter(1)
+  ROOT r = %(s)s add(p, q)
+}
+
+ENTRY main {
+  x = %(s)s parameter(0)
+  e = %(s)s fusion(x), kind=kLoop, calls=f_exp
+  f = %(s)s fusion(e), kind=kLoop, calls=f_sin
+  g = %(s)s fusion(f, e), kind=kLoop, calls=f_add
+  ROOT r = %(s)s fusion(g), kind=kLoop, calls=f_neg
+}
+""" % {"s": s})
+    e = np.exp(x.astype(np.float64))
+    case("still_live", hlo, [x], [f32(-(np.sin(e) + e))], {"rtol": 1e-5, "atol": 1e-6})
+
+
+def not_output_fusion():
+    """r = dot(a, b) + t becomes a kOutput fusion whose dot writes the result buffer before
+    the epilogue reads t: t (a sorted temporary dying there) must keep its buffer."""
+    x, a, b = uniform((256, 256)), uniform((256, 256)), uniform((256, 256))
+    hlo = """
+HloModule reuse_not_output_fusion
+
+lt_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+
+ENTRY main {
+  x = f32[256,256] parameter(0)
+  a = f32[256,256] parameter(1)
+  b = f32[256,256] parameter(2)
+  t = f32[256,256] sort(x), dimensions={1}, to_apply=lt_f32
+  d = f32[256,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r = f32[256,256] add(d, t)
+  ROOT s = f32[256,256] sort(r), dimensions={1}, to_apply=lt_f32
+}
+"""
+    r = a.astype(np.float64) @ b.astype(np.float64) + np.sort(x, axis=1)
+    case("not_output_fusion", hlo, [x, a, b], [f32(np.sort(r, axis=1))], {"rtol": 1e-5, "atol": 1e-4})
+
+
+def while_body():
+    """Three iterations of v <- 0.5 * sin(v) + v, the body written as fusions: t2 takes t1's
+    buffer inside the body (the state v is the body's parameter and keeps its own)."""
+    s = "f32[64,1024]"
+    x = uniform((64, 1024))
+    hlo = ("HloModule reuse_while_body\n" + unary("f_sin", "sine", s) + """
+f_half {
+  p = %(s)s parameter(0)
+  h = f32[] constant(0.5)
+  hb = %(s)s broadcast(h), dimensions={}
+  ROOT m = %(s)s multiply(p, hb)
+}
+
+f_add {
+  p = %(s)s parameter(0)
+  q = %(s)s parameter(1)
+  ROOT r = %(s)s add(p, q)
+}
+
+cond {
+  p = (s32[], %(s)s) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], %(s)s) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = %(s)s get-tuple-element(p), index=1
+  t1 = %(s)s fusion(v), kind=kLoop, calls=f_sin
+  t2 = %(s)s fusion(t1), kind=kLoop, calls=f_half
+  t3 = %(s)s fusion(t2, v), kind=kLoop, calls=f_add
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], %(s)s) tuple(i2, t3)
+}
+
+ENTRY main {
+  x = %(s)s parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], %(s)s) tuple(z, x)
+  loop = (s32[], %(s)s) while(init), condition=cond, body=body
+  ROOT out = %(s)s get-tuple-element(loop), index=1
+}
+""" % {"s": s})
+    v = x.astype(np.float64)
+    for _ in range(3):
+        v = 0.5 * np.sin(v) + v
+    case("while_body", hlo, [x], [f32(v)], {"rtol": 1e-5, "atol": 1e-6})
+
+
+if __name__ == "__main__":
+    fusion_chain()
+    elementwise_sorts()
+    softmax_rows()
+    not_other_index()
+    still_live()
+    while_body()
+    not_output_fusion()
