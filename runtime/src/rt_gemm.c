@@ -7,6 +7,7 @@
  * the running CPU, since libhlort is built once and runs on many machines.  Row blocks (or
  * batches) run on the context's thread pool.  Tests: runtime/src/rt_gemm_test.c.
  */
+#include <math.h>
 #include <stdint.h>
 
 #include "hlo/rt.h"
@@ -51,28 +52,42 @@ static int gemm_threads(hlo_context *ctx, int64_t m, int64_t n, int64_t k) {
 
 static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-/* Cache blocking: KC deep panels (a KC x NR micro-panel of B stays in L1 while the A block
- * streams past it), MC rows of A (the packed MC x KC block stays in L2) and NC columns of B.
- * With several threads the row blocks come in a multiple of the thread count, all of one
- * size, so no thread idles at the end of a panel. */
-static void gemm_blocking(int64_t m, int64_t n, int64_t k, int mr, int nr, int es, int threads, int64_t *out_mc,
-                          int64_t *out_kc, int64_t *out_nc) {
-  int64_t kc = es == 4 ? 256 : 192;
-  int64_t mc = es == 4 ? 192 : 144;
-  int64_t nc = round_up(es == 4 ? 3072 : 2048, nr);
-  if (k < kc)
-    kc = k;
-  else if (k < 2 * kc)
-    kc = (k + 1) / 2; /* two even panels rather than a full one and a sliver */
-  int64_t blocks = (m + mc - 1) / mc;
-  if (threads > 1)
-    blocks = (blocks + threads - 1) / threads * threads;
-  mc = round_up((m + blocks - 1) / blocks, mr);
-  if (n < nc)
-    nc = round_up(n, nr);
-  *out_mc = mc;
-  *out_kc = kc;
-  *out_nc = nc;
+/* Cache blocking of one thread's rows x cols slice of C: kc deep panels (a kc x nr B
+ * micro-panel stays in L1 while the A block streams past it; the depth is cut into even
+ * panels, never a full one and a sliver), mc rows of A (the packed mc x kc block stays in L2)
+ * and nc columns of B.  When all the slice's rows fit one A block of at most GEMM_SMALL_A
+ * bytes, the B chunk is narrow (GEMM_SMALL_NC columns) so that it stays in L2 beside A; else
+ * the rows come in blocks of one size (at most MC) and B panels are wide. */
+#define GEMM_SMALL_A (384 * 1024)
+#define GEMM_SMALL_NC 256
+typedef struct gemm_blocks {
+  int64_t mc, kc, nc;
+} gemm_blocks;
+
+static gemm_blocks gemm_blocking(int64_t rows, int64_t cols, int64_t k, int mr, int nr, int es) {
+  int64_t kmax = es == 4 ? 256 : 192, mmax = es == 4 ? 192 : 144, nmax = es == 4 ? 3072 : 2048;
+  int64_t panels = (k + kmax - 1) / kmax;
+  gemm_blocks b = {round_up(rows, mr), (k + panels - 1) / panels, 0};
+  if (b.mc * b.kc * es <= GEMM_SMALL_A)
+    nmax = GEMM_SMALL_NC;
+  else {
+    int64_t blocks = (rows + mmax - 1) / mmax;
+    b.mc = round_up((rows + blocks - 1) / blocks, mr);
+  }
+  b.nc = round_up(cols < nmax ? cols : nmax, nr);
+  return b;
+}
+
+/* Whether `threads` threads split an m x n x k product by columns rather than rows.  The
+ * cost of the busiest thread: its micro tiles (mr x nr x k multiply-adds each, a partial tile
+ * costing a whole one) plus the elements it packs, each counted as GEMM_PACK_COST
+ * multiply-adds; ties go to columns. */
+#define GEMM_PACK_COST 16.0
+static int gemm_split_cols(int64_t m, int64_t n, int64_t k, int mr, int nr, int threads) {
+  double rt = (double)((m + mr - 1) / mr), ct = (double)((n + nr - 1) / nr), t = threads, tile = (double)mr * nr * k;
+  double by_cols = ceil(ct / t) * rt * tile + GEMM_PACK_COST * ((double)m * k + (double)k * n / t);
+  double by_rows = ceil(rt / t) * ct * tile + GEMM_PACK_COST * ((double)m * k / t + (double)k * n);
+  return by_cols <= by_rows;
 }
 
 /* A micro-kernel: C[mr x NV*lanes] (row stride ldc) = (add ? C : 0) + A-micro-panel ·

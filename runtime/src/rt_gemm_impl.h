@@ -55,6 +55,24 @@ static void GEMM_NAME(pack_a)(const GEMM_T *a, const int64_t *row, const int64_t
   }
 }
 
+/* Copies one row of a B micro-panel: n (<= nr) elements, zeros up to nr.  A full row of a
+ * known width is one fixed-size copy the compiler inlines as vector moves (a loop of a
+ * run-time count became a call of memmove per row). */
+static inline void GEMM_NAME(copy_row)(GEMM_T *restrict d, const GEMM_T *restrict s, int64_t n, int nr) {
+  if (n == nr) {
+    switch (nr * (int)sizeof(GEMM_T)) {
+    case 128: __builtin_memcpy(d, s, 128); return;
+    case 64: __builtin_memcpy(d, s, 64); return;
+    case 32: __builtin_memcpy(d, s, 32); return;
+    default: break;
+    }
+  }
+  for (int64_t jj = 0; jj < n; jj++)
+    d[jj] = s[jj];
+  for (int64_t jj = n; jj < nr; jj++)
+    d[jj] = 0;
+}
+
 /* Packs rows [0, kc) x columns [0, nc) of B into micro-panels of nr columns: (p, j = r*nr + jj)
  * at dst[r*nr*kc + p*nr + jj]; columns past nc are zero.  Element (p, j) is at
  * b[dep[p] + col[j]] with offset tables, else at b[p*rs + j*cs]. */
@@ -62,15 +80,8 @@ static void GEMM_NAME(pack_b)(const GEMM_T *b, const int64_t *dep, const int64_t
                               int64_t kc, int64_t nc, int nr, GEMM_T *dst) {
   if (!col && cs == 1) { /* row-major B: read each row once, front to back (not 8 KB strides) */
     for (int64_t p = 0; p < kc; p++)
-      for (int64_t j0 = 0; j0 < nc; j0 += nr) {
-        int64_t cols = nc - j0 < nr ? nc - j0 : nr;
-        GEMM_T *d = dst + j0 * kc + p * nr;
-        const GEMM_T *src = b + p * rs + j0;
-        for (int64_t jj = 0; jj < cols; jj++)
-          d[jj] = src[jj];
-        for (int64_t jj = cols; jj < nr; jj++)
-          d[jj] = 0;
-      }
+      for (int64_t j0 = 0; j0 < nc; j0 += nr)
+        GEMM_NAME(copy_row)(dst + j0 * kc + p * nr, b + p * rs + j0, nc - j0 < nr ? nc - j0 : nr, nr);
     return;
   }
   for (int64_t j0 = 0; j0 < nc; j0 += nr, dst += (int64_t)nr * kc) {
@@ -80,9 +91,6 @@ static void GEMM_NAME(pack_b)(const GEMM_T *b, const int64_t *dep, const int64_t
       if (col)
         for (int64_t jj = 0; jj < cols; jj++)
           d[jj] = b[dep[p] + col[j0 + jj]];
-      else if (cs == 1)
-        for (int64_t jj = 0; jj < cols; jj++)
-          d[jj] = b[p * rs + j0 + jj];
       else
         for (int64_t jj = 0; jj < cols; jj++)
           d[jj] = b[p * rs + (j0 + jj) * cs];
@@ -116,11 +124,11 @@ static void GEMM_NAME(macro_kernel)(const gemm_kernel *k, const GEMM_T *ap, cons
   }
 }
 
-/* One product C = A·B, the arguments of the parallel loops over B micro-panels and over
- * blocks of MC rows. */
+/* One product C = A·B: operands, the split over threads (parts slices of rows, or of columns
+ * when by_cols). */
 typedef struct GEMM_NAME(job) {
   gemm_kernel k;
-  int64_t m, n, kk, mc, kc, nc;
+  int64_t m, n, kk;
   const GEMM_T *a, *b;
   int64_t a_rs, a_cs, b_rs, b_cs;
   /* Offset tables instead of strides (all four or none): A rows and depths, B depths and
@@ -128,58 +136,33 @@ typedef struct GEMM_NAME(job) {
   const int64_t *a_row, *a_dep, *b_dep, *b_col;
   GEMM_T *c;
   int64_t ldc;
-  /* The panel being worked on: columns [jc, jc + ncur) and depths [pc, pc + kcur), packed
-   * into bp; parts: how many threads share the panel. */
-  GEMM_T *bp;
-  int64_t jc, ncur, pc, kcur, parts;
-  int failed; /* an A block could not be allocated (written by any thread, only ever set to 1) */
+  int64_t parts;
+  int by_cols;
 } GEMM_NAME(job);
 
-/* Packs parts [begin, end) of the current B panel, each a run of whole micro-panels (a
- * hlo_rt_range_fn). */
-static void GEMM_NAME(pack_b_parts)(void *arg, int64_t begin, int64_t end) {
-  GEMM_NAME(job) *j = arg;
-  int64_t panels = (j->ncur + j->k.nr - 1) / j->k.nr;
-  int64_t p0 = panels * begin / j->parts, p1 = panels * end / j->parts;
-  int64_t j0 = p0 * j->k.nr, j1 = p1 * j->k.nr < j->ncur ? p1 * j->k.nr : j->ncur;
-  if (j0 >= j1)
-    return;
-  GEMM_T *dst = j->bp + j0 * j->kcur;
-  if (j->b_col)
-    GEMM_NAME(pack_b)(j->b, j->b_dep + j->pc, j->b_col + j->jc + j0, 0, 0, j->kcur, j1 - j0, j->k.nr, dst);
+/* Packs rows [i, i + rows) x depths [p, p + depth) of the job's A into dst. */
+static void GEMM_NAME(pack_a_at)(const GEMM_NAME(job) *j, int64_t i, int64_t p, int64_t rows, int64_t depth,
+                                 GEMM_T *dst) {
+  if (j->a_row)
+    GEMM_NAME(pack_a)(j->a, j->a_row + i, j->a_dep + p, 0, 0, rows, depth, j->k.mr, dst);
   else
-    GEMM_NAME(pack_b)(j->b + j->pc * j->b_rs + (j->jc + j0) * j->b_cs, NULL, NULL, j->b_rs, j->b_cs, j->kcur,
-                      j1 - j0, j->k.nr, dst);
+    GEMM_NAME(pack_a)(j->a + i * j->a_rs + p * j->a_cs, NULL, NULL, j->a_rs, j->a_cs, rows, depth, j->k.mr, dst);
 }
 
-/* Parts [begin, end) of the current panel's row blocks: part t takes blocks t, t + parts,
- * t + 2 * parts, ... with one packing buffer (a hlo_rt_range_fn). */
-static void GEMM_NAME(row_blocks)(void *arg, int64_t begin, int64_t end) {
-  GEMM_NAME(job) *j = arg;
-  GEMM_T *ap = hlo_rt_alloc(NULL, (int64_t)sizeof(GEMM_T) * j->mc * j->kc);
-  if (!ap) {
-    __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
-    return;
-  }
-  int64_t blocks = (j->m + j->mc - 1) / j->mc;
-  for (int64_t t = begin; t < end; t++)
-    for (int64_t blk = t; blk < blocks; blk += j->parts) {
-      int64_t ic = blk * j->mc, mcur = j->m - ic < j->mc ? j->m - ic : j->mc;
-      if (j->a_row)
-        GEMM_NAME(pack_a)(j->a, j->a_row + ic, j->a_dep + j->pc, 0, 0, mcur, j->kcur, j->k.mr, ap);
-      else
-        GEMM_NAME(pack_a)(j->a + ic * j->a_rs + j->pc * j->a_cs, NULL, NULL, j->a_rs, j->a_cs, mcur, j->kcur,
-                          j->k.mr, ap);
-      GEMM_NAME(macro_kernel)(&j->k, ap, j->bp, mcur, j->ncur, j->kcur, j->c + ic * j->ldc + j->jc, j->ldc,
-                              j->pc > 0);
-    }
-  hlo_rt_free(NULL, ap);
+/* Packs depths [p, p + depth) x columns [col, col + cols) of the job's B into dst. */
+static void GEMM_NAME(pack_b_at)(const GEMM_NAME(job) *j, int64_t p, int64_t col, int64_t depth, int64_t cols,
+                                 GEMM_T *dst) {
+  if (j->b_col)
+    GEMM_NAME(pack_b)(j->b, j->b_dep + p, j->b_col + col, 0, 0, depth, cols, j->k.nr, dst);
+  else
+    GEMM_NAME(pack_b)(j->b + p * j->b_rs + col * j->b_cs, NULL, NULL, j->b_rs, j->b_cs, depth, cols, j->k.nr, dst);
 }
 
-/* The reference loop nest: used when packing buffers cannot be allocated. */
-static void GEMM_NAME(naive)(const GEMM_NAME(job) *j) {
-  for (int64_t i = 0; i < j->m; i++)
-    for (int64_t jj = 0; jj < j->n; jj++) {
+/* The reference loop nest on rows [i0, i0 + rows) x columns [j0, j0 + cols): used when
+ * packing buffers cannot be allocated. */
+static void GEMM_NAME(naive)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  for (int64_t i = i0; i < i0 + rows; i++)
+    for (int64_t jj = j0; jj < j0 + cols; jj++) {
       GEMM_T s = 0;
       for (int64_t p = 0; p < j->kk; p++)
         s += j->a_row ? j->a[j->a_row[i] + j->a_dep[p]] * j->b[j->b_dep[p] + j->b_col[jj]]
@@ -188,7 +171,74 @@ static void GEMM_NAME(naive)(const GEMM_NAME(job) *j) {
     }
 }
 
-/* C = A·B on `threads` threads of ctx's pool (1: inline). */
+/* Rows [i0, i0 + rows) x columns [j0, j0 + cols) of C on the calling thread, with its own
+ * packing buffers.  Few rows (the packed A of one depth panel fits in L2 beside a B chunk): A
+ * is packed once per depth panel and B in chunks of ncs columns that stay in L2 while the
+ * whole A streams past them.  Many rows: the GotoBLAS order, B panels of nc columns and
+ * blocks of mc rows. */
+static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  if (rows <= 0 || cols <= 0)
+    return;
+  const int mr = j->k.mr, nr = j->k.nr, es = (int)sizeof(GEMM_T);
+  gemm_blocks bl = gemm_blocking(rows, cols, j->kk, mr, nr, es);
+  GEMM_T *ap = hlo_rt_alloc(NULL, (int64_t)es * bl.mc * bl.kc);
+  GEMM_T *bp = ap ? hlo_rt_alloc(NULL, (int64_t)es * bl.kc * bl.nc) : NULL;
+  GEMM_T *c = j->c + i0 * j->ldc + j0;
+  if (!bp) {
+    hlo_rt_free(NULL, ap);
+    GEMM_NAME(naive)(j, i0, rows, j0, cols);
+    return;
+  }
+  if (bl.mc >= rows) { /* one row block */
+    for (int64_t pc = 0; pc < j->kk; pc += bl.kc) {
+      int64_t kcur = j->kk - pc < bl.kc ? j->kk - pc : bl.kc;
+      GEMM_NAME(pack_a_at)(j, i0, pc, rows, kcur, ap);
+      for (int64_t jc = 0; jc < cols; jc += bl.nc) {
+        int64_t ncur = cols - jc < bl.nc ? cols - jc : bl.nc;
+        GEMM_NAME(pack_b_at)(j, pc, j0 + jc, kcur, ncur, bp);
+                GEMM_NAME(macro_kernel)(&j->k, ap, bp, rows, ncur, kcur, c + jc, j->ldc, pc > 0);
+      }
+    }
+  } else {
+    for (int64_t jc = 0; jc < cols; jc += bl.nc) {
+      int64_t ncur = cols - jc < bl.nc ? cols - jc : bl.nc;
+      for (int64_t pc = 0; pc < j->kk; pc += bl.kc) {
+        int64_t kcur = j->kk - pc < bl.kc ? j->kk - pc : bl.kc;
+        GEMM_NAME(pack_b_at)(j, pc, j0 + jc, kcur, ncur, bp);
+        for (int64_t ic = 0; ic < rows; ic += bl.mc) {
+          int64_t mcur = rows - ic < bl.mc ? rows - ic : bl.mc;
+          GEMM_NAME(pack_a_at)(j, i0 + ic, pc, mcur, kcur, ap);
+          GEMM_NAME(macro_kernel)(&j->k, ap, bp, mcur, ncur, kcur, c + ic * j->ldc + jc, j->ldc, pc > 0);
+        }
+      }
+    }
+  }
+  hlo_rt_free(NULL, ap);
+  hlo_rt_free(NULL, bp);
+}
+
+/* Slices [begin, end) of the job's split: slice t is the t-th of `parts` runs of whole micro
+ * tiles of columns (by_cols) or rows, computed start to end on one thread (a
+ * hlo_rt_range_fn). */
+static void GEMM_NAME(slices)(void *arg, int64_t begin, int64_t end) {
+  const GEMM_NAME(job) *j = arg;
+  int64_t step = j->by_cols ? j->k.nr : j->k.mr, size = j->by_cols ? j->n : j->m;
+  int64_t units = (size + step - 1) / step;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t lo = units * t / j->parts * step, hi = units * (t + 1) / j->parts * step;
+    hi = hi < size ? hi : size;
+    if (j->by_cols)
+      GEMM_NAME(serial)(j, 0, j->m, lo, hi - lo);
+    else
+      GEMM_NAME(serial)(j, lo, hi - lo, 0, j->n);
+  }
+}
+
+/* C = A·B on `threads` threads of ctx's pool (1: inline).  Each thread computes its own
+ * slice of C from start to end with its own packing buffers, so the threads never wait for
+ * each other.  Slices of columns (each thread packs its part of B and all of A) or of rows
+ * (its part of A and all of B), whichever gives the busiest thread less to do: its micro
+ * tiles plus its packing (gemm_split_cols). */
 static void GEMM_NAME(gemm)(hlo_context *ctx, int threads, GEMM_NAME(job) *j) {
   if (j->m <= 0 || j->n <= 0)
     return;
@@ -198,27 +248,9 @@ static void GEMM_NAME(gemm)(hlo_context *ctx, int threads, GEMM_NAME(job) *j) {
         j->c[i * j->ldc + jj] = 0;
     return;
   }
-  gemm_blocking(j->m, j->n, j->kk, j->k.mr, j->k.nr, (int)sizeof(GEMM_T), threads, &j->mc, &j->kc, &j->nc);
-  GEMM_T *bp = hlo_rt_alloc(NULL, (int64_t)sizeof(GEMM_T) * j->kc * j->nc);
-  hlo_context *pool = threads > 1 ? ctx : NULL;
-  j->failed = 0;
-  j->bp = bp;
   j->parts = threads;
-  for (j->jc = 0; bp && j->jc < j->n; j->jc += j->nc) {
-    j->ncur = j->n - j->jc < j->nc ? j->n - j->jc : j->nc;
-    for (j->pc = 0; j->pc < j->kk; j->pc += j->kc) {
-      j->kcur = j->kk - j->pc < j->kc ? j->kk - j->pc : j->kc;
-      hlo_rt_parallel_for(pool, threads, GEMM_NAME(pack_b_parts), j);
-      hlo_rt_parallel_for(pool, threads, GEMM_NAME(row_blocks), j);
-      if (j->failed)
-        break;
-    }
-    if (j->failed)
-      break;
-  }
-  if (!bp || j->failed)
-    GEMM_NAME(naive)(j);
-  hlo_rt_free(NULL, bp);
+  j->by_cols = gemm_split_cols(j->m, j->n, j->kk, j->k.mr, j->k.nr, threads);
+  hlo_rt_parallel_for(threads > 1 ? ctx : NULL, threads, GEMM_NAME(slices), j);
 }
 
 /* Batched products split over the pool: batches [begin, end), each on one thread. */
