@@ -21,11 +21,15 @@
 
 /* Largest micro tile (elements): 14 rows x 32 f32 columns for AVX-512. */
 #define GEMM_MAX_TILE (14 * 32)
+#define GEMM_MAX_MR 14
 
 typedef void (*gemm_micro_fn)(void);
 typedef struct gemm_kernel {
   int mr, nr;          /* tile: mr rows of A by nr columns of B */
   gemm_micro_fn micro; /* cast back to the element type's signature before the call */
+  /* edge[r]: the same tile cut to its first r rows (A micro-panels keep their mr-row
+   * layout), for the last row tile of a block; NULL: the full kernel into a scratch tile. */
+  gemm_micro_fn edge[GEMM_MAX_MR];
 } gemm_kernel;
 
 /* 2: AVX-512F, 1: AVX2 and FMA, 0: the baseline. */
@@ -90,18 +94,18 @@ static int gemm_split_cols(int64_t m, int64_t n, int64_t k, int mr, int nr, int 
   return by_cols <= by_rows;
 }
 
-/* A micro-kernel: C[mr x NV*lanes] (row stride ldc) = (add ? C : 0) + A-micro-panel ·
- * B-micro-panel over kc steps.  Accumulators are an array of vectors the unrolled loops turn
- * into registers; `x - (V){0}` broadcasts a scalar exactly (it keeps -0, unlike `+ 0`) and
- * folds away. */
-#define GEMM_MICRO(NAME, ATTR, T, V, MR, NV)                                                         \
+/* A micro-kernel: C[MR x NV*lanes] (row stride ldc) = (add ? C : 0) + A-micro-panel ·
+ * B-micro-panel over kc steps, the A micro-panel holding AS >= MR rows per step.
+ * Accumulators are an array of vectors the unrolled loops turn into registers; `x - (V){0}`
+ * broadcasts a scalar exactly (it keeps -0, unlike `+ 0`) and folds away. */
+#define GEMM_MICRO_AS(NAME, ATTR, T, V, MR, AS, NV)                                                  \
   ATTR static void NAME(int64_t kc, const T *restrict a, const T *restrict b, T *restrict c, int64_t ldc, \
                         int add) {                                                                   \
     enum { lanes = sizeof(V) / sizeof(T) };                                                          \
     V acc[MR][NV];                                                                                   \
     _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                            \
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[i][v] = (V){0};                       \
-    for (int64_t p = 0; p < kc; p++, a += MR, b += NV * lanes) {                                     \
+    for (int64_t p = 0; p < kc; p++, a += AS, b += NV * lanes) {                                     \
       V bv[NV];                                                                                      \
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] = *(const V *)(b + v * lanes);      \
       _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                        \
@@ -115,6 +119,7 @@ static int gemm_split_cols(int64_t m, int64_t n, int64_t k, int mr, int nr, int 
         *cp = add ? *cp + acc[i][v] : acc[i][v];                                                     \
       }                                                                                              \
   }
+#define GEMM_MICRO(NAME, ATTR, T, V, MR, NV) GEMM_MICRO_AS(NAME, ATTR, T, V, MR, MR, NV)
 
 #define GEMM_T float
 #define GEMM_SUF f32

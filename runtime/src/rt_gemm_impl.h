@@ -16,17 +16,43 @@ GEMM_MICRO(GEMM_NAME(micro_base), , GEMM_T, GEMM_NAME(v16b), 4, 2)
 #if GEMM_X86
 GEMM_MICRO(GEMM_NAME(micro_avx2), __attribute__((target("avx2,fma"))), GEMM_T, GEMM_NAME(v32b), 6, 2)
 GEMM_MICRO(GEMM_NAME(micro_avx512), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 14, 2)
+/* The AVX-512 tile's last-row-tile kernels, 1 to 13 rows (256 = 18 x 14 + 4 rows: without
+ * them the last tile computes 14 rows for 4). */
+#define GEMM_EDGE512(R)                                                                              \
+  GEMM_MICRO_AS(GEMM_NAME(edge512_##R), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), R, \
+                14, 2)
+GEMM_EDGE512(1)
+GEMM_EDGE512(2)
+GEMM_EDGE512(3)
+GEMM_EDGE512(4)
+GEMM_EDGE512(5)
+GEMM_EDGE512(6)
+GEMM_EDGE512(7)
+GEMM_EDGE512(8)
+GEMM_EDGE512(9)
+GEMM_EDGE512(10)
+GEMM_EDGE512(11)
+GEMM_EDGE512(12)
+GEMM_EDGE512(13)
+#undef GEMM_EDGE512
 #endif
 
 /* The micro-kernel for the running CPU and its tile (mr rows x nr columns). */
 static gemm_kernel GEMM_NAME(pick_kernel)(void) {
   int isa = gemm_isa();
-  gemm_kernel k = {4, (int)(2 * 16 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_base)};
+  gemm_kernel k = {4, (int)(2 * 16 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_base), {0}};
 #if GEMM_X86
-  if (isa == 2)
-    k = (gemm_kernel){14, (int)(2 * 64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512)};
-  else if (isa == 1)
-    k = (gemm_kernel){6, (int)(2 * 32 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx2)};
+  if (isa == 2) {
+    k = (gemm_kernel){14, (int)(2 * 64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512),
+                      {NULL, (gemm_micro_fn)GEMM_NAME(edge512_1), (gemm_micro_fn)GEMM_NAME(edge512_2),
+                       (gemm_micro_fn)GEMM_NAME(edge512_3), (gemm_micro_fn)GEMM_NAME(edge512_4),
+                       (gemm_micro_fn)GEMM_NAME(edge512_5), (gemm_micro_fn)GEMM_NAME(edge512_6),
+                       (gemm_micro_fn)GEMM_NAME(edge512_7), (gemm_micro_fn)GEMM_NAME(edge512_8),
+                       (gemm_micro_fn)GEMM_NAME(edge512_9), (gemm_micro_fn)GEMM_NAME(edge512_10),
+                       (gemm_micro_fn)GEMM_NAME(edge512_11), (gemm_micro_fn)GEMM_NAME(edge512_12),
+                       (gemm_micro_fn)GEMM_NAME(edge512_13)}};
+  } else if (isa == 1)
+    k = (gemm_kernel){6, (int)(2 * 32 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx2), {0}};
 #else
   (void)isa;
 #endif
@@ -112,8 +138,8 @@ static void GEMM_NAME(macro_kernel)(const gemm_kernel *k, const GEMM_T *ap, cons
       int64_t rows = mc - i0 < k->mr ? mc - i0 : k->mr;
       const GEMM_T *a = ap + i0 * kc, *b = bp + j0 * kc;
       GEMM_T *cc = c + i0 * ldc + j0;
-      if (rows == k->mr && cols == k->nr) {
-        micro(kc, a, b, cc, ldc, add);
+      if (cols == k->nr && (rows == k->mr || k->edge[rows])) {
+        (rows == k->mr ? micro : (GEMM_NAME(micro_fn))k->edge[rows])(kc, a, b, cc, ldc, add);
         continue;
       }
       micro(kc, a, b, tile, k->nr, 0);

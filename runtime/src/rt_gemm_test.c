@@ -1,9 +1,10 @@
 /* rt_gemm_test.c — hlo_rt_gemm_f32/f64 and hlo_rt_gemm_strided_f32/f64 against a naive
  * triple loop in long double on pseudo-random data: edge sizes (1x1x1, 7x13x5, 64x64x64,
  * 129x67x250, k = 0, sizes across the cache blocks: one A block with several narrow B chunks,
- * several row blocks and B panels, slices of rows and of columns over the threads), padded
- * lda/ldb/ldc (the padding must stay untouched), transposed operands through element strides,
- * batches, one thread and a 4-thread context.  Relative error bound: k * eps * sum|a||b| per element.
+ * several row blocks and B panels, slices of rows and of columns over the threads, every
+ * height of the last row tile), padded lda/ldb/ldc (the padding must stay untouched),
+ * transposed operands through element strides, batches, one thread and a 4-thread context.
+ * Relative error bound: k * eps * sum|a||b| per element.
  */
 #include <float.h>
 #include <math.h>
@@ -249,6 +250,10 @@ static void run_sizes(hlo_context *ctx) {
       check_f64(ctx, sizes[i][0], sizes[i][1], sizes[i][2], pad, seed + 7 * i);
     }
   check_f64(ctx, 300, 2100, 340, 0, seed + 99); /* row blocks and two B panels in f64 */
+  for (int64_t m = 15; m <= 28; m++) { /* every height of the last row tile (1 to 14 rows) */
+    check_f32(ctx, m, 64, 33, 0, seed + 100 + m);
+    check_f64(ctx, m, 32, 33, 1, seed + 200 + m);
+  }
   check_strided_f32(ctx, 3, 7, 13, 5, seed);
   check_strided_f32(ctx, 5, 65, 70, 130, seed + 1);
   check_strided_f32(ctx, 1, 200, 100, 300, seed + 2);
