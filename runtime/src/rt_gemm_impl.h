@@ -105,9 +105,13 @@ static inline void GEMM_NAME(copy_row)(GEMM_T *restrict d, const GEMM_T *restric
 static void GEMM_NAME(pack_b)(const GEMM_T *b, const int64_t *dep, const int64_t *col, int64_t rs, int64_t cs,
                               int64_t kc, int64_t nc, int nr, GEMM_T *dst) {
   if (!col && cs == 1) { /* row-major B: read each row once, front to back (not 8 KB strides) */
-    for (int64_t p = 0; p < kc; p++)
+    for (int64_t p = 0; p < kc; p++) {
+      if (p + GEMM_PF_ROWS < kc) /* each row is a short run in another page: prefetch ahead */
+        for (int64_t x = 0; x < nc; x += 64 / (int64_t)sizeof(GEMM_T))
+          __builtin_prefetch(b + (p + GEMM_PF_ROWS) * rs + x, 0, 3);
       for (int64_t j0 = 0; j0 < nc; j0 += nr)
         GEMM_NAME(copy_row)(dst + j0 * kc + p * nr, b + p * rs + j0, nc - j0 < nr ? nc - j0 : nr, nr);
+    }
     return;
   }
   for (int64_t j0 = 0; j0 < nc; j0 += nr, dst += (int64_t)nr * kc) {
