@@ -100,12 +100,16 @@ static int gemm_split_cols(int64_t m, int64_t n, int64_t k, int mr, int nr, int 
 /* A micro-kernel: C[MR x NV*lanes] (row stride ldc) = (add ? C : 0) + A-micro-panel ·
  * B-micro-panel over kc steps, the A micro-panel holding AS >= MR rows per step.
  * Accumulators are an array of vectors the unrolled loops turn into registers; `x - (V){0}`
- * broadcasts a scalar exactly (it keeps -0, unlike `+ 0`) and folds away. */
+ * broadcasts a scalar exactly (it keeps -0, unlike `+ 0`) and folds away.  The C tile is
+ * prefetched first (its rows are ldc apart, in L2 or L3 after the previous depth panel). */
 #define GEMM_MICRO_AS(NAME, ATTR, T, V, MR, AS, NV)                                                  \
   ATTR static void NAME(int64_t kc, const T *restrict a, const T *restrict b, T *restrict c, int64_t ldc, \
                         int add) {                                                                   \
     enum { lanes = sizeof(V) / sizeof(T) };                                                          \
     V acc[MR][NV];                                                                                   \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) /* the C tile arrives while we compute */ \
+      _Pragma("GCC unroll 4") for (int v = 0; v < NV * (int)sizeof(V); v += 64)                      \
+        __builtin_prefetch((const char *)(c + i * ldc) + v, 1, 3);                                    \
     _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                            \
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[i][v] = (V){0};                       \
     for (int64_t p = 0; p < kc; p++, a += AS, b += NV * lanes) {                                     \
