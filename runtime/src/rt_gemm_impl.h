@@ -61,6 +61,18 @@ static gemm_kernel GEMM_NAME(pick_kernel)(void) {
 
 typedef void (*GEMM_NAME(micro_fn))(int64_t kc, const GEMM_T *a, const GEMM_T *b, GEMM_T *c, int64_t ldc, int add);
 
+/* One full micro-panel of a row-major A (cs = 1): mr rows from a (row stride rs) by kc
+ * depths into dst[p*mr + ii].  Inlined with a constant mr, the rows' pointers stay in
+ * registers and each depth is mr loads and stores (half the time of the generic loop). */
+static inline void GEMM_NAME(pack_a_full)(const GEMM_T *restrict a, int64_t rs, int64_t kc, int mr,
+                                          GEMM_T *restrict dst) {
+  const GEMM_T *r[GEMM_MAX_MR];
+  for (int ii = 0; ii < mr; ii++)
+    r[ii] = a + ii * rs;
+  for (int64_t p = 0; p < kc; p++, dst += mr)
+    _Pragma("GCC unroll 14") for (int ii = 0; ii < mr; ii++) dst[ii] = r[ii][p];
+}
+
 /* Packs rows [0, mc) x columns [0, kc) of A into micro-panels of mr rows: panel r holds
  * (i = r*mr + ii, p) at dst[r*mr*kc + p*mr + ii]; rows past mc are zero.  Element (i, p) is
  * at a[row[i] + dep[p]] with offset tables, else at a[i*rs + p*cs]. */
@@ -68,6 +80,15 @@ static void GEMM_NAME(pack_a)(const GEMM_T *a, const int64_t *row, const int64_t
                               int64_t mc, int64_t kc, int mr, GEMM_T *dst) {
   for (int64_t i0 = 0; i0 < mc; i0 += mr, dst += (int64_t)mr * kc) {
     int64_t rows = mc - i0 < mr ? mc - i0 : mr;
+    if (!row && cs == 1 && rows == mr && (mr == 14 || mr == 6 || mr == 4)) {
+      if (mr == 14)
+        GEMM_NAME(pack_a_full)(a + i0 * rs, rs, kc, 14, dst);
+      else if (mr == 6)
+        GEMM_NAME(pack_a_full)(a + i0 * rs, rs, kc, 6, dst);
+      else
+        GEMM_NAME(pack_a_full)(a + i0 * rs, rs, kc, 4, dst);
+      continue;
+    }
     for (int64_t p = 0; p < kc; p++) {
       if (row)
         for (int64_t ii = 0; ii < rows; ii++)
