@@ -4,8 +4,10 @@
  * panels (KC x NC) and A blocks (MC x KC) are packed into micro-panels and a register-tiled
  * micro-kernel (MR x NR accumulators in vector registers, GCC/Clang vector extensions) runs on
  * them.  The micro-kernel is built for AVX-512, AVX2+FMA and the baseline CPU and picked from
- * the running CPU, since libhlort is built once and runs on many machines.  Row blocks (or
- * batches) run on the context's thread pool.  Tests: runtime/src/rt_gemm_test.c.
+ * the running CPU, since libhlort is built once and runs on many machines.  On the context's
+ * thread pool each thread computes its own slice of C (columns or rows) from start to end with
+ * its own packing buffers, or whole batches.  Measurements: docs/performance-gemm.md.  Tests:
+ * runtime/src/rt_gemm_test.c.
  */
 #include <math.h>
 #include <stdint.h>
@@ -61,11 +63,11 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
  * panels, never a full one and a sliver), mc rows of A (the packed mc x kc block stays in L2)
  * and nc columns of B.  When all the slice's rows fit one A block of at most GEMM_SMALL_A
  * bytes, the B chunk is narrow (GEMM_SMALL_NC columns) so that it stays in L2 beside A; else
- * the rows come in blocks of one size (at most MC) and B panels are wide. */
+ * the rows come in blocks of one size (at most mmax) and B panels are wide. */
 #define GEMM_SMALL_A (384 * 1024)
 #define GEMM_SMALL_NC 256
-/* Rows of a row-major B that packing prefetches ahead (tools/gemm_bench-style timing of
- * packing 2048 x 2048 in 256 x 256 chunks: 1.75 ms without, 1.2-1.4 ms with 4). */
+/* Rows of a row-major B that packing prefetches ahead (packing alone a 2048 x 2048 B in
+ * 256 x 256 chunks: 1.7-1.8 ms without, 1.2-1.4 ms with 4; docs/performance-gemm.md). */
 #define GEMM_PF_ROWS 4
 typedef struct gemm_blocks {
   int64_t mc, kc, nc;
@@ -87,7 +89,7 @@ static gemm_blocks gemm_blocking(int64_t rows, int64_t cols, int64_t k, int mr, 
 
 /* Whether `threads` threads split an m x n x k product by columns rather than rows.  The
  * cost of the busiest thread: its micro tiles (mr x nr x k multiply-adds each, a partial tile
- * costing a whole one) plus the elements it packs, each counted as GEMM_PACK_COST
+ * counted as a whole one) plus the elements it packs, each counted as GEMM_PACK_COST
  * multiply-adds; ties go to columns. */
 #define GEMM_PACK_COST 16.0
 static int gemm_split_cols(int64_t m, int64_t n, int64_t k, int mr, int nr, int threads) {
