@@ -35,14 +35,20 @@ GEMM_EDGE512(11)
 GEMM_EDGE512(12)
 GEMM_EDGE512(13)
 #undef GEMM_EDGE512
+/* One vector of columns (16 f32, 8 f64) for products that narrow (the MLP's last layer has
+ * 10 columns: the 2-vector tile computed 32 for them). */
+GEMM_MICRO(GEMM_NAME(micro_avx512_narrow), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 14, 1)
 #endif
 
-/* The micro-kernel for the running CPU and its tile (mr rows x nr columns). */
-static gemm_kernel GEMM_NAME(pick_kernel)(void) {
+/* The micro-kernel for the running CPU and a product of n columns, and its tile (mr rows x
+ * nr columns). */
+static gemm_kernel GEMM_NAME(pick_kernel)(int64_t n) {
   int isa = gemm_isa();
   gemm_kernel k = {4, (int)(2 * 16 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_base), {0}};
 #if GEMM_X86
-  if (isa == 2) {
+  if (isa == 2 && n <= (int64_t)(64 / sizeof(GEMM_T)))
+    k = (gemm_kernel){14, (int)(64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512_narrow), {0}};
+  else if (isa == 2) {
     k = (gemm_kernel){14, (int)(2 * 64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512),
                       {NULL, (gemm_micro_fn)GEMM_NAME(edge512_1), (gemm_micro_fn)GEMM_NAME(edge512_2),
                        (gemm_micro_fn)GEMM_NAME(edge512_3), (gemm_micro_fn)GEMM_NAME(edge512_4),
@@ -55,6 +61,7 @@ static gemm_kernel GEMM_NAME(pick_kernel)(void) {
     k = (gemm_kernel){6, (int)(2 * 32 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx2), {0}};
 #else
   (void)isa;
+  (void)n;
 #endif
   return k;
 }
@@ -350,7 +357,7 @@ HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_strided)(hlo_context *ctx, int64_t batc
                                                   int64_t a_cs, const GEMM_T *b, int64_t b_bs, int64_t b_rs,
                                                   int64_t b_cs, GEMM_T *c) {
   GEMM_NAME(batch_job) bj = {
-      .proto = {.k = GEMM_NAME(pick_kernel)(), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_rs = a_rs,
+      .proto = {.k = GEMM_NAME(pick_kernel)(n), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_rs = a_rs,
                 .a_cs = a_cs, .b_rs = b_rs, .b_cs = b_cs, .c = c, .ldc = n},
       .a_bs = a_bs,
       .b_bs = b_bs};
@@ -361,7 +368,7 @@ HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_indexed)(hlo_context *ctx, int64_t batc
                                                   const GEMM_T *a, const int64_t *a_off, const GEMM_T *b,
                                                   const int64_t *b_off, GEMM_T *c) {
   GEMM_NAME(batch_job) bj = {
-      .proto = {.k = GEMM_NAME(pick_kernel)(), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_row = a_off + batch,
+      .proto = {.k = GEMM_NAME(pick_kernel)(n), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_row = a_off + batch,
                 .a_dep = a_off + batch + m, .b_dep = b_off + batch, .b_col = b_off + batch + k, .c = c, .ldc = n},
       .a_boff = a_off,
       .b_boff = b_off};
@@ -370,7 +377,7 @@ HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_indexed)(hlo_context *ctx, int64_t batc
 
 HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm)(hlo_context *ctx, int64_t m, int64_t n, int64_t k, const GEMM_T *a,
                                           int64_t lda, const GEMM_T *b, int64_t ldb, GEMM_T *c, int64_t ldc) {
-  GEMM_NAME(job) j = {.k = GEMM_NAME(pick_kernel)(), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_rs = lda,
+  GEMM_NAME(job) j = {.k = GEMM_NAME(pick_kernel)(n), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_rs = lda,
                       .a_cs = 1, .b_rs = ldb, .b_cs = 1, .c = c, .ldc = ldc};
   if (m <= 0 || n <= 0)
     return;

@@ -2,9 +2,10 @@
  * triple loop in long double on pseudo-random data: edge sizes (1x1x1, 7x13x5, 64x64x64,
  * 129x67x250, k = 0, sizes across the cache blocks: one A block with several narrow B chunks,
  * several row blocks and B panels, slices of rows and of columns over the threads, every
- * height of the last row tile), padded lda/ldb/ldc (the padding must stay untouched),
- * transposed operands through element strides, batches, one thread and a 4-thread context.
- * Relative error bound: k * eps * sum|a||b| per element.
+ * height of the last row tile, products of at most one vector of columns), padded
+ * lda/ldb/ldc (the padding must stay untouched), transposed operands through element
+ * strides, batches, one thread and a 4-thread context.  Relative error bound:
+ * k * eps * sum|a||b| per element.
  */
 #include <float.h>
 #include <math.h>
@@ -242,7 +243,8 @@ static void check_hand(void) {
 static void run_sizes(hlo_context *ctx) {
   static const int64_t sizes[][3] = {{1, 1, 1},     {7, 13, 5},    {64, 64, 64},  {129, 67, 250}, {3, 1, 17},
                                      {1, 100, 9},   {33, 2, 400},  {200, 33, 1},  {17, 31, 385},  {150, 150, 150},
-                                     {97, 3100, 7}, {300, 40, 800}, {500, 70, 600}, {40, 700, 300}, {2000, 20, 30}};
+                                     {97, 3100, 7}, {300, 40, 800}, {500, 70, 600}, {40, 700, 300}, {2000, 20, 30},
+                                     {56, 16, 300}, {42, 8, 64}, {256, 10, 700}};
   uint64_t seed = 0x9e3779b97f4a7c15ull;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     for (int64_t pad = 0; pad <= 3; pad += 3) {
