@@ -1,7 +1,8 @@
 /* rt_gemm_impl.h — the element-type-dependent half of rt_gemm.c, included once per type with
  * GEMM_T (float or double) and GEMM_SUF (f32 or f64) defined: the micro-kernels for each
  * instruction set, packing of A blocks and B panels into micro-panels, the blocked loop nest
- * and the public entry points hlo_rt_gemm_SUF / hlo_rt_gemm_strided_SUF.  Not a header:
+ * and the public entry points hlo_rt_gemm_SUF, hlo_rt_gemm_strided_SUF (with an epilogue:
+ * hlo_rt_gemm_strided_epi_SUF) and hlo_rt_gemm_indexed_SUF.  Not a header:
  * nothing else includes it.  Tests: runtime/src/rt_gemm_test.c.
  */
 #define GEMM_CAT2(a, b) a##_##b
@@ -194,6 +195,12 @@ typedef struct GEMM_NAME(job) {
   const int64_t *a_row, *a_dep, *b_dep, *b_col;
   GEMM_T *c;
   int64_t ldc;
+  /* The epilogue (may be NULL): applied to each finished part of C, one row segment per call,
+   * as epi(epi_arg, begin, end) over elements [begin, end) of the whole result, which starts
+   * c_off elements before c. */
+  hlo_rt_range_fn epi;
+  void *epi_arg;
+  int64_t c_off;
   int64_t parts;
   int by_cols;
 } GEMM_NAME(job);
@@ -214,6 +221,17 @@ static void GEMM_NAME(pack_b_at)(const GEMM_NAME(job) *j, int64_t p, int64_t col
     GEMM_NAME(pack_b)(j->b, j->b_dep + p, j->b_col + col, 0, 0, depth, cols, j->k.nr, dst);
   else
     GEMM_NAME(pack_b)(j->b + p * j->b_rs + col * j->b_cs, NULL, NULL, j->b_rs, j->b_cs, depth, cols, j->k.nr, dst);
+}
+
+/* Runs the job's epilogue on rows [i0, i0 + rows) x columns [c0, c0 + cols) of C, final now
+ * and still in cache. */
+static void GEMM_NAME(finish)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows, int64_t c0, int64_t cols) {
+  if (!j->epi)
+    return;
+  for (int64_t i = i0; i < i0 + rows; i++) {
+    int64_t at = j->c_off + i * j->ldc + c0;
+    j->epi(j->epi_arg, at, at + cols);
+  }
 }
 
 /* The reference loop nest on rows [i0, i0 + rows) x columns [j0, j0 + cols): used when
@@ -245,6 +263,7 @@ static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
   if (!bp) {
     hlo_rt_free(NULL, ap);
     GEMM_NAME(naive)(j, i0, rows, j0, cols);
+    GEMM_NAME(finish)(j, i0, rows, j0, cols);
     return;
   }
   if (bl.mc >= rows) { /* one row block */
@@ -254,7 +273,9 @@ static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
       for (int64_t jc = 0; jc < cols; jc += bl.nc) {
         int64_t ncur = cols - jc < bl.nc ? cols - jc : bl.nc;
         GEMM_NAME(pack_b_at)(j, pc, j0 + jc, kcur, ncur, bp);
-                GEMM_NAME(macro_kernel)(&j->k, ap, bp, rows, ncur, kcur, c + jc, j->ldc, pc > 0);
+        GEMM_NAME(macro_kernel)(&j->k, ap, bp, rows, ncur, kcur, c + jc, j->ldc, pc > 0);
+        if (pc + kcur == j->kk)
+          GEMM_NAME(finish)(j, i0, rows, j0 + jc, ncur);
       }
     }
   } else {
@@ -267,6 +288,8 @@ static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
           int64_t mcur = rows - ic < bl.mc ? rows - ic : bl.mc;
           GEMM_NAME(pack_a_at)(j, i0 + ic, pc, mcur, kcur, ap);
           GEMM_NAME(macro_kernel)(&j->k, ap, bp, mcur, ncur, kcur, c + ic * j->ldc + jc, j->ldc, pc > 0);
+          if (pc + kcur == j->kk)
+            GEMM_NAME(finish)(j, i0 + ic, mcur, j0 + jc, ncur);
         }
       }
     }
@@ -304,6 +327,7 @@ static void GEMM_NAME(gemm)(hlo_context *ctx, int threads, GEMM_NAME(job) *j) {
     for (int64_t i = 0; i < j->m; i++)
       for (int64_t jj = 0; jj < j->n; jj++)
         j->c[i * j->ldc + jj] = 0;
+    GEMM_NAME(finish)(j, 0, j->m, 0, j->n);
     return;
   }
   j->parts = threads;
@@ -324,6 +348,7 @@ static GEMM_NAME(job) GEMM_NAME(batch_at)(const GEMM_NAME(batch_job) *bj, int64_
   j.a += bj->a_boff ? bj->a_boff[t] : t * bj->a_bs;
   j.b += bj->b_boff ? bj->b_boff[t] : t * bj->b_bs;
   j.c += t * j.m * j.n;
+  j.c_off = t * j.m * j.n;
   return j;
 }
 
@@ -352,16 +377,23 @@ static void GEMM_NAME(run_batches)(hlo_context *ctx, int64_t batch, GEMM_NAME(ba
   }
 }
 
+HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_strided_epi)(hlo_context *ctx, int64_t batch, int64_t m, int64_t n,
+                                                      int64_t k, const GEMM_T *a, int64_t a_bs, int64_t a_rs,
+                                                      int64_t a_cs, const GEMM_T *b, int64_t b_bs, int64_t b_rs,
+                                                      int64_t b_cs, GEMM_T *c, hlo_rt_range_fn epi, void *epi_arg) {
+  GEMM_NAME(batch_job) bj = {
+      .proto = {.k = GEMM_NAME(pick_kernel)(n), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_rs = a_rs,
+                .a_cs = a_cs, .b_rs = b_rs, .b_cs = b_cs, .c = c, .ldc = n, .epi = epi, .epi_arg = epi_arg},
+      .a_bs = a_bs,
+      .b_bs = b_bs};
+  GEMM_NAME(run_batches)(ctx, batch, &bj);
+}
+
 HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_strided)(hlo_context *ctx, int64_t batch, int64_t m, int64_t n,
                                                   int64_t k, const GEMM_T *a, int64_t a_bs, int64_t a_rs,
                                                   int64_t a_cs, const GEMM_T *b, int64_t b_bs, int64_t b_rs,
                                                   int64_t b_cs, GEMM_T *c) {
-  GEMM_NAME(batch_job) bj = {
-      .proto = {.k = GEMM_NAME(pick_kernel)(n), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_rs = a_rs,
-                .a_cs = a_cs, .b_rs = b_rs, .b_cs = b_cs, .c = c, .ldc = n},
-      .a_bs = a_bs,
-      .b_bs = b_bs};
-  GEMM_NAME(run_batches)(ctx, batch, &bj);
+  GEMM_NAME(hlo_rt_gemm_strided_epi)(ctx, batch, m, n, k, a, a_bs, a_rs, a_cs, b, b_bs, b_rs, b_cs, c, NULL, NULL);
 }
 
 HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_indexed)(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
