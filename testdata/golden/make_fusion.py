@@ -449,21 +449,21 @@ ENTRY main {
     case("output_dot_epilogue_batched", hlo, [x, w, b, s], [f32(r)], {"rtol": 1e-5, "atol": 1e-5})
 
     rng = np.random.default_rng(16)
-    x = f32(rng.standard_normal((300, 70)))
+    x = f32(rng.standard_normal((40, 70)))
     w = f32(rng.standard_normal((70, 530)))
     b = f32(rng.standard_normal(530))
     hlo = """HloModule output_dot_epilogue_large
 
 ENTRY main {
-  x = f32[300,70] parameter(0)
+  x = f32[40,70] parameter(0)
   w = f32[70,530] parameter(1)
   b = f32[530] parameter(2)
-  d = f32[300,530] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  bb = f32[300,530] broadcast(b), dimensions={1}
-  a = f32[300,530] add(d, bb)
+  d = f32[40,530] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[40,530] broadcast(b), dimensions={1}
+  a = f32[40,530] add(d, bb)
   z = f32[] constant(0)
-  zb = f32[300,530] broadcast(z), dimensions={}
-  ROOT r = f32[300,530] maximum(a, zb)
+  zb = f32[40,530] broadcast(z), dimensions={}
+  ROOT r = f32[40,530] maximum(a, zb)
 }
 """
     r = np.maximum(x.astype(np.float64) @ w + b, 0)
