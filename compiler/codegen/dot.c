@@ -6,7 +6,10 @@
  * depth) in the order the result and the contraction pair them; when every group is one
  * strided dimension of the row-major buffer the call passes strides (transposed operands cost
  * nothing), else it passes element-offset tables emitted as constant globals.  Every other
- * dot keeps control.c's loop nest.  Tests: compiler/codegen/ops_test.c, conformance 'dot'.
+ * dot keeps control.c's loop nest.  A kOutput fusion's dot of the strided kind, all f32 or all
+ * f64, hands the fusion's elementwise tail to the kernel as an epilogue that runs on each part
+ * of the result once it is final (cg_dot_gemm_epilogue, called from fused.c).  Tests:
+ * compiler/codegen/ops_test.c, conformance 'dot', golden fusion_output_*.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,6 +205,37 @@ static void dot_finish(cg_function *f, ir_instr *in, LLVMValueRef product, LLVMV
     dot_convert(f, product, IR_F32, out, in->shape->et, n);
 }
 
+/* The six strides of p's index groups (lhs batch, rows, depth; rhs batch, depth, columns)
+ * when each group is one strided dimension. */
+static bool dot_strides(const ir_instr *in, const dot_plan *p, int64_t st[6]) {
+  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape;
+  return group_stride(l, &p->lb, &st[0]) && group_stride(l, &p->lm, &st[1]) && group_stride(l, &p->lk, &st[2]) &&
+         group_stride(r, &p->rb, &st[3]) && group_stride(r, &p->rk, &st[4]) && group_stride(r, &p->rn, &st[5]);
+}
+
+bool cg_dot_gemm_epilogue_ok(const ir_instr *in) {
+  dot_plan p;
+  int64_t st[6];
+  ir_etype et = in->shape->et;
+  return dot_plan_make(in, &p) && (et == IR_F32 || et == IR_F64) && in->operands[0]->shape->et == et &&
+         in->operands[1]->shape->et == et && dot_strides(in, &p, st);
+}
+
+bool cg_dot_gemm_epilogue(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMValueRef epi, LLVMValueRef epi_arg) {
+  cg_module *cm = f->cm;
+  dot_plan p;
+  int64_t st[6];
+  if (!cg_dot_gemm_epilogue_ok(in) || !dot_plan_make(in, &p) || !dot_strides(in, &p, st))
+    return false;
+  LLVMValueRef a = f->values[in->operands[0]->id].leaves[0], b = f->values[in->operands[1]->id].leaves[0];
+  LLVMValueRef args[16] = {f->ctx_arg,        cg_i64(cm, p.batch), cg_i64(cm, p.m),   cg_i64(cm, p.n),
+                           cg_i64(cm, p.k),   a,                   cg_i64(cm, st[0]), cg_i64(cm, st[1]),
+                           cg_i64(cm, st[2]), b,                   cg_i64(cm, st[3]), cg_i64(cm, st[4]),
+                           cg_i64(cm, st[5]), out,                 epi,               epi_arg};
+  call_runtime(f, in->shape->et == IR_F64 ? "hlo_rt_gemm_strided_epi_f64" : "hlo_rt_gemm_strided_epi_f32", args, 16);
+  return true;
+}
+
 bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   cg_module *cm = f->cm;
   dot_plan p;
@@ -220,8 +254,7 @@ bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   const char *suf = in->shape->et == IR_F64 ? "f64" : "f32";
   char name[64];
   int64_t st[6];
-  if (group_stride(l, &p.lb, &st[0]) && group_stride(l, &p.lm, &st[1]) && group_stride(l, &p.lk, &st[2]) &&
-      group_stride(r, &p.rb, &st[3]) && group_stride(r, &p.rk, &st[4]) && group_stride(r, &p.rn, &st[5])) {
+  if (dot_strides(in, &p, st)) {
     LLVMValueRef args[14] = {f->ctx_arg,     cg_i64(cm, p.batch), cg_i64(cm, p.m),     cg_i64(cm, p.n),
                              cg_i64(cm, p.k), a,                   cg_i64(cm, st[0]),   cg_i64(cm, st[1]),
                              cg_i64(cm, st[2]), b,                 cg_i64(cm, st[3]),   cg_i64(cm, st[4]),

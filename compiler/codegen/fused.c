@@ -16,14 +16,18 @@
  * A multi-output fusion (root = tuple, XLA's form) is one loop too: its
  * loop outputs share one index space, or its reductions one input's (each folding its element
  * at every input index, loop outputs of the input's shape stored on the way); each output has
- * its own buffer.  Tests: the golden and conformance suites (testdata/golden/fusion_*, made by
- * make_fusion.py; split_reduce_*, made by make_split_reduce.py), cli.hloc.fusion.
+ * its own buffer.  A kOutput fusion's dot or convolution writes the result buffer and the
+ * elementwise tail then runs in place; for a dot the GEMM takes with strides, the tail is its
+ * epilogue, run on each part of the result as soon as it is final (output_epilogue).
+ * Tests: the golden and conformance suites (testdata/golden/fusion_*, made by make_fusion.py;
+ * split_reduce_*, made by make_split_reduce.py), cli.hloc.fusion.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "codegen/ops.h"
 #include "hlo/rt.h"
 
 enum {
@@ -438,14 +442,21 @@ static LLVMValueRef range_outer(range_fn *r, cg_module *cm) {
   return fn;
 }
 
-/* Closes the loop body and, back in f, runs it over [0, units): on the pool when the work is
- * large, else directly. */
-static void range_close_and_run(range_fn *r, cg_function *f, LLVMValueRef argv, int64_t units, int64_t elements) {
+/* Closes the loop body; back in f, returns outer(args, begin, end) (a hlo_rt_range_fn). */
+static LLVMValueRef range_close(range_fn *r, cg_function *f) {
   cg_module *cm = f->cm;
   LLVMBuildRetVoid(cm->b);
   free(r->rf.values);
   LLVMValueRef outer = range_outer(r, cm);
   LLVMPositionBuilderAtEnd(cm->b, r->resume);
+  return outer;
+}
+
+/* Closes the loop body and, back in f, runs it over [0, units): on the pool when the work is
+ * large, else directly. */
+static void range_close_and_run(range_fn *r, cg_function *f, LLVMValueRef argv, int64_t units, int64_t elements) {
+  cg_module *cm = f->cm;
+  LLVMValueRef outer = range_close(r, f);
   LLVMTypeRef body_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->i64}, 3, 0);
   if (elements >= FZ_PARALLEL_MIN_ELEMENTS && units > 1) {
     LLVMTypeRef pf_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->ptr, cm->ptr}, 4, 0);
@@ -1083,8 +1094,11 @@ static ir_instr *output_producer(const ir_computation *c) {
 }
 
 /* Computes a kOutput fusion's producer into `out`: its lowering (GEMM, convolution) runs with
- * the fused computation's parameters bound to the fusion's operand buffers. */
-static void lower_output_producer(cg_function *kf, ir_instr *in, ir_instr *producer, LLVMValueRef out) {
+ * the fused computation's parameters bound to the fusion's operand buffers.  epi (with its
+ * argument array argv), when not NULL: the epilogue the GEMM runs on each finished part
+ * (output_epilogue; the producer then passed cg_dot_gemm_epilogue_ok). */
+static void lower_output_producer(cg_function *kf, ir_instr *in, ir_instr *producer, LLVMValueRef out,
+                                  LLVMValueRef epi, LLVMValueRef argv) {
   ir_computation *c = in->called[0];
   cg_value *outer = kf->values, *inner = calloc((size_t)c->n_instrs + 1, sizeof *inner);
   if (!inner) {
@@ -1094,7 +1108,9 @@ static void lower_output_producer(cg_function *kf, ir_instr *in, ir_instr *produ
   for (int p = 0; p < c->n_params; p++)
     inner[c->params[p]->id] = outer[in->operands[p]->id];
   kf->values = inner;
-  if (producer->op == IR_OP_DOT)
+  if (epi)
+    cg_dot_gemm_epilogue(kf, producer, out, epi, argv);
+  else if (producer->op == IR_OP_DOT)
     cg_lower_dot(kf, producer, out);
   else
     cg_lower_convolution(kf, producer, out);
@@ -1121,6 +1137,48 @@ static ir_instr **fusion_outputs(const ir_computation *c, int *n) {
   return outs;
 }
 
+/* The epilogue body: result elements [begin, end) (linear), each computed from the producer's
+ * value already in the result at the same index and written back in place. */
+static void emit_span(fz *z, range_fn *r) {
+  cg_loop l = loop_from(z->f, r->begin, r->end, "fz.e");
+  fz_index idx = idx_local(z, z->root->shape, l.i, NULL);
+  z->gen++;
+  store_outputs(z, &idx);
+  free(idx.multi);
+  loop_end_from(z->f, &l, r->begin);
+}
+
+/* A kOutput fusion whose producer is a dot the GEMM kernel takes with an epilogue: the
+ * fusion's elementwise tail becomes a range function over result elements that the kernel
+ * runs on each part of the result as soon as it is final (while it is in cache), instead of
+ * a second pass over the whole result.  False, emitting nothing, for other fusions (a
+ * convolution, a dot with offset tables or conversions, a row-reduce member). */
+static bool output_epilogue(cg_function *kf, ir_instr *in, ir_instr *producer, const bool *member,
+                            const fz_buffers *bufs, LLVMValueRef out) {
+  ir_computation *c = in->called[0];
+  if (producer->op != IR_OP_DOT || !cg_dot_gemm_epilogue_ok(producer))
+    return false;
+  for (int i = 0; i < c->n_instrs; i++)
+    if (member[i] && c->instrs[i]->op == IR_OP_REDUCE)
+      return false;
+  char name[600];
+  snprintf(name, sizeof name, "hlo.epilogue.%s.%s", kf->comp->name.p, c->root->name.p);
+  LLVMValueRef argv = pack_args(kf, bufs, &out, 1);
+  range_fn r;
+  range_open(&r, kf, name, c->n_instrs, bufs->n + 1);
+  fz z;
+  fz_init(&z, &r.rf, c, c->root);
+  ir_instr *root = c->root;
+  z.outs = &root;
+  z.n_outs = 1;
+  memcpy(z.member, member, (size_t)c->n_instrs * sizeof *member);
+  bind_buffers(&z, &r, bufs);
+  emit_span(&z, &r);
+  fz_deinit(&z);
+  lower_output_producer(kf, in, producer, out, range_close(&r, kf), argv);
+  return true;
+}
+
 /* Kernel body for a fusion instruction writing the buffers outp (one per output): the fused
  * computation's parameters are the kernel's operands. */
 static void fusion_body(cg_function *kf, ir_instr *in, const LLVMValueRef *outp) {
@@ -1136,14 +1194,18 @@ static void fusion_body(cg_function *kf, ir_instr *in, const LLVMValueRef *outp)
     bufs.ptrs[bufs.n++] = kf->values[in->operands[p]->id].leaves[0];
   }
   ir_instr *producer = n_outs == 1 ? output_producer(c) : NULL;
+  bool done = false;
   if (producer) {
-    lower_output_producer(kf, in, producer, outp[0]);
     member[producer->id] = false;
     bufs.in_out = producer;
+    done = output_epilogue(kf, in, producer, member, &bufs, outp[0]);
+    if (!done)
+      lower_output_producer(kf, in, producer, outp[0], NULL, NULL);
   } else if (kf->in_place == in) { /* the result took over this parameter's buffer (module.c) */
     bufs.in_out = c->params[kf->in_place_operand];
   }
-  emit_kernel(kf, c, outs, n_outs, member, &bufs, outp);
+  if (!done)
+    emit_kernel(kf, c, outs, n_outs, member, &bufs, outp);
   free(outs);
   free(member);
   free(bufs.insts);

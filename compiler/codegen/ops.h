@@ -1,6 +1,7 @@
-/* ops.h — entry points of the CODEGEN-OPS files that control.c, data.c and lower.c call: the
- * matrix-multiply path of dot (dot.c), sub-byte bitcast-convert (convert_bits.c) and
- * stochastic-convert's element function (stochastic_convert.c).
+/* ops.h — entry points of the CODEGEN-OPS files that control.c, data.c, lower.c and fused.c
+ * call: the matrix-multiply path of dot (dot.c, also with a kOutput fusion's epilogue),
+ * sub-byte bitcast-convert (convert_bits.c) and stochastic-convert's element function
+ * (stochastic_convert.c).
  * Additive to cg_internal.h; the per-family table still dispatches to cg_lower_dot and
  * cg_lower_data, which ask these first.
  */
@@ -15,6 +16,13 @@
  * is an f32 or f64 product (both operands and the result of that type) of at least 32768
  * multiply-adds per batch; returns false, emitting nothing, for every other dot. */
 bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out);
+/* Whether cg_dot_gemm_epilogue takes dot `in`: an all-f32 or all-f64 product for the kernel
+ * whose index groups are each one strided dimension (no offset tables, no conversions). */
+bool cg_dot_gemm_epilogue_ok(const ir_instr *in);
+/* Emits `in` into `out` as one call of the kernel that runs epi(epi_arg, begin, end) (an
+ * hlo_rt_range_fn over elements of `out`, in place) on each part of the result once it is
+ * final; false, emitting nothing, when cg_dot_gemm_epilogue_ok(in) is false. */
+bool cg_dot_gemm_epilogue(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMValueRef epi, LLVMValueRef epi_arg);
 
 /* Emits a bitcast-convert whose operand or result element type is narrower than a byte
  * (convert_bits.c) writing `out`; returns false, emitting nothing, when both are a byte or

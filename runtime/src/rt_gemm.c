@@ -4,9 +4,12 @@
  * panels (KC x NC) and A blocks (MC x KC) are packed into micro-panels and a register-tiled
  * micro-kernel (MR x NR accumulators in vector registers, GCC/Clang vector extensions) runs on
  * them.  The micro-kernel is built for AVX-512, AVX2+FMA and the baseline CPU and picked from
- * the running CPU, since libhlort is built once and runs on many machines.  Row blocks (or
- * batches) run on the context's thread pool.  Tests: runtime/src/rt_gemm_test.c.
+ * the running CPU, since libhlort is built once and runs on many machines.  On the context's
+ * thread pool each thread computes its own slice of C (columns or rows) from start to end with
+ * its own packing buffers, or whole batches.  Measurements: docs/performance-gemm.md.  Tests:
+ * runtime/src/rt_gemm_test.c.
  */
+#include <math.h>
 #include <stdint.h>
 
 #include "hlo/rt.h"
@@ -20,11 +23,15 @@
 
 /* Largest micro tile (elements): 14 rows x 32 f32 columns for AVX-512. */
 #define GEMM_MAX_TILE (14 * 32)
+#define GEMM_MAX_MR 14
 
 typedef void (*gemm_micro_fn)(void);
 typedef struct gemm_kernel {
   int mr, nr;          /* tile: mr rows of A by nr columns of B */
   gemm_micro_fn micro; /* cast back to the element type's signature before the call */
+  /* edge[r]: the same tile cut to its first r rows (A micro-panels keep their mr-row
+   * layout), for the last row tile of a block; NULL: the full kernel into a scratch tile. */
+  gemm_micro_fn edge[GEMM_MAX_MR];
 } gemm_kernel;
 
 /* 2: AVX-512F, 1: AVX2 and FMA, 0: the baseline. */
@@ -51,42 +58,63 @@ static int gemm_threads(hlo_context *ctx, int64_t m, int64_t n, int64_t k) {
 
 static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-/* Cache blocking: KC deep panels (a KC x NR micro-panel of B stays in L1 while the A block
- * streams past it), MC rows of A (the packed MC x KC block stays in L2) and NC columns of B.
- * With several threads the row blocks come in a multiple of the thread count, all of one
- * size, so no thread idles at the end of a panel. */
-static void gemm_blocking(int64_t m, int64_t n, int64_t k, int mr, int nr, int es, int threads, int64_t *out_mc,
-                          int64_t *out_kc, int64_t *out_nc) {
-  int64_t kc = es == 4 ? 256 : 192;
-  int64_t mc = es == 4 ? 192 : 144;
-  int64_t nc = round_up(es == 4 ? 3072 : 2048, nr);
-  if (k < kc)
-    kc = k;
-  else if (k < 2 * kc)
-    kc = (k + 1) / 2; /* two even panels rather than a full one and a sliver */
-  int64_t blocks = (m + mc - 1) / mc;
-  if (threads > 1)
-    blocks = (blocks + threads - 1) / threads * threads;
-  mc = round_up((m + blocks - 1) / blocks, mr);
-  if (n < nc)
-    nc = round_up(n, nr);
-  *out_mc = mc;
-  *out_kc = kc;
-  *out_nc = nc;
+/* Cache blocking of one thread's rows x cols slice of C: kc deep panels (a kc x nr B
+ * micro-panel stays in L1 while the A block streams past it; the depth is cut into even
+ * panels, never a full one and a sliver), mc rows of A (the packed mc x kc block stays in L2)
+ * and nc columns of B.  When all the slice's rows fit one A block of at most GEMM_SMALL_A
+ * bytes, the B chunk is narrow (GEMM_SMALL_NC columns) so that it stays in L2 beside A; else
+ * the rows come in blocks of one size (at most mmax) and B panels are wide. */
+#define GEMM_SMALL_A (384 * 1024)
+#define GEMM_SMALL_NC 256
+/* Rows of a row-major B that packing prefetches ahead (packing alone a 2048 x 2048 B in
+ * 256 x 256 chunks: 1.7-1.8 ms without, 1.2-1.4 ms with 4; docs/performance-gemm.md). */
+#define GEMM_PF_ROWS 4
+typedef struct gemm_blocks {
+  int64_t mc, kc, nc;
+} gemm_blocks;
+
+static gemm_blocks gemm_blocking(int64_t rows, int64_t cols, int64_t k, int mr, int nr, int es) {
+  int64_t kmax = es == 4 ? 256 : 192, mmax = es == 4 ? 192 : 144, nmax = es == 4 ? 3072 : 2048;
+  int64_t panels = (k + kmax - 1) / kmax;
+  gemm_blocks b = {round_up(rows, mr), (k + panels - 1) / panels, 0};
+  if (b.mc * b.kc * es <= GEMM_SMALL_A)
+    nmax = GEMM_SMALL_NC;
+  else {
+    int64_t blocks = (rows + mmax - 1) / mmax;
+    b.mc = round_up((rows + blocks - 1) / blocks, mr);
+  }
+  b.nc = round_up(cols < nmax ? cols : nmax, nr);
+  return b;
 }
 
-/* A micro-kernel: C[mr x NV*lanes] (row stride ldc) = (add ? C : 0) + A-micro-panel ·
- * B-micro-panel over kc steps.  Accumulators are an array of vectors the unrolled loops turn
- * into registers; `x - (V){0}` broadcasts a scalar exactly (it keeps -0, unlike `+ 0`) and
- * folds away. */
-#define GEMM_MICRO(NAME, ATTR, T, V, MR, NV)                                                         \
+/* Whether `threads` threads split an m x n x k product by columns rather than rows.  The
+ * cost of the busiest thread: its micro tiles (mr x nr x k multiply-adds each, a partial tile
+ * counted as a whole one) plus the elements it packs, each counted as GEMM_PACK_COST
+ * multiply-adds; ties go to columns. */
+#define GEMM_PACK_COST 16.0
+static int gemm_split_cols(int64_t m, int64_t n, int64_t k, int mr, int nr, int threads) {
+  double rt = (double)((m + mr - 1) / mr), ct = (double)((n + nr - 1) / nr), t = threads, tile = (double)mr * nr * k;
+  double by_cols = ceil(ct / t) * rt * tile + GEMM_PACK_COST * ((double)m * k + (double)k * n / t);
+  double by_rows = ceil(rt / t) * ct * tile + GEMM_PACK_COST * ((double)m * k / t + (double)k * n);
+  return by_cols <= by_rows;
+}
+
+/* A micro-kernel: C[MR x NV*lanes] (row stride ldc) = (add ? C : 0) + A-micro-panel ·
+ * B-micro-panel over kc steps, the A micro-panel holding AS >= MR rows per step.
+ * Accumulators are an array of vectors the unrolled loops turn into registers; `x - (V){0}`
+ * broadcasts a scalar exactly (it keeps -0, unlike `+ 0`) and folds away.  The C tile is
+ * prefetched first (its rows are ldc apart, in L2 or L3 after the previous depth panel). */
+#define GEMM_MICRO_AS(NAME, ATTR, T, V, MR, AS, NV)                                                  \
   ATTR static void NAME(int64_t kc, const T *restrict a, const T *restrict b, T *restrict c, int64_t ldc, \
                         int add) {                                                                   \
     enum { lanes = sizeof(V) / sizeof(T) };                                                          \
     V acc[MR][NV];                                                                                   \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) /* the C tile arrives while we compute */ \
+      _Pragma("GCC unroll 4") for (int v = 0; v < NV * (int)sizeof(V); v += 64)                      \
+        __builtin_prefetch((const char *)(c + i * ldc) + v, 1, 3);                                    \
     _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                            \
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[i][v] = (V){0};                       \
-    for (int64_t p = 0; p < kc; p++, a += MR, b += NV * lanes) {                                     \
+    for (int64_t p = 0; p < kc; p++, a += AS, b += NV * lanes) {                                     \
       V bv[NV];                                                                                      \
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] = *(const V *)(b + v * lanes);      \
       _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                        \
@@ -100,6 +128,7 @@ static void gemm_blocking(int64_t m, int64_t n, int64_t k, int mr, int nr, int e
         *cp = add ? *cp + acc[i][v] : acc[i][v];                                                     \
       }                                                                                              \
   }
+#define GEMM_MICRO(NAME, ATTR, T, V, MR, NV) GEMM_MICRO_AS(NAME, ATTR, T, V, MR, MR, NV)
 
 #define GEMM_T float
 #define GEMM_SUF f32

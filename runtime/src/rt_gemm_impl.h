@@ -1,7 +1,8 @@
 /* rt_gemm_impl.h — the element-type-dependent half of rt_gemm.c, included once per type with
  * GEMM_T (float or double) and GEMM_SUF (f32 or f64) defined: the micro-kernels for each
  * instruction set, packing of A blocks and B panels into micro-panels, the blocked loop nest
- * and the public entry points hlo_rt_gemm_SUF / hlo_rt_gemm_strided_SUF.  Not a header:
+ * and the public entry points hlo_rt_gemm_SUF, hlo_rt_gemm_strided_SUF (with an epilogue:
+ * hlo_rt_gemm_strided_epi_SUF) and hlo_rt_gemm_indexed_SUF.  Not a header:
  * nothing else includes it.  Tests: runtime/src/rt_gemm_test.c.
  */
 #define GEMM_CAT2(a, b) a##_##b
@@ -16,24 +17,69 @@ GEMM_MICRO(GEMM_NAME(micro_base), , GEMM_T, GEMM_NAME(v16b), 4, 2)
 #if GEMM_X86
 GEMM_MICRO(GEMM_NAME(micro_avx2), __attribute__((target("avx2,fma"))), GEMM_T, GEMM_NAME(v32b), 6, 2)
 GEMM_MICRO(GEMM_NAME(micro_avx512), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 14, 2)
+/* The AVX-512 tile's last-row-tile kernels, 1 to 13 rows (256 = 18 x 14 + 4 rows: without
+ * them the last tile computes 14 rows for 4). */
+#define GEMM_EDGE512(R)                                                                              \
+  GEMM_MICRO_AS(GEMM_NAME(edge512_##R), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), R, \
+                14, 2)
+GEMM_EDGE512(1)
+GEMM_EDGE512(2)
+GEMM_EDGE512(3)
+GEMM_EDGE512(4)
+GEMM_EDGE512(5)
+GEMM_EDGE512(6)
+GEMM_EDGE512(7)
+GEMM_EDGE512(8)
+GEMM_EDGE512(9)
+GEMM_EDGE512(10)
+GEMM_EDGE512(11)
+GEMM_EDGE512(12)
+GEMM_EDGE512(13)
+#undef GEMM_EDGE512
+/* One vector of columns (16 f32, 8 f64) for products that narrow (the MLP's last layer has
+ * 10 columns: the 2-vector tile computed 32 for them). */
+GEMM_MICRO(GEMM_NAME(micro_avx512_narrow), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 14, 1)
 #endif
 
-/* The micro-kernel for the running CPU and its tile (mr rows x nr columns). */
-static gemm_kernel GEMM_NAME(pick_kernel)(void) {
+/* The micro-kernel for the running CPU and a product of n columns, and its tile (mr rows x
+ * nr columns). */
+static gemm_kernel GEMM_NAME(pick_kernel)(int64_t n) {
   int isa = gemm_isa();
-  gemm_kernel k = {4, (int)(2 * 16 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_base)};
+  gemm_kernel k = {4, (int)(2 * 16 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_base), {0}};
 #if GEMM_X86
-  if (isa == 2)
-    k = (gemm_kernel){14, (int)(2 * 64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512)};
-  else if (isa == 1)
-    k = (gemm_kernel){6, (int)(2 * 32 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx2)};
+  if (isa == 2 && n <= (int64_t)(64 / sizeof(GEMM_T)))
+    k = (gemm_kernel){14, (int)(64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512_narrow), {0}};
+  else if (isa == 2) {
+    k = (gemm_kernel){14, (int)(2 * 64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512),
+                      {NULL, (gemm_micro_fn)GEMM_NAME(edge512_1), (gemm_micro_fn)GEMM_NAME(edge512_2),
+                       (gemm_micro_fn)GEMM_NAME(edge512_3), (gemm_micro_fn)GEMM_NAME(edge512_4),
+                       (gemm_micro_fn)GEMM_NAME(edge512_5), (gemm_micro_fn)GEMM_NAME(edge512_6),
+                       (gemm_micro_fn)GEMM_NAME(edge512_7), (gemm_micro_fn)GEMM_NAME(edge512_8),
+                       (gemm_micro_fn)GEMM_NAME(edge512_9), (gemm_micro_fn)GEMM_NAME(edge512_10),
+                       (gemm_micro_fn)GEMM_NAME(edge512_11), (gemm_micro_fn)GEMM_NAME(edge512_12),
+                       (gemm_micro_fn)GEMM_NAME(edge512_13)}};
+  } else if (isa == 1)
+    k = (gemm_kernel){6, (int)(2 * 32 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx2), {0}};
 #else
   (void)isa;
+  (void)n;
 #endif
   return k;
 }
 
 typedef void (*GEMM_NAME(micro_fn))(int64_t kc, const GEMM_T *a, const GEMM_T *b, GEMM_T *c, int64_t ldc, int add);
+
+/* One full micro-panel of a row-major A (cs = 1): mr rows from a (row stride rs) by kc
+ * depths into dst[p*mr + ii].  Inlined with a constant mr, the rows' pointers stay in
+ * registers and each depth is mr loads and stores (half the time of the generic loop). */
+static inline void GEMM_NAME(pack_a_full)(const GEMM_T *restrict a, int64_t rs, int64_t kc, int mr,
+                                          GEMM_T *restrict dst) {
+  const GEMM_T *r[GEMM_MAX_MR];
+  for (int ii = 0; ii < mr; ii++)
+    r[ii] = a + ii * rs;
+  for (int64_t p = 0; p < kc; p++, dst += mr)
+    _Pragma("GCC unroll 14") for (int ii = 0; ii < mr; ii++) dst[ii] = r[ii][p];
+}
 
 /* Packs rows [0, mc) x columns [0, kc) of A into micro-panels of mr rows: panel r holds
  * (i = r*mr + ii, p) at dst[r*mr*kc + p*mr + ii]; rows past mc are zero.  Element (i, p) is
@@ -42,6 +88,15 @@ static void GEMM_NAME(pack_a)(const GEMM_T *a, const int64_t *row, const int64_t
                               int64_t mc, int64_t kc, int mr, GEMM_T *dst) {
   for (int64_t i0 = 0; i0 < mc; i0 += mr, dst += (int64_t)mr * kc) {
     int64_t rows = mc - i0 < mr ? mc - i0 : mr;
+    if (!row && cs == 1 && rows == mr && (mr == 14 || mr == 6 || mr == 4)) {
+      if (mr == 14)
+        GEMM_NAME(pack_a_full)(a + i0 * rs, rs, kc, 14, dst);
+      else if (mr == 6)
+        GEMM_NAME(pack_a_full)(a + i0 * rs, rs, kc, 6, dst);
+      else
+        GEMM_NAME(pack_a_full)(a + i0 * rs, rs, kc, 4, dst);
+      continue;
+    }
     for (int64_t p = 0; p < kc; p++) {
       if (row)
         for (int64_t ii = 0; ii < rows; ii++)
@@ -55,22 +110,37 @@ static void GEMM_NAME(pack_a)(const GEMM_T *a, const int64_t *row, const int64_t
   }
 }
 
+/* Copies one row of a B micro-panel: n (<= nr) elements, zeros up to nr.  A full row of a
+ * known width is one fixed-size copy the compiler inlines as vector moves (a loop of a
+ * run-time count became a call of memmove per row). */
+static inline void GEMM_NAME(copy_row)(GEMM_T *restrict d, const GEMM_T *restrict s, int64_t n, int nr) {
+  if (n == nr) {
+    switch (nr * (int)sizeof(GEMM_T)) {
+    case 128: __builtin_memcpy(d, s, 128); return;
+    case 64: __builtin_memcpy(d, s, 64); return;
+    case 32: __builtin_memcpy(d, s, 32); return;
+    default: break;
+    }
+  }
+  for (int64_t jj = 0; jj < n; jj++)
+    d[jj] = s[jj];
+  for (int64_t jj = n; jj < nr; jj++)
+    d[jj] = 0;
+}
+
 /* Packs rows [0, kc) x columns [0, nc) of B into micro-panels of nr columns: (p, j = r*nr + jj)
  * at dst[r*nr*kc + p*nr + jj]; columns past nc are zero.  Element (p, j) is at
  * b[dep[p] + col[j]] with offset tables, else at b[p*rs + j*cs]. */
 static void GEMM_NAME(pack_b)(const GEMM_T *b, const int64_t *dep, const int64_t *col, int64_t rs, int64_t cs,
                               int64_t kc, int64_t nc, int nr, GEMM_T *dst) {
   if (!col && cs == 1) { /* row-major B: read each row once, front to back (not 8 KB strides) */
-    for (int64_t p = 0; p < kc; p++)
-      for (int64_t j0 = 0; j0 < nc; j0 += nr) {
-        int64_t cols = nc - j0 < nr ? nc - j0 : nr;
-        GEMM_T *d = dst + j0 * kc + p * nr;
-        const GEMM_T *src = b + p * rs + j0;
-        for (int64_t jj = 0; jj < cols; jj++)
-          d[jj] = src[jj];
-        for (int64_t jj = cols; jj < nr; jj++)
-          d[jj] = 0;
-      }
+    for (int64_t p = 0; p < kc; p++) {
+      if (p + GEMM_PF_ROWS < kc) /* each row is a short run in another page: prefetch ahead */
+        for (int64_t x = 0; x < nc; x += 64 / (int64_t)sizeof(GEMM_T))
+          __builtin_prefetch(b + (p + GEMM_PF_ROWS) * rs + x, 0, 3);
+      for (int64_t j0 = 0; j0 < nc; j0 += nr)
+        GEMM_NAME(copy_row)(dst + j0 * kc + p * nr, b + p * rs + j0, nc - j0 < nr ? nc - j0 : nr, nr);
+    }
     return;
   }
   for (int64_t j0 = 0; j0 < nc; j0 += nr, dst += (int64_t)nr * kc) {
@@ -80,9 +150,6 @@ static void GEMM_NAME(pack_b)(const GEMM_T *b, const int64_t *dep, const int64_t
       if (col)
         for (int64_t jj = 0; jj < cols; jj++)
           d[jj] = b[dep[p] + col[j0 + jj]];
-      else if (cs == 1)
-        for (int64_t jj = 0; jj < cols; jj++)
-          d[jj] = b[p * rs + j0 + jj];
       else
         for (int64_t jj = 0; jj < cols; jj++)
           d[jj] = b[p * rs + (j0 + jj) * cs];
@@ -104,8 +171,8 @@ static void GEMM_NAME(macro_kernel)(const gemm_kernel *k, const GEMM_T *ap, cons
       int64_t rows = mc - i0 < k->mr ? mc - i0 : k->mr;
       const GEMM_T *a = ap + i0 * kc, *b = bp + j0 * kc;
       GEMM_T *cc = c + i0 * ldc + j0;
-      if (rows == k->mr && cols == k->nr) {
-        micro(kc, a, b, cc, ldc, add);
+      if (cols == k->nr && (rows == k->mr || k->edge[rows])) {
+        (rows == k->mr ? micro : (GEMM_NAME(micro_fn))k->edge[rows])(kc, a, b, cc, ldc, add);
         continue;
       }
       micro(kc, a, b, tile, k->nr, 0);
@@ -116,11 +183,11 @@ static void GEMM_NAME(macro_kernel)(const gemm_kernel *k, const GEMM_T *ap, cons
   }
 }
 
-/* One product C = A·B, the arguments of the parallel loops over B micro-panels and over
- * blocks of MC rows. */
+/* One product C = A·B: operands, the split over threads (parts slices of rows, or of columns
+ * when by_cols). */
 typedef struct GEMM_NAME(job) {
   gemm_kernel k;
-  int64_t m, n, kk, mc, kc, nc;
+  int64_t m, n, kk;
   const GEMM_T *a, *b;
   int64_t a_rs, a_cs, b_rs, b_cs;
   /* Offset tables instead of strides (all four or none): A rows and depths, B depths and
@@ -128,58 +195,50 @@ typedef struct GEMM_NAME(job) {
   const int64_t *a_row, *a_dep, *b_dep, *b_col;
   GEMM_T *c;
   int64_t ldc;
-  /* The panel being worked on: columns [jc, jc + ncur) and depths [pc, pc + kcur), packed
-   * into bp; parts: how many threads share the panel. */
-  GEMM_T *bp;
-  int64_t jc, ncur, pc, kcur, parts;
-  int failed; /* an A block could not be allocated (written by any thread, only ever set to 1) */
+  /* The epilogue (may be NULL): applied to each finished part of C, one row segment per call,
+   * as epi(epi_arg, begin, end) over elements [begin, end) of the whole result, which starts
+   * c_off elements before c. */
+  hlo_rt_range_fn epi;
+  void *epi_arg;
+  int64_t c_off;
+  int64_t parts;
+  int by_cols;
 } GEMM_NAME(job);
 
-/* Packs parts [begin, end) of the current B panel, each a run of whole micro-panels (a
- * hlo_rt_range_fn). */
-static void GEMM_NAME(pack_b_parts)(void *arg, int64_t begin, int64_t end) {
-  GEMM_NAME(job) *j = arg;
-  int64_t panels = (j->ncur + j->k.nr - 1) / j->k.nr;
-  int64_t p0 = panels * begin / j->parts, p1 = panels * end / j->parts;
-  int64_t j0 = p0 * j->k.nr, j1 = p1 * j->k.nr < j->ncur ? p1 * j->k.nr : j->ncur;
-  if (j0 >= j1)
-    return;
-  GEMM_T *dst = j->bp + j0 * j->kcur;
-  if (j->b_col)
-    GEMM_NAME(pack_b)(j->b, j->b_dep + j->pc, j->b_col + j->jc + j0, 0, 0, j->kcur, j1 - j0, j->k.nr, dst);
+/* Packs rows [i, i + rows) x depths [p, p + depth) of the job's A into dst. */
+static void GEMM_NAME(pack_a_at)(const GEMM_NAME(job) *j, int64_t i, int64_t p, int64_t rows, int64_t depth,
+                                 GEMM_T *dst) {
+  if (j->a_row)
+    GEMM_NAME(pack_a)(j->a, j->a_row + i, j->a_dep + p, 0, 0, rows, depth, j->k.mr, dst);
   else
-    GEMM_NAME(pack_b)(j->b + j->pc * j->b_rs + (j->jc + j0) * j->b_cs, NULL, NULL, j->b_rs, j->b_cs, j->kcur,
-                      j1 - j0, j->k.nr, dst);
+    GEMM_NAME(pack_a)(j->a + i * j->a_rs + p * j->a_cs, NULL, NULL, j->a_rs, j->a_cs, rows, depth, j->k.mr, dst);
 }
 
-/* Parts [begin, end) of the current panel's row blocks: part t takes blocks t, t + parts,
- * t + 2 * parts, ... with one packing buffer (a hlo_rt_range_fn). */
-static void GEMM_NAME(row_blocks)(void *arg, int64_t begin, int64_t end) {
-  GEMM_NAME(job) *j = arg;
-  GEMM_T *ap = hlo_rt_alloc(NULL, (int64_t)sizeof(GEMM_T) * j->mc * j->kc);
-  if (!ap) {
-    __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+/* Packs depths [p, p + depth) x columns [col, col + cols) of the job's B into dst. */
+static void GEMM_NAME(pack_b_at)(const GEMM_NAME(job) *j, int64_t p, int64_t col, int64_t depth, int64_t cols,
+                                 GEMM_T *dst) {
+  if (j->b_col)
+    GEMM_NAME(pack_b)(j->b, j->b_dep + p, j->b_col + col, 0, 0, depth, cols, j->k.nr, dst);
+  else
+    GEMM_NAME(pack_b)(j->b + p * j->b_rs + col * j->b_cs, NULL, NULL, j->b_rs, j->b_cs, depth, cols, j->k.nr, dst);
+}
+
+/* Runs the job's epilogue on rows [i0, i0 + rows) x columns [c0, c0 + cols) of C, final now
+ * and still in cache. */
+static void GEMM_NAME(finish)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows, int64_t c0, int64_t cols) {
+  if (!j->epi)
     return;
+  for (int64_t i = i0; i < i0 + rows; i++) {
+    int64_t at = j->c_off + i * j->ldc + c0;
+    j->epi(j->epi_arg, at, at + cols);
   }
-  int64_t blocks = (j->m + j->mc - 1) / j->mc;
-  for (int64_t t = begin; t < end; t++)
-    for (int64_t blk = t; blk < blocks; blk += j->parts) {
-      int64_t ic = blk * j->mc, mcur = j->m - ic < j->mc ? j->m - ic : j->mc;
-      if (j->a_row)
-        GEMM_NAME(pack_a)(j->a, j->a_row + ic, j->a_dep + j->pc, 0, 0, mcur, j->kcur, j->k.mr, ap);
-      else
-        GEMM_NAME(pack_a)(j->a + ic * j->a_rs + j->pc * j->a_cs, NULL, NULL, j->a_rs, j->a_cs, mcur, j->kcur,
-                          j->k.mr, ap);
-      GEMM_NAME(macro_kernel)(&j->k, ap, j->bp, mcur, j->ncur, j->kcur, j->c + ic * j->ldc + j->jc, j->ldc,
-                              j->pc > 0);
-    }
-  hlo_rt_free(NULL, ap);
 }
 
-/* The reference loop nest: used when packing buffers cannot be allocated. */
-static void GEMM_NAME(naive)(const GEMM_NAME(job) *j) {
-  for (int64_t i = 0; i < j->m; i++)
-    for (int64_t jj = 0; jj < j->n; jj++) {
+/* The reference loop nest on rows [i0, i0 + rows) x columns [j0, j0 + cols): used when
+ * packing buffers cannot be allocated. */
+static void GEMM_NAME(naive)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  for (int64_t i = i0; i < i0 + rows; i++)
+    for (int64_t jj = j0; jj < j0 + cols; jj++) {
       GEMM_T s = 0;
       for (int64_t p = 0; p < j->kk; p++)
         s += j->a_row ? j->a[j->a_row[i] + j->a_dep[p]] * j->b[j->b_dep[p] + j->b_col[jj]]
@@ -188,7 +247,79 @@ static void GEMM_NAME(naive)(const GEMM_NAME(job) *j) {
     }
 }
 
-/* C = A·B on `threads` threads of ctx's pool (1: inline). */
+/* Rows [i0, i0 + rows) x columns [j0, j0 + cols) of C on the calling thread, with its own
+ * packing buffers.  Few rows (the packed A of one depth panel fits in L2 beside a B chunk): A
+ * is packed once per depth panel and B in chunks of ncs columns that stay in L2 while the
+ * whole A streams past them.  Many rows: the GotoBLAS order, B panels of nc columns and
+ * blocks of mc rows. */
+static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  if (rows <= 0 || cols <= 0)
+    return;
+  const int mr = j->k.mr, nr = j->k.nr, es = (int)sizeof(GEMM_T);
+  gemm_blocks bl = gemm_blocking(rows, cols, j->kk, mr, nr, es);
+  GEMM_T *ap = hlo_rt_alloc(NULL, (int64_t)es * bl.mc * bl.kc);
+  GEMM_T *bp = ap ? hlo_rt_alloc(NULL, (int64_t)es * bl.kc * bl.nc) : NULL;
+  GEMM_T *c = j->c + i0 * j->ldc + j0;
+  if (!bp) {
+    hlo_rt_free(NULL, ap);
+    GEMM_NAME(naive)(j, i0, rows, j0, cols);
+    GEMM_NAME(finish)(j, i0, rows, j0, cols);
+    return;
+  }
+  if (bl.mc >= rows) { /* one row block */
+    for (int64_t pc = 0; pc < j->kk; pc += bl.kc) {
+      int64_t kcur = j->kk - pc < bl.kc ? j->kk - pc : bl.kc;
+      GEMM_NAME(pack_a_at)(j, i0, pc, rows, kcur, ap);
+      for (int64_t jc = 0; jc < cols; jc += bl.nc) {
+        int64_t ncur = cols - jc < bl.nc ? cols - jc : bl.nc;
+        GEMM_NAME(pack_b_at)(j, pc, j0 + jc, kcur, ncur, bp);
+        GEMM_NAME(macro_kernel)(&j->k, ap, bp, rows, ncur, kcur, c + jc, j->ldc, pc > 0);
+        if (pc + kcur == j->kk)
+          GEMM_NAME(finish)(j, i0, rows, j0 + jc, ncur);
+      }
+    }
+  } else {
+    for (int64_t jc = 0; jc < cols; jc += bl.nc) {
+      int64_t ncur = cols - jc < bl.nc ? cols - jc : bl.nc;
+      for (int64_t pc = 0; pc < j->kk; pc += bl.kc) {
+        int64_t kcur = j->kk - pc < bl.kc ? j->kk - pc : bl.kc;
+        GEMM_NAME(pack_b_at)(j, pc, j0 + jc, kcur, ncur, bp);
+        for (int64_t ic = 0; ic < rows; ic += bl.mc) {
+          int64_t mcur = rows - ic < bl.mc ? rows - ic : bl.mc;
+          GEMM_NAME(pack_a_at)(j, i0 + ic, pc, mcur, kcur, ap);
+          GEMM_NAME(macro_kernel)(&j->k, ap, bp, mcur, ncur, kcur, c + ic * j->ldc + jc, j->ldc, pc > 0);
+          if (pc + kcur == j->kk)
+            GEMM_NAME(finish)(j, i0 + ic, mcur, j0 + jc, ncur);
+        }
+      }
+    }
+  }
+  hlo_rt_free(NULL, ap);
+  hlo_rt_free(NULL, bp);
+}
+
+/* Slices [begin, end) of the job's split: slice t is the t-th of `parts` runs of whole micro
+ * tiles of columns (by_cols) or rows, computed start to end on one thread (a
+ * hlo_rt_range_fn). */
+static void GEMM_NAME(slices)(void *arg, int64_t begin, int64_t end) {
+  const GEMM_NAME(job) *j = arg;
+  int64_t step = j->by_cols ? j->k.nr : j->k.mr, size = j->by_cols ? j->n : j->m;
+  int64_t units = (size + step - 1) / step;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t lo = units * t / j->parts * step, hi = units * (t + 1) / j->parts * step;
+    hi = hi < size ? hi : size;
+    if (j->by_cols)
+      GEMM_NAME(serial)(j, 0, j->m, lo, hi - lo);
+    else
+      GEMM_NAME(serial)(j, lo, hi - lo, 0, j->n);
+  }
+}
+
+/* C = A·B on `threads` threads of ctx's pool (1: inline).  Each thread computes its own
+ * slice of C from start to end with its own packing buffers, so the threads never wait for
+ * each other.  Slices of columns (each thread packs its part of B and all of A) or of rows
+ * (its part of A and all of B), whichever gives the busiest thread less to do: its micro
+ * tiles plus its packing (gemm_split_cols). */
 static void GEMM_NAME(gemm)(hlo_context *ctx, int threads, GEMM_NAME(job) *j) {
   if (j->m <= 0 || j->n <= 0)
     return;
@@ -196,29 +327,12 @@ static void GEMM_NAME(gemm)(hlo_context *ctx, int threads, GEMM_NAME(job) *j) {
     for (int64_t i = 0; i < j->m; i++)
       for (int64_t jj = 0; jj < j->n; jj++)
         j->c[i * j->ldc + jj] = 0;
+    GEMM_NAME(finish)(j, 0, j->m, 0, j->n);
     return;
   }
-  gemm_blocking(j->m, j->n, j->kk, j->k.mr, j->k.nr, (int)sizeof(GEMM_T), threads, &j->mc, &j->kc, &j->nc);
-  GEMM_T *bp = hlo_rt_alloc(NULL, (int64_t)sizeof(GEMM_T) * j->kc * j->nc);
-  hlo_context *pool = threads > 1 ? ctx : NULL;
-  j->failed = 0;
-  j->bp = bp;
   j->parts = threads;
-  for (j->jc = 0; bp && j->jc < j->n; j->jc += j->nc) {
-    j->ncur = j->n - j->jc < j->nc ? j->n - j->jc : j->nc;
-    for (j->pc = 0; j->pc < j->kk; j->pc += j->kc) {
-      j->kcur = j->kk - j->pc < j->kc ? j->kk - j->pc : j->kc;
-      hlo_rt_parallel_for(pool, threads, GEMM_NAME(pack_b_parts), j);
-      hlo_rt_parallel_for(pool, threads, GEMM_NAME(row_blocks), j);
-      if (j->failed)
-        break;
-    }
-    if (j->failed)
-      break;
-  }
-  if (!bp || j->failed)
-    GEMM_NAME(naive)(j);
-  hlo_rt_free(NULL, bp);
+  j->by_cols = gemm_split_cols(j->m, j->n, j->kk, j->k.mr, j->k.nr, threads);
+  hlo_rt_parallel_for(threads > 1 ? ctx : NULL, threads, GEMM_NAME(slices), j);
 }
 
 /* Batched products split over the pool: batches [begin, end), each on one thread. */
@@ -234,6 +348,7 @@ static GEMM_NAME(job) GEMM_NAME(batch_at)(const GEMM_NAME(batch_job) *bj, int64_
   j.a += bj->a_boff ? bj->a_boff[t] : t * bj->a_bs;
   j.b += bj->b_boff ? bj->b_boff[t] : t * bj->b_bs;
   j.c += t * j.m * j.n;
+  j.c_off = t * j.m * j.n;
   return j;
 }
 
@@ -262,23 +377,30 @@ static void GEMM_NAME(run_batches)(hlo_context *ctx, int64_t batch, GEMM_NAME(ba
   }
 }
 
+HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_strided_epi)(hlo_context *ctx, int64_t batch, int64_t m, int64_t n,
+                                                      int64_t k, const GEMM_T *a, int64_t a_bs, int64_t a_rs,
+                                                      int64_t a_cs, const GEMM_T *b, int64_t b_bs, int64_t b_rs,
+                                                      int64_t b_cs, GEMM_T *c, hlo_rt_range_fn epi, void *epi_arg) {
+  GEMM_NAME(batch_job) bj = {
+      .proto = {.k = GEMM_NAME(pick_kernel)(n), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_rs = a_rs,
+                .a_cs = a_cs, .b_rs = b_rs, .b_cs = b_cs, .c = c, .ldc = n, .epi = epi, .epi_arg = epi_arg},
+      .a_bs = a_bs,
+      .b_bs = b_bs};
+  GEMM_NAME(run_batches)(ctx, batch, &bj);
+}
+
 HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_strided)(hlo_context *ctx, int64_t batch, int64_t m, int64_t n,
                                                   int64_t k, const GEMM_T *a, int64_t a_bs, int64_t a_rs,
                                                   int64_t a_cs, const GEMM_T *b, int64_t b_bs, int64_t b_rs,
                                                   int64_t b_cs, GEMM_T *c) {
-  GEMM_NAME(batch_job) bj = {
-      .proto = {.k = GEMM_NAME(pick_kernel)(), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_rs = a_rs,
-                .a_cs = a_cs, .b_rs = b_rs, .b_cs = b_cs, .c = c, .ldc = n},
-      .a_bs = a_bs,
-      .b_bs = b_bs};
-  GEMM_NAME(run_batches)(ctx, batch, &bj);
+  GEMM_NAME(hlo_rt_gemm_strided_epi)(ctx, batch, m, n, k, a, a_bs, a_rs, a_cs, b, b_bs, b_rs, b_cs, c, NULL, NULL);
 }
 
 HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_indexed)(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
                                                   const GEMM_T *a, const int64_t *a_off, const GEMM_T *b,
                                                   const int64_t *b_off, GEMM_T *c) {
   GEMM_NAME(batch_job) bj = {
-      .proto = {.k = GEMM_NAME(pick_kernel)(), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_row = a_off + batch,
+      .proto = {.k = GEMM_NAME(pick_kernel)(n), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_row = a_off + batch,
                 .a_dep = a_off + batch + m, .b_dep = b_off + batch, .b_col = b_off + batch + k, .c = c, .ldc = n},
       .a_boff = a_off,
       .b_boff = b_off};
@@ -287,7 +409,7 @@ HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_indexed)(hlo_context *ctx, int64_t batc
 
 HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm)(hlo_context *ctx, int64_t m, int64_t n, int64_t k, const GEMM_T *a,
                                           int64_t lda, const GEMM_T *b, int64_t ldb, GEMM_T *c, int64_t ldc) {
-  GEMM_NAME(job) j = {.k = GEMM_NAME(pick_kernel)(), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_rs = lda,
+  GEMM_NAME(job) j = {.k = GEMM_NAME(pick_kernel)(n), .m = m, .n = n, .kk = k, .a = a, .b = b, .a_rs = lda,
                       .a_cs = 1, .b_rs = ldb, .b_cs = 1, .c = c, .ldc = ldc};
   if (m <= 0 || n <= 0)
     return;

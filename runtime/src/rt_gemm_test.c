@@ -1,8 +1,12 @@
-/* rt_gemm_test.c — hlo_rt_gemm_f32/f64 and hlo_rt_gemm_strided_f32/f64 against a naive
+/* rt_gemm_test.c — hlo_rt_gemm_f32/f64, hlo_rt_gemm_strided_f32/f64 (and _epi_f32 with a
+ * bias + ReLU epilogue, every element visited once) and the indexed entries against a naive
  * triple loop in long double on pseudo-random data: edge sizes (1x1x1, 7x13x5, 64x64x64,
- * 129x67x250, k = 0, sizes across the cache blocks), padded lda/ldb/ldc (the padding must
- * stay untouched), transposed operands through element strides, batches, one thread and a
- * 4-thread context.  Relative error bound: k * eps * sum|a||b| per element.
+ * 129x67x250, k = 0, sizes across the cache blocks: one A block with several narrow B chunks,
+ * several row blocks and B panels, slices of rows and of columns over the threads, every
+ * height of the last row tile, products of at most one vector of columns), padded
+ * lda/ldb/ldc (the padding must stay untouched), transposed operands through element
+ * strides, batches, one thread and a 4-thread context.  Relative error bound:
+ * k * eps * sum|a||b| per element.
  */
 #include <float.h>
 #include <math.h>
@@ -205,6 +209,62 @@ static void check_indexed_f64(hlo_context *ctx, int64_t m, int64_t n, int64_t k,
   free(a), free(b), free(c), free(ao), free(bo);
 }
 
+/* The epilogue of hlo_rt_gemm_strided_epi_f32: c = max(c + bias[column], 0) on the given
+ * elements; visits[e] counts the calls that covered element e. */
+typedef struct epi_env {
+  float *c;
+  const float *bias;
+  int64_t n;
+  unsigned char *visits;
+} epi_env;
+
+static void bias_relu(void *arg, int64_t begin, int64_t end) {
+  epi_env *e = arg;
+  for (int64_t x = begin; x < end; x++) {
+    float v = e->c[x] + e->bias[x % e->n];
+    e->c[x] = v > 0 ? v : 0;
+    e->visits[x]++;
+  }
+}
+
+/* Batched row-major products with the bias + ReLU epilogue, against the long double product
+ * with the epilogue applied after it; every element must be visited exactly once. */
+static void check_epilogue_f32(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, uint64_t seed) {
+  int64_t total = batch * m * n;
+  float *a = malloc(sizeof(float) * (size_t)(batch * m * k + 1)), *b = malloc(sizeof(float) * (size_t)(batch * k * n + 1));
+  float *c = malloc(sizeof(float) * (size_t)(total + 1)), *bias = malloc(sizeof(float) * (size_t)(n + 1));
+  unsigned char *visits = calloc((size_t)total + 1, 1);
+  for (int64_t i = 0; i < batch * m * k; i++)
+    a[i] = (float)next_value(&seed);
+  for (int64_t i = 0; i < batch * k * n; i++)
+    b[i] = (float)next_value(&seed);
+  for (int64_t j = 0; j < n; j++)
+    bias[j] = (float)next_value(&seed);
+  epi_env env = {c, bias, n, visits};
+  hlo_rt_gemm_strided_epi_f32(ctx, batch, m, n, k, a, m * k, k, 1, b, k * n, n, 1, c, bias_relu, &env);
+  int bad = 0;
+  for (int64_t t = 0; t < batch && !bad; t++)
+    for (int64_t i = 0; i < m && !bad; i++)
+      for (int64_t j = 0; j < n && !bad; j++) {
+        long double sum = bias[j], mag = fabsl((long double)bias[j]);
+        for (int64_t p = 0; p < k; p++) {
+          long double x = (long double)a[t * m * k + i * k + p] * b[t * k * n + p * n + j];
+          sum += x;
+          mag += fabsl(x);
+        }
+        long double want = sum > 0 ? sum : 0, got = c[(t * m + i) * n + j];
+        if (visits[(t * m + i) * n + j] != 1 || fabsl(got - want) > (long double)(k + 3) * FLT_EPSILON * mag + 1e-30L) {
+          printf("FAIL epilogue %lldx%lldx%lldx%lld: c[%lld][%lld][%lld] = %.9Lg (visited %d times), expected %.9Lg\n",
+                 (long long)batch, (long long)m, (long long)n, (long long)k, (long long)t, (long long)i, (long long)j,
+                 got, visits[(t * m + i) * n + j], want);
+          bad = 1;
+        }
+      }
+  failures += bad;
+  checks++;
+  free(a), free(b), free(c), free(bias), free(visits);
+}
+
 /* k = 0: the product of empty sums is zero. */
 static void check_empty(void) {
   float a[1] = {1}, b[1] = {1}, c[6] = {5, 5, 5, 5, 5, 5};
@@ -240,13 +300,19 @@ static void check_hand(void) {
 static void run_sizes(hlo_context *ctx) {
   static const int64_t sizes[][3] = {{1, 1, 1},     {7, 13, 5},    {64, 64, 64},  {129, 67, 250}, {3, 1, 17},
                                      {1, 100, 9},   {33, 2, 400},  {200, 33, 1},  {17, 31, 385},  {150, 150, 150},
-                                     {97, 3100, 7}, {300, 40, 800}};
+                                     {97, 3100, 7}, {300, 40, 800}, {500, 70, 600}, {40, 700, 300}, {2000, 20, 30},
+                                     {56, 16, 300}, {42, 8, 64}, {256, 10, 700}};
   uint64_t seed = 0x9e3779b97f4a7c15ull;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     for (int64_t pad = 0; pad <= 3; pad += 3) {
       check_f32(ctx, sizes[i][0], sizes[i][1], sizes[i][2], pad, seed + i);
       check_f64(ctx, sizes[i][0], sizes[i][1], sizes[i][2], pad, seed + 7 * i);
     }
+  check_f64(ctx, 300, 2100, 340, 0, seed + 99); /* row blocks and two B panels in f64 */
+  for (int64_t m = 15; m <= 28; m++) { /* every height of the last row tile (1 to 14 rows) */
+    check_f32(ctx, m, 64, 33, 0, seed + 100 + m);
+    check_f64(ctx, m, 32, 33, 1, seed + 200 + m);
+  }
   check_strided_f32(ctx, 3, 7, 13, 5, seed);
   check_strided_f32(ctx, 5, 65, 70, 130, seed + 1);
   check_strided_f32(ctx, 1, 200, 100, 300, seed + 2);
@@ -256,6 +322,10 @@ static void run_sizes(hlo_context *ctx) {
   check_indexed_f32(ctx, 1, 20, 13, 150, 90, seed + 6);
   check_indexed_f32(ctx, 5, 4, 30, 33, 400, seed + 7);
   check_indexed_f64(ctx, 70, 130, 300, seed + 8);
+  check_epilogue_f32(ctx, 1, 256, 300, 100, seed + 9);  /* one A block, B in chunks */
+  check_epilogue_f32(ctx, 1, 500, 70, 600, seed + 10); /* row blocks */
+  check_epilogue_f32(ctx, 3, 20, 10, 40, seed + 11);   /* batches, a narrow tile */
+  check_epilogue_f32(ctx, 2, 5, 7, 0, seed + 12);      /* k = 0: the epilogue of zeros */
 }
 
 int main(void) {

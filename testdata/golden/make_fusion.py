@@ -12,7 +12,8 @@ broadcasts), rows (broadcast along a minor dimension, slice, pad, concatenate, r
 fusion (softmax and layernorm: reductions of the minor dimension broadcast back), a reduce
 whose max reducer sees NaN, a module that already holds XLA-style `fusion` instructions
 (kind=kLoop / kInput, calls=), as XLA's after-optimization dumps do, kOutput fusions (a dot
-or convolution with its epilogue, and one that must not fuse), and the buffer assignment's
+or convolution with its epilogue, and one that must not fuse; dots whose epilogue the GEMM
+kernel runs in its tile loop, batched and larger than one block), and the buffer assignment's
 in-place cases (dynamic-update-slice chains, a while loop's pass-through state and its
 scan-shaped updates), and multi-output fusions of siblings that read the same input (kLoop
 outputs of one shape, reductions over the same dimensions, a loop output with a row
@@ -604,6 +605,55 @@ ENTRY main {
     case("mof_slices_apart", hlo, [x], [f32(np.exp(xd[:, :48])), f32(np.tanh(xd[:, 48:]))], {"rtol": 1e-6, "atol": 1e-6})
 
 
+def output_epilogue_batched():
+    """A kOutput fusion whose dot the GEMM kernel runs with the epilogue inside its tile loop
+    (fused.c output_epilogue): batched, the rhs with two free dimensions (each GEMM row spans
+    several rows of the result), a bias broadcast along the minor dimension and a maximum with
+    a transposed parameter, sizes above one micro tile and one B chunk."""
+    rng = np.random.default_rng(15)
+    x = f32(rng.standard_normal((2, 30, 40)))
+    w = f32(rng.standard_normal((2, 40, 6, 9)))
+    b = f32(rng.standard_normal(9))
+    s = f32(rng.standard_normal((2, 9, 6, 30)))
+    hlo = """HloModule output_dot_epilogue_batched
+
+ENTRY main {
+  x = f32[2,30,40] parameter(0)
+  w = f32[2,40,6,9] parameter(1)
+  b = f32[9] parameter(2)
+  s = f32[2,9,6,30] parameter(3)
+  d = f32[2,30,6,9] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  bb = f32[2,30,6,9] broadcast(b), dimensions={3}
+  a = f32[2,30,6,9] add(d, bb)
+  t = f32[2,30,6,9] transpose(s), dimensions={0,3,2,1}
+  ROOT r = f32[2,30,6,9] maximum(a, t)
+}
+"""
+    dd = np.einsum("bip,bpjk->bijk", x.astype(np.float64), w.astype(np.float64))
+    r = np.maximum(dd + b, np.transpose(s, (0, 3, 2, 1)))
+    case("output_dot_epilogue_batched", hlo, [x, w, b, s], [f32(r)], {"rtol": 1e-5, "atol": 1e-5})
+
+    rng = np.random.default_rng(16)
+    x = f32(rng.standard_normal((40, 70)))
+    w = f32(rng.standard_normal((70, 530)))
+    b = f32(rng.standard_normal(530))
+    hlo = """HloModule output_dot_epilogue_large
+
+ENTRY main {
+  x = f32[40,70] parameter(0)
+  w = f32[70,530] parameter(1)
+  b = f32[530] parameter(2)
+  d = f32[40,530] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[40,530] broadcast(b), dimensions={1}
+  a = f32[40,530] add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[40,530] broadcast(z), dimensions={}
+  ROOT r = f32[40,530] maximum(a, zb)
+}
+"""
+    r = np.maximum(x.astype(np.float64) @ w + b, 0)
+    case("output_dot_epilogue_large", hlo, [x, w, b], [f32(r)], {"rtol": 1e-5, "atol": 1e-5})
+
 def main():
     softmax()
     layernorm()
@@ -622,6 +672,7 @@ def main():
     mof_siblings_dependent()
     mof_xla_prefused()
     mof_slices_apart()
+    output_epilogue_batched()
 
 
 if __name__ == "__main__":

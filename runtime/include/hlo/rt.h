@@ -63,6 +63,19 @@ HLO_RT_EXPORT void hlo_rt_gemm_strided_f32(hlo_context *ctx, int64_t batch, int6
 HLO_RT_EXPORT void hlo_rt_gemm_strided_f64(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
                                            const double *a, int64_t a_bs, int64_t a_rs, int64_t a_cs,
                                            const double *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, double *c);
+/* The same with an epilogue (a kOutput fusion's elementwise tail): once each part of the
+ * result is final, still in cache, epi(epi_arg, begin, end) runs on elements [begin, end) of
+ * the whole result (c[0] being element 0), in place; the calls cover every element once,
+ * each within one row of one batch, concurrently from the pool's threads on disjoint ranges.
+ * epi NULL: none.  (epi is a hlo_rt_range_fn of hlo/rt_parallel.h.) */
+HLO_RT_EXPORT void hlo_rt_gemm_strided_epi_f32(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                               const float *a, int64_t a_bs, int64_t a_rs, int64_t a_cs,
+                                               const float *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, float *c,
+                                               void (*epi)(void *, int64_t, int64_t), void *epi_arg);
+HLO_RT_EXPORT void hlo_rt_gemm_strided_epi_f64(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                               const double *a, int64_t a_bs, int64_t a_rs, int64_t a_cs,
+                                               const double *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, double *c,
+                                               void (*epi)(void *, int64_t, int64_t), void *epi_arg);
 /* Batched products of operands in any layout, through element-offset tables:
  * a_off = [batch offsets (batch), row offsets (m), depth offsets (k)] with A_t(i, p) =
  * a[a_off[t] + a_off[batch + i] + a_off[batch + m + p]], and b_off = [batch (batch), depth (k),
