@@ -18,31 +18,18 @@ the assignment report shows.
 
 Run:  /usr/bin/python3 testdata/golden/make_reuse.py
 """
-import json
 import os
 
 import numpy as np
+
+from golden_case import write_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RNG = np.random.default_rng(17)
 
 
 def case(name, hlo, inputs, expected, tol=None):
-    d = os.path.join(HERE, "reuse_" + name)
-    os.makedirs(d, exist_ok=True)
-    for f in os.listdir(d):
-        os.remove(os.path.join(d, f))
-    with open(os.path.join(d, "model.hlo"), "w") as f:
-        f.write(hlo.lstrip())
-    for i, a in enumerate(inputs):
-        np.save(os.path.join(d, "in%d.npy" % i), a)
-    for i, a in enumerate(expected):
-        np.save(os.path.join(d, "expected%d.npy" % i), a)
-    with open(os.path.join(d, "tol.json"), "w") as f:
-        json.dump(tol or {}, f, sort_keys=True)
-        f.write("\n")
-    with open(os.path.join(d, "GENERATOR"), "w") as f:  # make.py leaves this case alone
-        f.write("testdata/golden/make_reuse.py\n")
+    write_case(os.path.join(HERE, "reuse_" + name), "testdata/golden/make_reuse.py", hlo, inputs, expected, tol)
 
 
 def f32(a):
