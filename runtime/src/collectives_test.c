@@ -52,7 +52,9 @@ static hlo_status f_run(void *impl, const hlo_coll_native *op) {
   f->ran++;
   f->last = *op;
   f->last_red = *op->reducer;
-  int64_t n = op->op == HLO_COLL_NATIVE_ALL_GATHER ? 2 * op->bytes : op->bytes;
+  int64_t n = op->op == HLO_COLL_NATIVE_ALL_GATHER       ? 2 * op->bytes /* two replicas */
+              : op->op == HLO_COLL_NATIVE_REDUCE_SCATTER ? op->bytes / 2
+                                                         : op->bytes;
   memset(op->recv, 7, (size_t)n);
   return NULL;
 }
