@@ -345,6 +345,18 @@ static LLVMValueRef compute(fz *z, ir_instr *x, fz_index *idx) {
   }
 }
 
+/* Whether x computes a new value whose type holds fewer bits than it is computed in (bf16,
+ * 8- and 4-bit floats, computed in f32): an arithmetic op or a convert, rounded as the
+ * unfused op's store would (and as XLA rounds each such op); data movement, select and clamp
+ * pass values that are already rounded. */
+static bool rounds(const ir_instr *x) {
+  ir_etype et = x->shape->et;
+  bool narrow = et == IR_BF16 || (ir_etype_is_float(et) && ir_etype_table[et].storage_bytes == 1);
+  ir_family fam = ir_opcode_table[x->op].family;
+  return narrow && (fam == IR_FAM_UNARY || fam == IR_FAM_BINARY || fam == IR_FAM_CONVERT ||
+                    fam == IR_FAM_STOCHASTIC_CONVERT);
+}
+
 static LLVMValueRef value_at(fz *z, ir_instr *x, fz_index *idx) {
   if (!z->member[x->id])
     return load_buffer(z, x, idx);
@@ -352,6 +364,8 @@ static LLVMValueRef value_at(fz *z, ir_instr *x, fz_index *idx) {
     return z->memo[x->id];
   unsigned gen = z->gen;
   LLVMValueRef v = compute(z, x, idx);
+  if (rounds(x)) /* a bf16 or 8-bit float result holds what its buffer would */
+    v = cg_round_to(z->f, x->shape->et, v);
   if (z->gen == gen) { /* no branch in between: the value dominates what follows */
     z->memo[x->id] = v;
     z->memo_idx[x->id] = idx->serial;

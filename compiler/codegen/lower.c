@@ -39,14 +39,14 @@ LLVMTypeRef cg_compute_type(cg_module *cm, ir_etype et) {
   case IR_F64: return cm->f64;
   case IR_C64: case IR_C128: return cg_storage_type(cm, et);
   case IR_F8E4M3FN: case IR_F8E5M2: case IR_F8E4M3: case IR_F8E3M4: case IR_F8E4M3FNUZ: case IR_F8E5M2FNUZ:
-  case IR_F8E4M3B11FNUZ:
-    return cm->f32; /* 8-bit floats compute in f32, converted by the runtime on load and store */
+  case IR_F8E4M3B11FNUZ: case IR_F4E2M1FN: case IR_F8E8M0FNU:
+    return cm->f32; /* 8-bit (and 4-bit) floats compute in f32, converted by the runtime on load and store */
   default: return NULL;
   }
 }
 
 static bool is_f8(ir_etype et) {
-  return ir_etype_is_float(et) && ir_etype_table[et].storage_bytes == 1 && et != IR_F4E2M1FN && et != IR_F8E8M0FNU;
+  return ir_etype_is_float(et) && ir_etype_table[et].storage_bytes == 1;
 }
 
 /* 8-bit float bits <-> f32 through hlo_rt_f8_to_f32 / hlo_rt_f32_to_f8 (hlo/rt.h). */
@@ -109,6 +109,14 @@ void cg_store(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index
   else if (is_f8(et))
     v = f8_convert(f, et, v, false);
   LLVMBuildStore(cm->b, v, elem_ptr(f, et, base, index));
+}
+
+LLVMValueRef cg_round_to(cg_function *f, ir_etype et, LLVMValueRef v) {
+  if (et == IR_BF16)
+    return bf16_to_f32(f, f32_to_bf16(f, v));
+  if (is_f8(et))
+    return f8_convert(f, et, f8_convert(f, et, v, false), true);
+  return v;
 }
 
 /* ---- helpers ------------------------------------------------------------------------------ */
@@ -666,7 +674,7 @@ static bool types_supported(cg_module *cm, const ir_instr *in) {
                     ir_opcode_table[in->op].family != IR_FAM_DOT && ir_opcode_table[in->op].family != IR_FAM_MAP;
   for (int i = 0; i < n; i++)
     if (!moves_only && !cg_compute_type(cm, shapes[i]->et)) {
-      cg_fail(cm, in, "element type %s cannot be computed with yet (it belongs to a later milestone)",
+      cg_fail(cm, in, "element type %s cannot be computed with",
               ir_etype_table[shapes[i]->et].spelling);
       return false;
     }

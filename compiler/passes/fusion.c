@@ -47,8 +47,7 @@ typedef struct fuser {
 static hlo_status oom(void) { return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "fusion: out of memory"); }
 
 static bool computable_array(const ir_shape *s) {
-  return s && s->et != IR_TUPLE && ir_etype_is_array(s->et) && s->et != IR_F4E2M1FN && s->et != IR_F8E8M0FNU &&
-         !s->dyn;
+  return s && s->et != IR_TUPLE && ir_etype_is_array(s->et) && !s->dyn;
 }
 
 static int64_t elements(const ir_shape *s) {

@@ -131,7 +131,64 @@ static unsigned f8_max_bits(const f8_format *f) {
   return f->kind == F8_FN ? all - 1 : all;
 }
 
+/* f4e2m1fn (in the low 4 bits: sign, 2 exponent bits of bias 1, 1 mantissa bit; no inf or
+ * NaN) and f8e8m0fnu (an exponent of bias 127 alone: 2^(e-127); 0xFF is NaN; no sign, no
+ * zero), as XLA's elemental IR emitter converts them (EmitF4e2m1fnToF16, EmitF8e8m0fnuToF32):
+ * both are exact in f32. */
+static float f4e2m1fn_to_f32(uint8_t bits) {
+  unsigned e = (bits >> 1) & 3u, m = bits & 1u;
+  float v = e ? ldexpf(1.0f + 0.5f * (float)m, (int)e - 1) : 0.5f * (float)m;
+  return bits & 8u ? -v : v;
+}
+
+static float f8e8m0fnu_to_f32(uint8_t bits) {
+  if (bits == 0xFF)
+    return NAN;
+  return ldexpf(1.0f, (int)bits - 127); /* bits 0: 2^-127, an f32 subnormal */
+}
+
+/* XLA's F32 -> F4E2M1FN: to f16 first (round to nearest even), then to nearest even on the f4
+ * grid {0, 0.5, 1, 1.5, 2, 3, 4, 6}; |x| >= 7 and infinities saturate to 6; NaN becomes -0
+ * (the type has no NaN).  The sign is kept, zeros included. */
+static uint8_t f32_to_f4e2m1fn(float x) {
+  float h = (float)(_Float16)x;
+  uint8_t sign = signbit(h) ? 8u : 0u;
+  if (isnan(h))
+    return 8u;
+  float a = fabsf(h);
+  if (a >= 7.0f)
+    return sign | 7u;
+  if (a < 1.0f) /* 0, 0.5 or 1: ties to the even code (0.25 -> 0, 0.75 -> 1) */
+    return sign | (a <= 0.25f ? 0u : a < 0.75f ? 1u : 2u);
+  int k;
+  frexpf(a, &k); /* a = g * 2^k, g in [0.5, 1): exponent k - 1 in 0..2 */
+  int e = k - 1;
+  float n = nearbyintf(ldexpf(a, 1 - e)); /* 2..4 halves of 2^e, ties to even */
+  if (n >= 4.0f) {
+    n = 2.0f;
+    e++;
+  }
+  return (uint8_t)(sign | (unsigned)((e + 1) << 1) | (unsigned)(n - 2.0f));
+}
+
+/* XLA's F32 -> F8E8M0FNU: zero, negatives (-0 too), values from 1.5 * 2^127 up, infinities and
+ * NaN become NaN (0xFF); values up to 2^-127 become 2^-127 (0x00); otherwise the exponent,
+ * rounded up when the mantissa is at least one half (x in [1.5, 3) * 2^e gives 2^(e+1)). */
+static uint8_t f32_to_f8e8m0fnu(float x) {
+  int32_t i;
+  memcpy(&i, &x, sizeof i);
+  if (i <= 0 || i >= 0x7F400000)
+    return 0xFF;
+  if (i <= 0x400000)
+    return 0x00;
+  return (uint8_t)((i + 0x400000) >> 23);
+}
+
 HLO_RT_EXPORT float hlo_rt_f8_to_f32(int32_t dtype, uint8_t bits) {
+  if (dtype == HLO_DTYPE_IR_F4E2M1FN)
+    return f4e2m1fn_to_f32(bits);
+  if (dtype == HLO_DTYPE_IR_F8E8M0FNU)
+    return f8e8m0fnu_to_f32(bits);
   f8_format f;
   if (!f8_format_of(dtype, &f))
     return NAN;
@@ -149,6 +206,10 @@ HLO_RT_EXPORT float hlo_rt_f8_to_f32(int32_t dtype, uint8_t bits) {
 }
 
 HLO_RT_EXPORT uint8_t hlo_rt_f32_to_f8(int32_t dtype, float x) {
+  if (dtype == HLO_DTYPE_IR_F4E2M1FN)
+    return f32_to_f4e2m1fn(x);
+  if (dtype == HLO_DTYPE_IR_F8E8M0FNU)
+    return f32_to_f8e8m0fnu(x);
   f8_format f;
   if (!f8_format_of(dtype, &f))
     return 0;

@@ -41,7 +41,9 @@ HLO_RT_EXPORT void hlo_rt_complex_op(int32_t op, int32_t is_double, const void *
 /* 8-bit floats (dtype = an hlo_dtype of f8e4m3fn, f8e5m2, f8e4m3, f8e3m4, f8e4m3fnuz,
  * f8e5m2fnuz or f8e4m3b11fnuz): the exact float value of the bits, and a float rounded to
  * nearest even (subnormals kept; too large: infinity where the type has one, else NaN; NaN
- * stays NaN; fnuz types have no -0). */
+ * stays NaN; fnuz types have no -0).  f4e2m1fn (low 4 bits) and f8e8m0fnu convert as XLA's
+ * elemental IR emitter does: f4 through f16, saturating at 6, NaN to -0; e8m0 rounding the
+ * mantissa half up, zero and negatives to NaN (runtime/src/rt.c). */
 HLO_RT_EXPORT float hlo_rt_f8_to_f32(int32_t dtype, uint8_t bits);
 HLO_RT_EXPORT uint8_t hlo_rt_f32_to_f8(int32_t dtype, float x);
 
