@@ -345,16 +345,16 @@ static LLVMValueRef compute(fz *z, ir_instr *x, fz_index *idx) {
   }
 }
 
-/* Whether x computes a new value whose type holds fewer bits than it is computed in (bf16,
- * 8- and 4-bit floats, computed in f32): an arithmetic op or a convert, rounded as the
- * unfused op's store would (and as XLA rounds each such op); data movement, select and clamp
- * pass values that are already rounded. */
+/* Whether x is a convert to a type that holds fewer bits than it is computed in (bf16, 8- and
+ * 4-bit floats, computed in f32): its value is rounded to the type, as XLA keeps an explicit
+ * narrowing convert (x.astype(bf16).astype(f32) rounds).  Arithmetic results of those types
+ * keep f32 precision inside the loop until stored, as XLA's CPU fusions keep them by default
+ * (xla_allow_excess_precision; docs/conformance.md). */
 static bool rounds(const ir_instr *x) {
   ir_etype et = x->shape->et;
   bool narrow = et == IR_BF16 || (ir_etype_is_float(et) && ir_etype_table[et].storage_bytes == 1);
   ir_family fam = ir_opcode_table[x->op].family;
-  return narrow && (fam == IR_FAM_UNARY || fam == IR_FAM_BINARY || fam == IR_FAM_CONVERT ||
-                    fam == IR_FAM_STOCHASTIC_CONVERT);
+  return narrow && (fam == IR_FAM_CONVERT || fam == IR_FAM_STOCHASTIC_CONVERT);
 }
 
 static LLVMValueRef value_at(fz *z, ir_instr *x, fz_index *idx) {
@@ -364,7 +364,7 @@ static LLVMValueRef value_at(fz *z, ir_instr *x, fz_index *idx) {
     return z->memo[x->id];
   unsigned gen = z->gen;
   LLVMValueRef v = compute(z, x, idx);
-  if (rounds(x)) /* a bf16 or 8-bit float result holds what its buffer would */
+  if (rounds(x)) /* a narrowing convert holds what its buffer would */
     v = cg_round_to(z->f, x->shape->et, v);
   if (z->gen == gen) { /* no branch in between: the value dominates what follows */
     z->memo[x->id] = v;
