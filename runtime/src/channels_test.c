@@ -14,23 +14,8 @@
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
 #include "hlo/runtime.h"
+#include "unit_check.h"
 
-static int failures;
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                              \
-    }                                                                          \
-  } while (0)
-
-static void ok(hlo_status s) {
-  if (s) {
-    fprintf(stderr, "unexpected error: %s\n", hlo_status_message(s));
-    hlo_status_free(s);
-    failures++;
-  }
-}
 
 static void expect_error(hlo_status s, hlo_status_code code, const char *needle) {
   CHECK(s != NULL);
@@ -53,7 +38,7 @@ static hlo_context *make(int replica, int replicas, int32_t timeout_ms, hlo_coll
   o.infeed_timeout_ms = timeout_ms;
   o.group = g;
   hlo_context *c = NULL;
-  ok(hlo_context_create(&o, &c));
+  expect_ok(hlo_context_create(&o, &c));
   return c;
 }
 
@@ -112,26 +97,26 @@ static void test_host_send(void) {
   void *leaves[1] = {x};
   uint32_t req = 0;
   /* No callback: queued for hlo_channel_pop. */
-  ok(hlo_rt_send(c, host_f32x4, "s", leaves, &req));
+  expect_ok(hlo_rt_send(c, host_f32x4, "s", leaves, &req));
   CHECK(req != 0);
-  ok(hlo_rt_send_done(c, "sd", &req));
+  expect_ok(hlo_rt_send_done(c, "sd", &req));
   CHECK(hlo_channel_count(c, 1) == 1 && hlo_channel_count(c, 2) == 0);
   void *data = NULL;
   size_t n = 0;
   int32_t dt = -2, rank = -2;
   int64_t dims[64];
-  ok(hlo_channel_pop(c, 1, &data, &n, &dt, &rank, dims));
+  expect_ok(hlo_channel_pop(c, 1, &data, &n, &dt, &rank, dims));
   CHECK(n == 16 && dt == HLO_DTYPE_IR_F32 && rank == 1 && dims[0] == 4 && data && ((float *)data)[3] == 4);
   free(data);
   expect_error(hlo_channel_pop(c, 1, &data, &n, &dt, &rank, dims), HLO_FAILED_PRECONDITION, "channel 1");
   /* A channel's callback, then the default (-1) for the others. */
   seen one = {0}, dflt = {0};
-  ok(hlo_channel_set_send_callback(c, 1, on_send, &one));
-  ok(hlo_channel_set_send_callback(c, -1, on_send, &dflt));
-  ok(hlo_rt_send(c, host_f32x4, "s", leaves, &req));
-  ok(hlo_rt_send_done(c, "sd", &req));
-  ok(hlo_rt_send(c, host_f32x4_ch2, "s2", leaves, &req));
-  ok(hlo_rt_send_done(c, "sd2", &req));
+  expect_ok(hlo_channel_set_send_callback(c, 1, on_send, &one));
+  expect_ok(hlo_channel_set_send_callback(c, -1, on_send, &dflt));
+  expect_ok(hlo_rt_send(c, host_f32x4, "s", leaves, &req));
+  expect_ok(hlo_rt_send_done(c, "sd", &req));
+  expect_ok(hlo_rt_send(c, host_f32x4_ch2, "s2", leaves, &req));
+  expect_ok(hlo_rt_send_done(c, "sd2", &req));
   CHECK(one.calls == 1 && one.channel == 1 && one.data[2] == 3 && one.dtype == HLO_DTYPE_IR_F32 && one.dim0 == 4);
   CHECK(dflt.calls == 1 && dflt.channel == 2);
   CHECK(hlo_channel_count(c, 1) == 0);
@@ -144,31 +129,31 @@ static void test_host_recv(void) {
   void *leaves[1] = {out};
   int64_t d4[1] = {4}, d3[1] = {3};
   uint32_t req = 0;
-  ok(hlo_channel_push(c, 1, a, sizeof a, HLO_DTYPE_IR_F32, 1, d4));
-  ok(hlo_channel_push(c, 1, b, sizeof b, HLO_DTYPE_IR_F32, 1, d3));
-  ok(hlo_rt_recv(c, host_f32x4, "r", &req));
-  ok(hlo_rt_recv_done(c, host_f32x4, "rd", &req, leaves));
+  expect_ok(hlo_channel_push(c, 1, a, sizeof a, HLO_DTYPE_IR_F32, 1, d4));
+  expect_ok(hlo_channel_push(c, 1, b, sizeof b, HLO_DTYPE_IR_F32, 1, d3));
+  expect_ok(hlo_rt_recv(c, host_f32x4, "r", &req));
+  expect_ok(hlo_rt_recv_done(c, host_f32x4, "rd", &req, leaves));
   CHECK(out[0] == 5 && out[3] == 8);
-  ok(hlo_rt_recv(c, host_f32x4, "r", &req));
+  expect_ok(hlo_rt_recv(c, host_f32x4, "r", &req));
   expect_error(hlo_rt_recv_done(c, host_f32x4, "rd", &req, leaves), HLO_FAILED_PRECONDITION,
                "recv 'r' (channel 1): the data pushed is f32[3] (12 bytes) but the recv wants f32[4]");
-  ok(hlo_rt_recv(c, host_f32x4, "r", &req));
+  expect_ok(hlo_rt_recv(c, host_f32x4, "r", &req));
   expect_error(hlo_rt_recv_done(c, host_f32x4, "rd", &req, leaves), HLO_FAILED_PRECONDITION,
                "recv 'r' (channel 1): no data was pushed to the channel (it wants f32[4]");
   /* A recv callback. */
   int calls = 0;
-  ok(hlo_channel_set_recv_callback(c, 2, on_recv, &calls));
-  ok(hlo_rt_recv(c, host_f32x4_ch2, "r2", &req));
-  ok(hlo_rt_recv_done(c, host_f32x4, "rd2", &req, leaves));
+  expect_ok(hlo_channel_set_recv_callback(c, 2, on_recv, &calls));
+  expect_ok(hlo_rt_recv(c, host_f32x4_ch2, "r2", &req));
+  expect_ok(hlo_rt_recv_done(c, host_f32x4, "rd2", &req, leaves));
   CHECK(calls == 1 && out[0] == 200 && out[3] == 203);
-  ok(hlo_channel_set_recv_callback(c, 2, failing, NULL));
-  ok(hlo_rt_recv(c, host_f32x4_ch2, "r2", &req));
+  expect_ok(hlo_channel_set_recv_callback(c, 2, failing, NULL));
+  expect_ok(hlo_rt_recv(c, host_f32x4_ch2, "r2", &req));
   expect_error(hlo_rt_recv_done(c, host_f32x4, "rd2", &req, leaves), HLO_FAILED_PRECONDITION,
                "recv 'r2' (channel 2): the recv callback failed (returned 7)");
   /* -done misuse. */
   uint32_t bogus = 12345;
   expect_error(hlo_rt_send_done(c, "sd", &bogus), HLO_FAILED_PRECONDITION, "no send is waiting with request id 12345");
-  ok(hlo_rt_recv(c, host_f32x4, "r", &req));
+  expect_ok(hlo_rt_recv(c, host_f32x4, "r", &req));
   expect_error(hlo_rt_send_done(c, "sd", &req), HLO_FAILED_PRECONDITION, "was started by recv 'r', not by a send");
   expect_error(hlo_rt_recv(NULL, host_f32x4, "r", &req), HLO_FAILED_PRECONDITION, "without a context");
   hlo_context_destroy(c);
@@ -189,7 +174,7 @@ static void *push_later(void *arg) {
   sleep_ms(p->delay_ms);
   float a[4] = {9, 9, 9, 9};
   int64_t d4[1] = {4};
-  ok(hlo_channel_push(p->c, 1, a, sizeof a, HLO_DTYPE_IR_F32, 1, d4));
+  expect_ok(hlo_channel_push(p->c, 1, a, sizeof a, HLO_DTYPE_IR_F32, 1, d4));
   return NULL;
 }
 
@@ -202,8 +187,8 @@ static void test_blocking_recv(void) {
   float out[4] = {0};
   void *leaves[1] = {out};
   uint32_t req;
-  ok(hlo_rt_recv(c, host_f32x4, "r", &req));
-  ok(hlo_rt_recv_done(c, host_f32x4, "rd", &req, leaves));
+  expect_ok(hlo_rt_recv(c, host_f32x4, "r", &req));
+  expect_ok(hlo_rt_recv_done(c, host_f32x4, "rd", &req, leaves));
   CHECK(out[0] == 9 && out[3] == 9);
   pthread_join(t, NULL);
   hlo_context_destroy(c);
@@ -248,34 +233,34 @@ static void run_two(hlo_collective_group *g, replica_run *r) {
 
 static void test_replicas(void) {
   hlo_collective_group *g = NULL;
-  ok(hlo_collective_group_create(2, &g));
+  expect_ok(hlo_collective_group_create(2, &g));
   hlo_context *c0 = make(0, 2, 0, g), *c1 = make(1, 2, 0, g);
   for (int order = 0; order < 2; order++) { /* receiver first, then sender first */
     replica_run r[2] = {{c0, order ? 0 : 30, dev01_f32x4, done_f32x4, {9}, NULL},
                         {c1, order ? 30 : 0, dev01_f32x4, done_f32x4, {9}, NULL}};
     run_two(g, r);
-    ok(r[0].status);
-    ok(r[1].status);
+    expect_ok(r[0].status);
+    expect_ok(r[1].status);
     CHECK(r[0].out[0] == 0 && r[0].out[3] == 0); /* no source: zeros */
     CHECK(r[1].out[0] == 1 && r[1].out[3] == 4);
   }
   /* The receiver wants f32[3]: it fails naming both shapes; the sender does not. */
   replica_run m[2] = {{c0, 0, dev01_f32x3, done_f32x3, {0}, NULL}, {c1, 0, dev01_f32x3, done_f32x3, {0}, NULL}};
   run_two(g, m);
-  ok(m[0].status);
+  expect_ok(m[0].status);
   expect_error(m[1].status, HLO_FAILED_PRECONDITION, "replica 0 sent f32[4] (16 bytes) but this recv wants f32[3]");
   /* A recv whose sender never comes: cancelled, then abandoned when the group aborts. */
   uint32_t rq;
   float out[4];
   void *leaves[1] = {out};
-  ok(hlo_rt_recv(c1, dev01_f32x4, "rv", &rq));
+  expect_ok(hlo_rt_recv(c1, dev01_f32x4, "rv", &rq));
   hlo_context_cancel(c1);
   expect_error(hlo_rt_recv_done(c1, done_f32x4, "rd", &rq, leaves), HLO_CANCELLED, "recv 'rv' (channel 5)");
   hlo_context_reset_cancel(c1);
-  ok(hlo_rt_recv(c1, dev01_f32x4, "rv", &rq));
+  expect_ok(hlo_rt_recv(c1, dev01_f32x4, "rv", &rq));
   hlo_collective_group_abort(g);
   expect_error(hlo_rt_recv_done(c1, done_f32x4, "rd", &rq, leaves), HLO_FAILED_PRECONDITION, "another replica failed");
-  ok(hlo_rt_recv(c1, dev01_f32x4, "rv", &rq)); /* left unfinished: freed with the context */
+  expect_ok(hlo_rt_recv(c1, dev01_f32x4, "rv", &rq)); /* left unfinished: freed with the context */
   hlo_context_destroy(c0);
   hlo_context_destroy(c1);
   hlo_collective_group_destroy(g);

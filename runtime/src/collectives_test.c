@@ -13,23 +13,8 @@
 #include "collectives_internal.h"
 #include "hlo/rt.h"
 #include "hlo/runtime.h"
+#include "unit_check.h"
 
-static int failures;
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                              \
-    }                                                                          \
-  } while (0)
-
-static void ok(hlo_status s) {
-  if (s) {
-    fprintf(stderr, "unexpected error: %s\n", hlo_status_message(s));
-    hlo_status_free(s);
-    failures++;
-  }
-}
 
 /* The fake: native_ok says yes to leaves below yes_below; native_run records the last leaf
  * and fills the result with 7s; exchange shows this replica's leaves as every replica's. */
@@ -110,11 +95,11 @@ static void rig_open(rig *r, int64_t yes_below) {
   o.replica_id = 0;
   o.num_replicas = 2;
   o.group = &r->g;
-  ok(hlo_context_create(&o, &r->ctx));
+  expect_ok(hlo_context_create(&o, &r->ctx));
 }
 
 static void run(rig *r, const int64_t *desc, void *const *ops, void *const *res) {
-  ok(hlo_rt_collective(r->ctx, desc, "c", ops, res, (void *)add_f32));
+  expect_ok(hlo_rt_collective(r->ctx, desc, "c", ops, res, (void *)add_f32));
 }
 
 /* all-reduce of f32[4] with each reducer code: handed over, the code decoded. */

@@ -14,15 +14,8 @@
 
 #include "hlo/rt_parallel.h"
 #include "hlo/runtime.h"
+#include "unit_check.h"
 
-static int failures;
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                              \
-    }                                                                          \
-  } while (0)
 
 static hlo_context *make(int threads, int replica, int replicas) {
   hlo_context_options o;
