@@ -13,3 +13,24 @@ foreach(m ${GOLDEN_CASES})
   set_tests_properties(golden.${name} PROPERTIES
     ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
 endforeach()
+
+# Issue 16: the same answers on every CPU.  The whole golden suite compiled for a portable
+# x86-64 (no AVX, no FMA), then every golden and conformance case run at native, generic and
+# x86-64-v3 with the outputs compared bit for bit (tests/cross_cpu.py; FMA tolerances in
+# tests/cross_cpu_tolerance.txt, docs/conformance.md), and compiled (not run) for CPUs this
+# machine may not be, which catches instruction-selection failures early.
+add_test(NAME golden_at.generic
+  COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/golden.py --hlorun $<TARGET_FILE:hlorun> --target-cpu generic
+          --jobs 2 ${CMAKE_SOURCE_DIR}/testdata/golden)
+set(CROSS_CPU ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/cross_cpu.py)
+add_test(NAME cross_cpu.golden COMMAND ${CROSS_CPU} --hlorun $<TARGET_FILE:hlorun> ${CMAKE_SOURCE_DIR}/testdata/golden)
+add_test(NAME cross_cpu.compile_only
+  COMMAND ${CROSS_CPU} --hloc $<TARGET_FILE:hloc> --compile-only --cpus sapphirerapids,znver4,x86-64-v2
+          ${CMAKE_SOURCE_DIR}/testdata/golden)
+if(EXISTS ${HLOC_SHARED_DIR}/conformance/cases)
+  add_test(NAME cross_cpu.conformance
+    COMMAND ${CROSS_CPU} --hlorun $<TARGET_FILE:hlorun> ${HLOC_SHARED_DIR}/conformance/cases)
+  set_tests_properties(cross_cpu.conformance PROPERTIES TIMEOUT 1800)
+endif()
+set_tests_properties(golden_at.generic cross_cpu.golden cross_cpu.compile_only PROPERTIES
+  TIMEOUT 1800 ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache-generic")

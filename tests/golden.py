@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Runs numeric golden cases (testdata/golden/<case>/) against hlorun.
 
-    golden.py --hlorun PATH CASE_DIR [CASE_DIR...]
+    golden.py --hlorun PATH [--target-cpu CPU] [--jobs N] CASE_DIR [CASE_DIR...]
 
 For each case: hlorun model.hlo --input in0.npy ... --output out0.npy ..., then compares every
 output with expected<i>.npy: same shape and dtype, values exact for integers and pred, and for
@@ -10,6 +10,7 @@ NaN.  bf16 arrays are uint16 bits ("bf16": true) and are compared as float32.
 Prints one line per failing case and `N passed, M failed`; exit 1 when anything failed.
 """
 import argparse
+import concurrent.futures
 import glob
 import json
 import os
@@ -54,7 +55,7 @@ def compare(got, exp, tol):
     return None
 
 
-def run_case(hlorun, d):
+def run_case(hlorun, d, target_cpu=None):
     ins = sorted(glob.glob(os.path.join(d, "in*.npy")), key=lambda p: int(os.path.basename(p)[2:-4]))
     exps = sorted(glob.glob(os.path.join(d, "expected*.npy")), key=lambda p: int(os.path.basename(p)[8:-4]))
     with open(os.path.join(d, "tol.json")) as f:
@@ -62,6 +63,8 @@ def run_case(hlorun, d):
     with tempfile.TemporaryDirectory(prefix="hlogold-") as tmp:
         outs = [os.path.join(tmp, "out%d.npy" % i) for i in range(len(exps))]
         cmd = [hlorun, os.path.join(d, "model.hlo")]
+        if target_cpu:
+            cmd.append("--target-cpu=" + target_cpu)
         for p in ins:
             cmd += ["--input", p]
         for p in outs:
@@ -85,11 +88,20 @@ def run_case(hlorun, d):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hlorun", required=True)
-    ap.add_argument("cases", nargs="+")
+    ap.add_argument("--target-cpu", help="compile for this CPU (hlorun --target-cpu)")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("cases", nargs="+", help="case folders, or folders of them")
     args = ap.parse_args()
-    passed = failed = 0
+    cases = []
     for d in args.cases:
-        why = run_case(args.hlorun, d)
+        if os.path.exists(os.path.join(d, "model.hlo")):
+            cases.append(d)
+        else:
+            cases += sorted(os.path.dirname(m) for m in glob.glob(os.path.join(d, "*", "model.hlo")))
+    passed = failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
+        results = list(ex.map(lambda d: run_case(args.hlorun, d, args.target_cpu), cases))
+    for d, why in zip(cases, results):
         if why:
             failed += 1
             print("FAIL %s: %s" % (os.path.basename(d.rstrip("/")), why))

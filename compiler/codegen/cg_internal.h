@@ -267,6 +267,8 @@ void cg_lower_ffi_call(cg_function *f, ir_instr *in, LLVMValueRef *op_leaves, in
 /* Element conversion between compute types (convert's semantics: saturating float->int,
  * NaN -> 0, round to nearest even). */
 LLVMValueRef cg_convert(cg_function *f, LLVMValueRef v, ir_etype from, ir_etype to);
+/* Saturating float -> integer of LLVM type t (NaN -> 0), the same on every CPU. */
+LLVMValueRef cg_fp_to_int_sat(cg_function *f, LLVMValueRef v, LLVMTypeRef t, bool is_signed);
 /* A computed value of type et (in its compute type) rounded to what a buffer of et holds:
  * bf16 and the 8- and 4-bit floats compute in f32 but hold fewer bits; every other type is
  * returned as it is.  Fused loops round each computed member so (XLA's per-op rounding). */

@@ -8,8 +8,9 @@
  * Loops are nests over the result's dimensions (outer rows x innermost dimension, no division
  * per element), 1-D when every member reads its operands at the result's linear index, and
  * 32x32 tiles of the two minor dimensions when a transpose moves the minor dimension.
- * Reductions keep a register accumulator when the minor dimension is reduced (add/mul with
- * reassociation allowed, so LLVM vectorizes them with several accumulators), and accumulate
+ * Reductions keep a register accumulator when the minor dimension is reduced (float add and
+ * multiply in FZ_LANES lanes of a fixed order, so the bits are the same on every CPU while
+ * LLVM vectorizes the lane loop), and accumulate
  * into the result along the kept minor dimension otherwise (column sums: vector lanes are
  * independent outputs), or, when the reduced dimensions are the outer ones and the result
  * small, split over blocks of rows with one partial each in the kernel's scratch (split_parts).
@@ -680,29 +681,128 @@ static void emit_tiles(fz *z, range_fn *r) {
 
 /* ---- reductions ------------------------------------------------------------------------------- */
 
+/* Whether the reducer is one binary op of its two parameters (applied directly, no call). */
+static bool direct_reducer(const ir_instr *red) {
+  const ir_computation *c = red->called[0];
+  const ir_instr *root = c->root;
+  return c->n_params == 2 && root->n_operands == 2 && cg_is_elementwise(root) &&
+         ir_opcode_table[root->op].family == IR_FAM_BINARY && root->shape->et == red->shape->et &&
+         root->operands[0]->op == IR_OP_PARAMETER && root->operands[1]->op == IR_OP_PARAMETER &&
+         root->operands[0] != root->operands[1];
+}
+
 /* acc (op) v through the reducer: its root instruction applied directly when it is one binary
- * op of its two parameters, else a call of the reducer computation. */
-static LLVMValueRef combine(fz *z, const ir_instr *red, LLVMValueRef acc, LLVMValueRef v, bool reassoc) {
+ * op of its two parameters, else a call of the reducer computation.  No reassociation flag is
+ * set: the order of a reduction is the one emitted (lanes below), the same on every CPU. */
+static LLVMValueRef combine(fz *z, const ir_instr *red, LLVMValueRef acc, LLVMValueRef v) {
   ir_computation *c = red->called[0];
   ir_instr *root = c->root;
   ir_etype et = red->shape->et;
-  bool direct = c->n_params == 2 && root->n_operands == 2 && cg_is_elementwise(root) &&
-                ir_opcode_table[root->op].family == IR_FAM_BINARY && root->shape->et == et &&
-                root->operands[0]->op == IR_OP_PARAMETER && root->operands[1]->op == IR_OP_PARAMETER &&
-                root->operands[0] != root->operands[1];
-  if (direct) {
+  if (direct_reducer(red)) {
     bool swapped = root->operands[0]->attrs.u.parameter_number == 1;
     LLVMValueRef ops[2] = {swapped ? v : acc, swapped ? acc : v};
-    LLVMValueRef r = cg_elementwise_apply(z->f, root, ops);
-    if (reassoc && (root->op == IR_OP_ADD || root->op == IR_OP_MULTIPLY) && ir_etype_is_float(et) &&
-        LLVMIsAInstruction(r))
-      LLVMSetFastMathFlags(r, LLVMFastMathAllowReassoc);
-    return r;
+    return cg_elementwise_apply(z->f, root, ops);
   }
   LLVMValueRef res[1];
   ir_etype ets[2] = {et, et};
   cg_call_scalar(z->f, c, (LLVMValueRef[]){acc, v}, ets, 2, res, ets, 1);
   return res[0];
+}
+
+/* ---- lanes: a fixed association for float sums and products ------------------------------------
+ * A float add or multiply reduction over a row of n >= 2 * FZ_LANES elements folds element i
+ * into lane (i mod FZ_LANES) of FZ_LANES partial accumulators, each starting at the reducer's
+ * identity and folding its elements in order; then the lanes are combined pairwise (lane l with
+ * lane l + w for w = FZ_LANES/2, ..., 1), and the initial value with lane 0 last.  The order
+ * is written in the IR, with no reassociation flag, so every CPU and every optimization level
+ * computes the same bits; the lane loop is independent across lanes, so LLVM vectorizes it at
+ * the target's width (one 512-bit register per 16 f32 lanes, two 256-bit ones, four SSE). */
+enum { FZ_LANES = 32 };
+
+/* The identity of a reducer that takes lanes (a direct float add or multiply), else NULL. */
+static LLVMValueRef lane_identity(cg_module *cm, const ir_instr *red) {
+  ir_etype et = red->shape->et;
+  if (!(et == IR_F16 || et == IR_BF16 || et == IR_F32 || et == IR_F64) || !direct_reducer(red))
+    return NULL;
+  LLVMTypeRef t = cg_compute_type(cm, et);
+  switch (red->called[0]->root->op) {
+  case IR_OP_ADD: return LLVMConstReal(t, -0.0); /* x + -0 = x for every x, -0 included */
+  case IR_OP_MULTIPLY: return LLVMConstReal(t, 1.0);
+  default: return NULL;
+  }
+}
+
+/* A lane array for red, set to its identity, when red takes lanes over n elements; else NULL. */
+static LLVMValueRef lanes_new(fz *z, const ir_instr *red, int64_t n) {
+  cg_module *cm = z->f->cm;
+  LLVMValueRef id = n >= 2 * FZ_LANES ? lane_identity(cm, red) : NULL;
+  if (!id)
+    return NULL;
+  LLVMValueRef lanes = cg_entry_alloca(z->f, LLVMArrayType2(LLVMTypeOf(id), FZ_LANES), "lanes");
+  LLVMValueRef vals[FZ_LANES];
+  for (int l = 0; l < FZ_LANES; l++)
+    vals[l] = id;
+  LLVMBuildStore(cm->b, LLVMConstArray2(LLVMTypeOf(id), vals, FZ_LANES), lanes);
+  return lanes;
+}
+
+static LLVMValueRef lane_ptr(cg_module *cm, LLVMValueRef lanes, LLVMValueRef l) {
+  LLVMTypeRef at = LLVMGetAllocatedType(lanes);
+  return LLVMBuildGEP2(cm->b, at, lanes, (LLVMValueRef[]){cg_i64(cm, 0), l}, 2, "");
+}
+
+/* The fold of red's lanes, pairwise, then the initial value in front: init (op) lanes. */
+static LLVMValueRef lanes_end(fz *z, const ir_instr *red, LLVMValueRef lanes, LLVMValueRef init) {
+  cg_module *cm = z->f->cm;
+  LLVMTypeRef t = LLVMGetElementType(LLVMGetAllocatedType(lanes));
+  LLVMValueRef v[FZ_LANES];
+  for (int l = 0; l < FZ_LANES; l++)
+    v[l] = LLVMBuildLoad2(cm->b, t, lane_ptr(cm, lanes, cg_i64(cm, l)), "lane");
+  for (int w = FZ_LANES / 2; w >= 1; w /= 2)
+    for (int l = 0; l < w; l++)
+      v[l] = combine(z, red, v[l], v[l + w]);
+  return combine(z, red, init, v[0]);
+}
+
+/* Runs body(ri, slot) for ri = 0 .. n-1 in order, where slot[k] (k < n_slots) is where
+ * accumulator k folds the element: its lane (ri mod FZ_LANES) when lanes[k], else acc[k] (may
+ * be NULL).  With lanes, the loop is chunks of FZ_LANES (an inner loop over the lanes, which
+ * LLVM vectorizes) and a tail. */
+typedef void lane_body(fz *z, LLVMValueRef ri, LLVMValueRef *slot, void *ctx);
+static void lanes_loop(fz *z, int64_t n, int n_slots, LLVMValueRef *lanes, LLVMValueRef *acc, lane_body *body,
+                       void *ctx, const char *name) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMValueRef *slot = calloc((size_t)n_slots + 1, sizeof *slot);
+  bool any = false;
+  for (int k = 0; k < n_slots; k++)
+    any |= lanes[k] != NULL;
+  if (!any) {
+    cg_loop ri = cg_loop_begin(z->f, cg_i64(cm, n), name);
+    z->gen++;
+    memcpy(slot, acc, (size_t)n_slots * sizeof *slot);
+    body(z, ri.i, slot, ctx);
+    cg_loop_end(z->f, &ri);
+    free(slot);
+    return;
+  }
+  int64_t chunks = n / FZ_LANES;
+  for (int part = 0; part < 2; part++) { /* the chunks, then the tail */
+    int64_t count = part == 0 ? chunks : n % FZ_LANES;
+    if (count == 0)
+      continue;
+    cg_loop c = cg_loop_begin(z->f, cg_i64(cm, part == 0 ? count : 1), name);
+    cg_loop l = cg_loop_begin(z->f, cg_i64(cm, part == 0 ? FZ_LANES : count), "lane");
+    z->gen++;
+    LLVMValueRef first = part == 0 ? LLVMBuildMul(b, c.i, cg_i64(cm, FZ_LANES), "") : cg_i64(cm, chunks * FZ_LANES);
+    LLVMValueRef ri = LLVMBuildAdd(b, first, l.i, "");
+    for (int k = 0; k < n_slots; k++)
+      slot[k] = lanes[k] ? lane_ptr(cm, lanes[k], l.i) : acc[k];
+    body(z, ri, slot, ctx);
+    cg_loop_end(z->f, &l);
+    cg_loop_end(z->f, &c);
+  }
+  free(slot);
 }
 
 /* Reduced dimensions as a bit set, kept and reduced dims in order. */
@@ -754,7 +854,7 @@ static LLVMValueRef init_value(fz *z, const ir_instr *red) {
 /* At input index idx: folds each reduce output's element into its accumulator (acc[k]: a slot,
  * or NULL for the result element at out_at), and stores every loop output there.  The
  * outputs of a multi-output fusion thus share one pass over the input and its loaded values. */
-static void accumulate_outputs(fz *z, fz_index *idx, LLVMValueRef *acc, LLVMValueRef out_at, bool reassoc) {
+static void accumulate_outputs(fz *z, fz_index *idx, LLVMValueRef *acc, LLVMValueRef out_at) {
   LLVMBuilderRef b = z->f->cm->b;
   for (int k = 0; k < z->n_outs; k++) {
     ir_instr *o = z->outs[k];
@@ -764,7 +864,7 @@ static void accumulate_outputs(fz *z, fz_index *idx, LLVMValueRef *acc, LLVMValu
     ir_etype et = o->shape->et;
     LLVMValueRef a = acc[k] ? LLVMBuildLoad2(b, cg_compute_type(z->f->cm, et), acc[k], "a")
                             : cg_load(z->f, et, z->out_ptr[k], out_at);
-    LLVMValueRef r = combine(z, o, a, v, reassoc);
+    LLVMValueRef r = combine(z, o, a, v);
     if (acc[k])
       LLVMBuildStore(b, r, acc[k]);
     else
@@ -773,42 +873,56 @@ static void accumulate_outputs(fz *z, fz_index *idx, LLVMValueRef *acc, LLVMValu
   store_outputs(z, idx);
 }
 
-/* Minor dimension reduced: outputs [begin, end), each a register accumulation. */
+/* Minor dimension reduced: outputs [begin, end), each a register accumulation (in lanes for
+ * float sums and products). */
+typedef struct row_reduce_ctx {
+  const red_dims *d;
+  LLVMValueRef *km, base;
+  bool suffix;
+} row_reduce_ctx;
+
+static void row_reduce_body(fz *z, LLVMValueRef ri, LLVMValueRef *slot, void *ctx) {
+  row_reduce_ctx *c = ctx;
+  const ir_shape *s = z->root->operands[0]->shape;
+  LLVMValueRef *rm = new_multi(c->d->nr);
+  cg_unflatten(z->f, ri, c->d->rdims, c->d->nr, rm);
+  fz_index *idx = idx_from_multi(z, s, merge_index(s, c->d, c->km, rm));
+  if (c->suffix)
+    idx->lin = LLVMBuildAdd(z->f->cm->b, c->base, ri, "");
+  free(rm);
+  accumulate_outputs(z, idx, slot, NULL);
+  idx_free(idx);
+}
+
 static void emit_row_reduce(fz *z, range_fn *r, const red_dims *d) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *s = z->root->operands[0]->shape;
-  bool suffix = reduced_suffix(s, d);
-  LLVMValueRef *acc = calloc((size_t)z->n_outs + 1, sizeof *acc);
+  LLVMValueRef *acc = calloc((size_t)z->n_outs + 1, sizeof *acc), *lanes = calloc((size_t)z->n_outs + 1, sizeof *lanes);
   for (int k = 0; k < z->n_outs; k++)
     if (z->outs[k]->op == IR_OP_REDUCE)
       acc[k] = cg_entry_alloca(z->f, cg_compute_type(cm, z->outs[k]->shape->et), "acc");
   cg_loop ko = loop_from(z->f, r->begin, r->end, "red.k");
   z->gen++;
   for (int k = 0; k < z->n_outs; k++)
-    if (acc[k])
+    lanes[k] = z->outs[k]->op == IR_OP_REDUCE ? lanes_new(z, z->outs[k], d->rcount) : NULL;
+  for (int k = 0; k < z->n_outs; k++)
+    if (acc[k] && !lanes[k])
       LLVMBuildStore(b, init_value(z, z->outs[k]), acc[k]);
-  LLVMValueRef *km = new_multi(d->nk);
-  cg_unflatten(z->f, ko.i, d->kdims, d->nk, km);
-  LLVMValueRef base = LLVMBuildMul(b, ko.i, cg_i64(cm, d->rcount), "");
-  cg_loop ri = cg_loop_begin(z->f, cg_i64(cm, d->rcount), "red.r");
+  row_reduce_ctx c = {d, new_multi(d->nk), LLVMBuildMul(b, ko.i, cg_i64(cm, d->rcount), ""), reduced_suffix(s, d)};
+  cg_unflatten(z->f, ko.i, d->kdims, d->nk, c.km);
+  lanes_loop(z, d->rcount, z->n_outs, lanes, acc, row_reduce_body, &c, "red.r");
   z->gen++;
-  LLVMValueRef *rm = new_multi(d->nr);
-  cg_unflatten(z->f, ri.i, d->rdims, d->nr, rm);
-  fz_index *idx = idx_from_multi(z, s, merge_index(s, d, km, rm));
-  if (suffix)
-    idx->lin = LLVMBuildAdd(b, base, ri.i, "");
-  free(rm);
-  accumulate_outputs(z, idx, acc, NULL, true);
-  idx_free(idx);
-  cg_loop_end(z->f, &ri);
   for (int k = 0; k < z->n_outs; k++)
     if (acc[k]) {
       ir_etype et = z->outs[k]->shape->et;
-      cg_store(z->f, et, z->out_ptr[k], ko.i, LLVMBuildLoad2(b, cg_compute_type(cm, et), acc[k], "a"));
+      LLVMValueRef v = lanes[k] ? lanes_end(z, z->outs[k], lanes[k], init_value(z, z->outs[k]))
+                                : LLVMBuildLoad2(b, cg_compute_type(cm, et), acc[k], "a");
+      cg_store(z->f, et, z->out_ptr[k], ko.i, v);
     }
-  free(km);
+  free(c.km);
   free(acc);
+  free(lanes);
   loop_end_from(z->f, &ko, r->begin);
 }
 
@@ -844,7 +958,7 @@ static void emit_column_reduce(fz *z, range_fn *r, const red_dims *d) {
   km[d->nk - 1] = jj.i;
   fz_index *idx = idx_from_multi(z, s, merge_index(s, d, km, rm));
   z->gen++;
-  accumulate_outputs(z, idx, acc, LLVMBuildAdd(b, obase, jj.i, ""), false);
+  accumulate_outputs(z, idx, acc, LLVMBuildAdd(b, obase, jj.i, ""));
   idx_free(idx);
   loop_end_from(z->f, &jj, j0);
   free(rm);
@@ -913,10 +1027,10 @@ static void emit_split_rows(fz *z, const red_dims *d, LLVMValueRef parts, LLVMVa
   cg_loop kj = cg_loop_begin(z->f, cg_i64(cm, d->kcount), "split.k");
   LLVMValueRef v = split_element(z, d, row0, kj.i);
   for (int g = 1; g < group; g++)
-    v = combine(z, red, v, split_element(z, d, LLVMBuildAdd(b, row0, cg_i64(cm, g), ""), kj.i), true);
+    v = combine(z, red, v, split_element(z, d, LLVMBuildAdd(b, row0, cg_i64(cm, g), ""), kj.i));
   LLVMValueRef at = LLVMBuildAdd(b, pbase, kj.i, "");
   if (!first)
-    v = combine(z, red, cg_load(z->f, et, parts, at), v, true);
+    v = combine(z, red, cg_load(z->f, et, parts, at), v);
   cg_store(z->f, et, parts, at, v);
   cg_loop_end(z->f, &kj);
   cg_loop_end(z->f, &gi);
@@ -959,7 +1073,7 @@ static void emit_split_combine(cg_function *kf, fz *z, const fz_buffers *bufs, L
   LLVMValueRef acc = init;
   for (int p = 0; p < n_parts; p++) {
     LLVMValueRef at = LLVMBuildAdd(cm->b, kj.i, cg_i64(cm, p * d->kcount), "");
-    acc = combine(z, red, acc, cg_load(kf, et, parts, at), false);
+    acc = combine(z, red, acc, cg_load(kf, et, parts, at));
   }
   cg_store(kf, et, out, kj.i, acc);
   cg_loop_end(kf, &kj);
@@ -969,6 +1083,26 @@ static void emit_split_combine(cg_function *kf, fz *z, const fz_buffers *bufs, L
 /* Row fusion (fusion.c): per row of the root, each reduce member (a reduction of the minor
  * dimension) runs over the row first, in order, into a register slot; then the row of the
  * root is computed, reading those slots.  The row stays in cache between the passes. */
+typedef struct row_fusion_ctx {
+  const ir_instr *red;
+  LLVMValueRef *m, base;
+  int rank;
+} row_fusion_ctx;
+
+static void row_fusion_body(fz *z, LLVMValueRef j, LLVMValueRef *slot, void *ctx) {
+  row_fusion_ctx *c = ctx;
+  LLVMBuilderRef b = z->f->cm->b;
+  LLVMValueRef *mm = new_multi(c->rank);
+  memcpy(mm, c->m, (size_t)c->rank * sizeof *mm);
+  mm[c->rank - 1] = j;
+  fz_index idx = idx_local(z, c->red->operands[0]->shape, LLVMBuildAdd(b, c->base, j, ""), mm);
+  z->gen++;
+  LLVMValueRef v = value_at(z, c->red->operands[0], &idx);
+  LLVMTypeRef t = cg_compute_type(z->f->cm, c->red->shape->et);
+  LLVMBuildStore(b, combine(z, c->red, LLVMBuildLoad2(b, t, slot[0], "a"), v), slot[0]);
+  free(mm);
+}
+
 static void emit_row_fusion(fz *z, range_fn *r) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
@@ -986,19 +1120,14 @@ static void emit_row_fusion(fz *z, range_fn *r) {
       continue;
     LLVMTypeRef t = cg_compute_type(cm, red->shape->et);
     LLVMValueRef acc = cg_entry_alloca(z->f, t, "row.acc");
+    LLVMValueRef lanes = lanes_new(z, red, n);
     z->gen++;
     fz_index scalar = idx_local(z, red->operands[1]->shape, cg_i64(cm, 0), NULL);
     LLVMBuildStore(b, value_at(z, red->operands[1], &scalar), acc);
-    cg_loop j = cg_loop_begin(z->f, cg_i64(cm, n), "row.red");
-    LLVMValueRef *mm = new_multi(rank);
-    memcpy(mm, m, (size_t)rank * sizeof *mm);
-    mm[rank - 1] = j.i;
-    fz_index idx = idx_local(z, red->operands[0]->shape, LLVMBuildAdd(b, base, j.i, ""), mm);
-    z->gen++;
-    LLVMValueRef v = value_at(z, red->operands[0], &idx);
-    LLVMBuildStore(b, combine(z, red, LLVMBuildLoad2(b, t, acc, "a"), v, true), acc);
-    free(mm);
-    cg_loop_end(z->f, &j);
+    row_fusion_ctx c = {red, m, base, rank};
+    lanes_loop(z, n, 1, &lanes, &acc, row_fusion_body, &c, "row.red");
+    if (lanes)
+      LLVMBuildStore(b, lanes_end(z, red, lanes, LLVMBuildLoad2(b, t, acc, "init")), acc);
     z->row_value[i] = acc;
   }
   cg_loop j = cg_loop_begin(z->f, cg_i64(cm, n), "row.out");

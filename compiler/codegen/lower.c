@@ -550,6 +550,19 @@ static LLVMValueRef int_unary(cg_function *f, ir_instr *in, ir_etype et, LLVMVal
 
 /* ---- conversion ------------------------------------------------------------------------------- */
 
+LLVMValueRef cg_fp_to_int_sat(cg_function *f, LLVMValueRef v, LLVMTypeRef t, bool is_signed) {
+  cg_module *cm = f->cm;
+  /* LLVM 19 lowers llvm.fpto[su]i.sat on half with AVX512-FP16's vcvttph2[u]w, which gives
+   * the "integer indefinite" value (INT_MIN) for NaN instead of 0.  Every half is exact in
+   * f32, so widening first gives the same answer on every CPU. */
+  if (LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMHalfTypeKind)
+    v = LLVMBuildFPExt(cm->b, v, cm->f32, "");
+  const char *name = is_signed ? "llvm.fptosi.sat" : "llvm.fptoui.sat";
+  LLVMTypeRef tys[2] = {t, LLVMTypeOf(v)};
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cm->mod, LLVMLookupIntrinsicID(name, strlen(name)), tys, 2);
+  return LLVMBuildCall2(cm->b, LLVMGlobalGetValueType(fn), fn, &v, 1, "");
+}
+
 LLVMValueRef cg_convert(cg_function *f, LLVMValueRef v, ir_etype from, ir_etype to) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
@@ -577,13 +590,8 @@ LLVMValueRef cg_convert(cg_function *f, LLVMValueRef v, ir_etype from, ir_etype 
       v = v; /* already f32 */
     return LLVMBuildFPCast(b, v, tt, "");
   }
-  if (ff) { /* saturating, NaN -> 0 */
-    const char *name = ir_etype_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat";
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMTypeRef tys[2] = {tt, LLVMTypeOf(v)};
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cm->mod, id, tys, 2);
-    return LLVMBuildCall2(b, LLVMGlobalGetValueType(fn), fn, &v, 1, "");
-  }
+  if (ff)
+    return cg_fp_to_int_sat(f, v, tt, ir_etype_is_signed(to));
   if (tf)
     return ir_etype_is_signed(from) ? LLVMBuildSIToFP(b, v, tt, "") : LLVMBuildUIToFP(b, v, tt, "");
   return LLVMBuildIntCast2(b, v, tt, ir_etype_is_signed(from), "");

@@ -19,14 +19,6 @@ static LLVMValueRef fcall(cg_function *f, const char *name, LLVMValueRef x) {
   return LLVMBuildCall2(f->cm->b, LLVMGlobalGetValueType(fn), fn, &x, 1, "");
 }
 
-/* Saturating float -> integer of type t (NaN -> 0), signed or unsigned. */
-static LLVMValueRef fp_to_int_sat(cg_function *f, LLVMValueRef v, LLVMTypeRef t, bool is_signed) {
-  const char *name = is_signed ? "llvm.fptosi.sat" : "llvm.fptoui.sat";
-  LLVMTypeRef tys[2] = {t, LLVMTypeOf(v)};
-  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(f->cm->mod, LLVMLookupIntrinsicID(name, strlen(name)), tys, 2);
-  return LLVMBuildCall2(f->cm->b, LLVMGlobalGetValueType(fn), fn, &v, 1, "");
-}
-
 LLVMValueRef cg_stochastic_convert(cg_function *f, ir_instr *in, LLVMValueRef x, LLVMValueRef r) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
@@ -45,8 +37,8 @@ LLVMValueRef cg_stochastic_convert(cg_function *f, ir_instr *in, LLVMValueRef x,
   if (LLVMGetTypeKind(ft) == LLVMHalfTypeKind) /* 2^16 is not an f16 */
     frac = LLVMBuildFPExt(b, frac, cm->f32, "");
   LLVMValueRef fixed = LLVMBuildFMul(b, frac, LLVMConstReal(LLVMTypeOf(frac), ldexp(1.0, rbits)), "");
-  LLVMValueRef up = LLVMBuildICmp(b, LLVMIntULT, r, fp_to_int_sat(f, fixed, rty, false), "up");
-  LLVMValueRef ti = fp_to_int_sat(f, t, it, true);
+  LLVMValueRef up = LLVMBuildICmp(b, LLVMIntULT, r, cg_fp_to_int_sat(f, fixed, rty, false), "up");
+  LLVMValueRef ti = cg_fp_to_int_sat(f, t, it, true);
   ti = LLVMBuildSelect(b, up, LLVMBuildAdd(b, ti, LLVMConstInt(it, 1, 0), ""), ti, "");
   LLVMValueRef y = LLVMBuildSelect(b, neg, LLVMBuildNeg(b, ti, ""), ti, "");
   double lo = -ldexp(1.0, tbits - 1), hi = ldexp(1.0, tbits - 1) - 1.0;
