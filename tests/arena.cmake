@@ -13,3 +13,11 @@ if(HLOC_HAVE_CODEGEN)
   add_test(NAME arena.elementwise_reuse COMMAND ${CMAKE_SOURCE_DIR}/tests/arena/reuse.sh
     $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
 endif()
+# Loop-invariant weights (issue 17): a while loop that only reads 256 MiB of weights carried in
+# its state uses the entry parameters' buffers (arena under 10% of the weights), and computes
+# numpy's result (tests/generate_loop.py on testdata/models/generate_loop.hlo).
+if(HLOC_HAVE_CODEGEN)
+  add_test(NAME arena.generate_loop_weights_in_place
+    COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/generate_loop.py $<TARGET_FILE:hloc> $<TARGET_FILE:hlorun>
+            ${CMAKE_BINARY_DIR}/generate-loop)
+endif()

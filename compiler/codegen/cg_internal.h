@@ -124,6 +124,8 @@ LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name);
 LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s);
 /* Buffers for every leaf of a shape. */
 cg_value cg_alloc_value(cg_function *f, const ir_shape *s);
+/* A value of shape s with its leaf shapes and no buffers yet (leaves all NULL). */
+cg_value cg_value_of_shape(const ir_shape *s);
 /* The buffers for the result of `in` that its lowerer fills: the caller's when f is the kernel
  * cg_outline_value made for `in`, otherwise new ones (cg_alloc_value). */
 cg_value cg_result_value(cg_function *f, const ir_instr *in);

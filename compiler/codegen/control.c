@@ -217,46 +217,64 @@ static bool updates_in_place(const ir_computation *body, const ir_instr *e, int 
   return true;
 }
 
-/* Which leaves of a while loop's state keep one buffer for the whole loop (the body gets it
- * as parameter and as result): those the body passes through unchanged (element k of its
- * root tuple is get-tuple-element k of its parameter; its copy of a parameter onto the same
- * result buffer is skipped at run time), and those it updates with a dynamic-update-slice
- * that is their only reader (the update is written in place, data.c). */
-static bool *passthrough_leaves(const ir_instr *in, int n_leaves) {
+/* How a while loop's state leaf is kept across iterations. */
+typedef enum state_leaf {
+  STATE_COPIED,      /* its own buffer; the body's result is copied into it after each trip */
+  STATE_PASSED,      /* passed through unchanged: the init operand's buffer itself, no copy */
+  STATE_IN_PLACE,    /* updated in place by a dynamic-update-slice: one buffer for the loop */
+} state_leaf;
+
+/* How each leaf of a while loop's state is kept.  A leaf that the body passes through
+ * unchanged (element k of its root tuple is get-tuple-element k of its parameter) is read-only
+ * in the body and the condition, so the loop uses the init operand's buffer for it: an entry
+ * parameter (a generate loop's weights) or a temporary whose lifetime then extends to the
+ * loop's last reader (module.c free_dead_buffers), never copied (XLA keeps such loop-invariant
+ * elements in place too); the body's copy of its parameter onto the same result buffer is
+ * skipped at run time.  A leaf the body updates with a dynamic-update-slice that is its only
+ * reader keeps one buffer of the loop's own, written in place (data.c). */
+static state_leaf *state_leaves(const ir_instr *in, int n_leaves) {
   const ir_computation *body = in->called[1];
   const ir_instr *root = body->root;
-  bool *keep = calloc((size_t)n_leaves + 1, sizeof *keep);
-  if (!keep || body->n_params != 1 || root->op != IR_OP_TUPLE || root->n_operands != n_leaves ||
+  state_leaf *kind = calloc((size_t)n_leaves + 1, sizeof *kind);
+  if (!kind || body->n_params != 1 || root->op != IR_OP_TUPLE || root->n_operands != n_leaves ||
       in->shape->et != IR_TUPLE || in->shape->n_elems != n_leaves)
-    return keep;
+    return kind;
+  for (int k = 0; k < n_leaves; k++)
+    if (in->shape->elems[k]->et == IR_TUPLE)
+      return memset(kind, 0, (size_t)n_leaves * sizeof *kind), kind;
   for (int k = 0; k < n_leaves; k++) {
     const ir_instr *e = root->operands[k];
-    if (in->shape->elems[k]->et == IR_TUPLE)
-      return memset(keep, 0, (size_t)n_leaves * sizeof *keep), keep;
-    keep[k] = (e->op == IR_OP_GET_TUPLE_ELEMENT && e->operands[0] == body->params[0] &&
-               e->attrs.u.tuple_index == k) ||
-              updates_in_place(body, e, k);
+    if (e->op == IR_OP_GET_TUPLE_ELEMENT && e->operands[0] == body->params[0] && e->attrs.u.tuple_index == k)
+      kind[k] = STATE_PASSED;
+    else if (updates_in_place(body, e, k))
+      kind[k] = STATE_IN_PLACE;
   }
-  return keep;
+  return kind;
 }
 
 void cg_lower_while(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   cg_value init = f->values[in->operands[0]->id];
-  cg_value state = cg_alloc_value(f, in->shape);
-  bool *keep = passthrough_leaves(in, state.n);
-  cg_value next = {calloc((size_t)state.n + 1, sizeof *next.leaves), NULL, state.n};
-  for (int i = 0; keep && next.leaves && i < state.n; i++)
-    next.leaves[i] = keep[i] ? state.leaves[i] : cg_alloc_leaf(f, state.shapes[i]);
-  if (!keep || !next.leaves) {
+  cg_value state = cg_value_of_shape(in->shape);
+  int n = state.n;
+  cg_value next = {calloc((size_t)n + 1, sizeof(LLVMValueRef)), NULL, n};
+  state_leaf *kind = state_leaves(in, n);
+  if (!kind || !state.leaves || !state.shapes || !next.leaves || init.n != n) {
     cg_fail(cm, in, "out of memory");
-    free(keep);
+    free(kind);
     free(next.leaves);
     return;
   }
-  for (int i = 0; i < state.n; i++)
-    cg_copy_leaf(f, state.leaves[i], init.leaves[i], state.shapes[i]);
+  for (int i = 0; i < n; i++) {
+    if (kind[i] == STATE_PASSED) {
+      state.leaves[i] = init.leaves[i];
+    } else {
+      state.leaves[i] = cg_alloc_leaf(f, state.shapes[i]);
+      cg_copy_leaf(f, state.leaves[i], init.leaves[i], state.shapes[i]);
+    }
+    next.leaves[i] = kind[i] != STATE_COPIED ? state.leaves[i] : cg_alloc_leaf(f, state.shapes[i]);
+  }
   LLVMValueRef pred = cg_alloc_leaf(f, &(ir_shape){.et = IR_PRED});
   LLVMBasicBlockRef cond = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "while.cond");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "while.body");
@@ -270,7 +288,7 @@ void cg_lower_while(cg_function *f, ir_instr *in) {
   LLVMPositionBuilderAtEnd(b, body);
   cg_call_computation(f, in->called[1], state.leaves, state.n, next.leaves, next.n);
   for (int i = 0; i < state.n; i++)
-    if (!keep[i])
+    if (kind[i] == STATE_COPIED)
       cg_copy_leaf(f, state.leaves[i], next.leaves[i], state.shapes[i]);
   /* The back-edge: hlo_context_cancel / hlorun --timeout stop here, checked after the first
    * iteration and then every 1024, so that a tight loop stays register code between checks. */
@@ -284,7 +302,7 @@ void cg_lower_while(cg_function *f, ir_instr *in) {
   LLVMBuildBr(b, cond);
   LLVMPositionBuilderAtEnd(b, done);
   free(next.leaves);
-  free(keep);
+  free(kind);
   f->values[in->id] = state;
 }
 

@@ -347,14 +347,20 @@ static void collect_leaves(const ir_shape *s, const ir_shape **out, int *n) {
   out[(*n)++] = s;
 }
 
-cg_value cg_alloc_value(cg_function *f, const ir_shape *s) {
+cg_value cg_value_of_shape(const ir_shape *s) {
   cg_value v;
   v.n = ir_shape_count_leaves(s);
   v.leaves = calloc((size_t)v.n + 1, sizeof *v.leaves);
   v.shapes = calloc((size_t)v.n + 1, sizeof *v.shapes);
   int k = 0;
-  collect_leaves(s, v.shapes, &k);
-  for (int i = 0; i < v.n; i++)
+  if (v.shapes)
+    collect_leaves(s, v.shapes, &k);
+  return v;
+}
+
+cg_value cg_alloc_value(cg_function *f, const ir_shape *s) {
+  cg_value v = cg_value_of_shape(s);
+  for (int i = 0; v.leaves && v.shapes && i < v.n; i++)
     v.leaves[i] = cg_alloc_leaf(f, v.shapes[i]);
   return v;
 }
