@@ -56,3 +56,17 @@ endif()
 # XLA's verifier takes these collective forms and after-all over non-tokens: so does --strict.
 add_test(NAME cli.hloc.strict_collective_forms COMMAND ${EXPECT} 0 "^$"
   $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/parse/ok/collective_forms.hlo --emit=none --strict)
+
+# A module without replica_count whose collectives name replicas 0..3 runs as 4 replicas, with
+# a note (pass_infer_replica_count); fewer replicas get a message that says how many it needs.
+set(REPLICAS_INFERRED ${CMAKE_SOURCE_DIR}/testdata/driver/replicas_inferred.hlo)
+add_test(NAME cli.hloc.replicas_inferred COMMAND ${EXPECT} 0 "note: the module states no replica_count, and its collectives name replicas 0 to 3: it runs as 4 replicas"
+  $<TARGET_FILE:hloc> ${REPLICAS_INFERRED} --emit=hlo --after-passes -o /dev/null)
+if(HLOC_HAVE_CODEGEN)
+  add_test(NAME cli.hlorun.replicas_inferred COMMAND ${EXPECT} 0 "^replica 3:"
+    $<TARGET_FILE:hlorun> ${REPLICAS_INFERRED})
+  add_test(NAME cli.hlorun.replicas_too_few COMMAND ${EXPECT} 1 "replica group names replica 2, but 2 replicas run: its groups need --replicas 4"
+    $<TARGET_FILE:hlorun> ${REPLICAS_INFERRED} --replicas 2)
+  set_tests_properties(cli.hlorun.replicas_inferred cli.hlorun.replicas_too_few PROPERTIES
+    ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
+endif()

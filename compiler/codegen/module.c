@@ -1196,7 +1196,8 @@ static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym, int
                          const_string(cm, HLOC_VERSION, "module.version"), LLVMConstInt(cm->i32, (unsigned long long)np, 0),
                          pd, LLVMConstInt(cm->i32, (unsigned long long)nr, 0), rd, run, typed,
                          LLVMConstInt(cm->i32, features, 0),
-                         LLVMConstInt(cm->i32, (unsigned long long)(cm->ir->replica_count ? cm->ir->replica_count : 1), 0),
+                         LLVMConstInt(cm->i32, (unsigned long long)(cm->ir->replica_count ? cm->ir->replica_count
+                                                                     : cm->ir->inferred_replica_count ? cm->ir->inferred_replica_count : 1), 0),
                          LLVMConstInt(cm->i32, (unsigned long long)(cm->ir->num_partitions ? cm->ir->num_partitions : 1), 0),
                          cg_i64(cm, arena), NULL, NULL};
   int32_t n_targets = 0;

@@ -123,6 +123,7 @@ static hlo_status run_expand_dots(ir_module *m, int *n) { (void)n; return pass_e
 static hlo_status run_expand_shuffle(ir_module *m, int *n) { (void)n; return pass_expand_shuffle(m); }
 static hlo_status run_dynamic_padder(ir_module *m, int *n) { (void)n; return pass_dynamic_padder(m); }
 static hlo_status run_dce(ir_module *m, int *n) { (void)n; return pass_dce(m); }
+
 static hlo_status run_fusion(ir_module *m, int *n) { (void)n; return pass_fusion(m); }
 
 /* THE pass order. */
@@ -144,6 +145,11 @@ static hlo_status verify(ir_module *m, const drv_options *o, ir_diag_list *d) {
 }
 
 static hlo_status run_passes(ir_module *m, const drv_options *o, ir_diag_list *d) {
+  int replicas = 0; /* an analysis, not a rewrite: not in the table, nothing to dump */
+  HLO_RETURN_IF_ERROR(pass_infer_replica_count(m, &replicas));
+  if (replicas)
+    fprintf(diag_out(o), "%s: note: the module states no replica_count, and its collectives name replicas 0 to %d: "
+            "it runs as %d replicas (hlorun --replicas N overrides)\n", d->filename, replicas - 1, replicas);
   for (size_t i = 0; i < sizeof passes / sizeof *passes; i++) {
     double t0 = drv_now_ms();
     int count = 0;

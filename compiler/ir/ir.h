@@ -432,6 +432,8 @@ typedef struct ir_module {
   int alias_passthrough_params;/* -1 absent, 0/1 */
   int64_t replica_count;       /* 0 absent */
   int64_t num_partitions;      /* 0 absent */
+  int64_t inferred_replica_count; /* 0, or what the collectives' ids need when replica_count is absent
+                                   * (pass_infer_replica_count; never printed) */
   ir_str input_output_alias, buffer_donor, frontend_attributes;  /* verbatim {...} */
   ir_raw_attr *header_unknown;
   int n_header_unknown;

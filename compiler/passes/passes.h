@@ -39,6 +39,11 @@ HLO_MUST_USE hlo_status pass_expand_shuffle(ir_module *m);
  * masked to the identity; other readers of a sized operand are refused (HLO_UNIMPLEMENTED). */
 HLO_MUST_USE hlo_status pass_dynamic_padder(ir_module *m);
 
+/* Pre: verified.  When the header states neither replica_count nor several partitions, sets
+ * m->inferred_replica_count to one more than the largest replica id the collectives name (0
+ * when they name none above 0) and returns it in *out_count (callers say so on stderr). */
+HLO_MUST_USE hlo_status pass_infer_replica_count(ir_module *m, int *out_count);
+
 /* Pre: verified.  Removes unused side-effect-free instructions. */
 HLO_MUST_USE hlo_status pass_dce(ir_module *m);
 

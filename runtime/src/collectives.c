@@ -128,10 +128,15 @@ static hlo_status find_group(coll *c, const int64_t *d, int64_t *pos, int32_t me
         c->members = m + gi * size;
         c->g = size;
         c->me = k;
+        int64_t top = 0;
+        for (int64_t j = 0; j < n_groups * size; j++)
+          top = m[j] > top ? m[j] : top;
         for (int64_t j = 0; j < size; j++)
           if (m[gi * size + j] < 0 || m[gi * size + j] >= num)
-            return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: replica group names replica %lld of %d", c->instr,
-                                   (long long)m[gi * size + j], num);
+            return hlo_status_make(HLO_INVALID_ARGUMENT,
+                                   "%s: replica group names replica %lld, but %d replica%s run: its groups need "
+                                   "--replicas %lld (or mpirun -np %lld)", c->instr, (long long)m[gi * size + j],
+                                   num, num == 1 ? "" : "s", (long long)top + 1, (long long)top + 1);
         return NULL;
       }
   return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: replica %d is in none of the replica groups", c->instr, me);
