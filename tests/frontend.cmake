@@ -24,3 +24,6 @@ if(EXISTS ${HLOC_SHARED_DIR}/conformance/cases)
   add_test(NAME conformance.parse_verify
     COMMAND ${CMAKE_SOURCE_DIR}/tests/verify_all.sh $<TARGET_FILE:hloc> ${HLOC_SHARED_DIR}/conformance/cases)
 endif()
+
+# Every repository path named in docs/*.md, README.md and the sources' comments exists.
+add_test(NAME docs.paths_exist COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/docs_paths.py ${CMAKE_SOURCE_DIR})

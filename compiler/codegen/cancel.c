@@ -2,7 +2,7 @@
  * (runtime/src/cancel.c) whose non-null status leaves through the function's failure path,
  * which frees the function's buffers and returns the status.  Emitted at every while-loop
  * back-edge (control.c), so an endless loop can be stopped from another thread.
- * Tests: tests/cancel_test.c, the hostile-input table (tests/hostile/).
+ * Tests: tests/reliability/cancel_test.c, the hostile-input table (tests/hostile/).
  */
 #include "codegen/cg_internal.h"
 

@@ -4,7 +4,8 @@
  * diagnostic list.  Everything hangs off one arena per module (ir_arena) and is freed at once
  * by ir_module_destroy(); nothing in the IR is freed alone.  Opcodes and element types come
  * from opcodes.def / elemtypes.def.  The floor of the compiler: includes no other stage.
- * Tests: compiler/ir/ir_test.c; the parse/print round trip under testdata/parse/ok.
+ * Tests: compiler/ir/literal_test.c, compiler/ir/print_test.c; the parse/print round trip under
+ * testdata/parse/ok (tests/roundtrip.c).
  */
 #ifndef HLOC_IR_H
 #define HLOC_IR_H

@@ -1,6 +1,6 @@
 /* print.h — canonical HLO text of a module, in the form XLA's HloModule::ToString prints and
  * ir_parse_module reads back: print(parse(print(parse(x)))) == print(parse(x)).
- * Tests: testdata/parse/ok round trip (tests/roundtrip_test.c).
+ * Tests: testdata/parse/ok round trip (tests/roundtrip.c).
  */
 #ifndef HLOC_IR_PRINT_H
 #define HLOC_IR_PRINT_H

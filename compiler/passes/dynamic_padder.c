@@ -21,7 +21,7 @@
  * An instruction of any other kind that reads an operand with a tracked size stops with a
  * clear error naming it (its padding would otherwise change its result silently).
  * New instructions are named after their user (".dyn.iota", ".dyn.mask", ...).
- * Tests: testdata/golden (make_ops_misc.py), testdata/compile/err (the error).
+ * Tests: testdata/golden (make_ops_misc.py), testdata/ops_misc (the errors, tests/ops_misc.cmake).
  */
 #include <stdint.h>
 #include <stdio.h>

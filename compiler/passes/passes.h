@@ -1,6 +1,7 @@
 /* passes.h — module-to-module rewrites, run in the order compiler/driver/pipeline.c lists.
- * Each pass states its precondition; each leaves a module that verifies.  Tests: the lit
- * goldens under testdata/passes/ and the passes' unit tests.
+ * Each pass states its precondition; each leaves a module that verifies.  Tests: the dumps
+ * that tests/hloc_cli_cases.sh checks, the golden suites, and the passes' unit tests
+ * (canonicalize_broadcasts_test.c).
  */
 #ifndef HLOC_PASSES_PASSES_H
 #define HLOC_PASSES_PASSES_H

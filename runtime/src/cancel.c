@@ -2,7 +2,7 @@
  * (context_internal.h): hlo_context_cancel sets it, hlo_rt_poll (called by generated code at
  * every while-loop back-edge, codegen/control.c) turns it into an HLO_CANCELLED status, which
  * unwinds the call through each computation's failure path (freeing its buffers).
- * Thread-safe.  Tests: tests/cancel_test.c (tests/reliability.cmake).
+ * Thread-safe.  Tests: tests/reliability/cancel_test.c (tests/reliability.cmake).
  */
 #include <stdatomic.h>
 

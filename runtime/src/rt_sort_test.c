@@ -2,7 +2,7 @@
  * hlo_rt_rng_bits at the runtime's C level: sorted lines checked against a stable reference
  * (insertion sort of (key, index)) on data with many ties, lines along a non-minor dimension,
  * results written over their operands, a 4-thread context; rng-bit-generator against
- * Random123's known-answer vectors (tests/kat_vectors of Random123: threefry2x32 20,
+ * Random123's known-answer vectors (the kat_vectors file of Random123: threefry2x32 20,
  * philox4x32 10) and XLA's state update.
  */
 #include <math.h>
