@@ -1588,11 +1588,10 @@ static bool a_api_version(attr_ctx *x) {
   static const char *const names[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
                                       "API_VERSION_STATUS_RETURNING",
                                       "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
-  if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[0])) { /* XLA's parser rejects it too */
-    irb_error(x->b, x->v->loc, "api_version=API_VERSION_UNSPECIFIED is not a valid version");
-    return false;
-  }
-  for (int i = 1; i < 5; i++)
+  /* XLA's parser maps every name of its CustomCallApiVersion enum, API_VERSION_UNSPECIFIED (0)
+   * included, and its printer writes every value but ORIGINAL: older dumps carry UNSPECIFIED.
+   * What running it does is the runtime's matter (runtime/src/custom_call.c). */
+  for (int i = 0; i < 5; i++)
     if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
       x->in->attrs.u.custom_call.api_version = (ir_custom_call_api)i;
       x->in->attrs.u.custom_call.has_api_version = true;
