@@ -1040,28 +1040,76 @@ static int replica_count(const run_options *o, const hlo_module_desc *desc) {
 
 static int64_t add_sat(int64_t a, int64_t b) { return b > 0 && a > INT64_MAX - b ? INT64_MAX : a + (b > 0 ? b : 0); }
 
-int64_t run_memory_needed(const hlo_module_desc *desc, int replicas) {
-  int64_t params = 0, results = 0, total = 0;
+int64_t run_memory_needed(const hlo_module_desc *desc, int replicas, run_memory *parts) {
+  run_memory m = {0};
   for (int i = 0; i < desc->num_params; i++)
-    params = add_sat(params, desc->params[i].byte_size);
-  for (int i = 0; i < desc->num_results; i++)
-    results = add_sat(results, desc->results[i].byte_size);
-  total = params;
-  for (int r = 0; r < replicas && total < INT64_MAX; r++)
-    total = add_sat(total, results);
-  return total;
+    m.params = add_sat(m.params, desc->params[i].byte_size);
+  for (int r = 0; r < replicas; r++) { /* each replica: its results and its context's arena */
+    for (int i = 0; i < desc->num_results; i++)
+      m.results = add_sat(m.results, desc->results[i].byte_size);
+    if (desc->struct_size >= offsetof(hlo_module_desc, arena_bytes) + sizeof desc->arena_bytes)
+      m.arena = add_sat(m.arena, desc->arena_bytes);
+  }
+  m.total = add_sat(add_sat(m.params, m.results), m.arena);
+  if (parts)
+    *parts = m;
+  return m.total;
 }
 
-/* --max-memory: refused before anything is allocated for the model. */
-static hlo_status check_memory(const run_options *o, const hlo_module_desc *desc) {
-  if (o->max_memory <= 0)
+/* MemAvailable of /proc/meminfo in bytes, or -1 when it cannot be read. */
+static int64_t memory_available(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f)
+    return -1;
+  char line[256];
+  long long kb = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
+      break;
+  fclose(f);
+  return kb >= 0 ? (int64_t)kb * 1024 : -1;
+}
+
+static double gb(int64_t bytes) { return (double)bytes / 1e9; }
+
+/* Refused before anything is allocated for the model (no input read or generated): what the
+ * model needs (parameters, every replica's results and arena) against --max-memory, or, by
+ * default, the memory the machine has available, so that a model too big for the machine
+ * stops with a message instead of being killed by the kernel. */
+hlo_status run_check_memory(const run_options *o, const hlo_module_desc *desc, int replicas) {
+  run_memory m;
+  int64_t need = run_memory_needed(desc, replicas, &m);
+  int64_t limit = o->max_memory > 0 ? o->max_memory : memory_available();
+  if (limit < 0 || need <= limit)
     return NULL;
-  int64_t need = run_memory_needed(desc, replica_count(o, desc));
-  if (need <= o->max_memory)
-    return NULL;
+  char what[160];
+  if (o->max_memory > 0)
+    snprintf(what, sizeof what, "more than --max-memory %lld (%.2f GB)", (long long)limit, gb(limit));
+  else
+    snprintf(what, sizeof what, "more than the %.2f GB this machine has available (MemAvailable; --max-memory "
+                                "sets another limit)", gb(limit));
   return hlo_status_make(HLO_RESOURCE_EXHAUSTED,
-                         "%s needs %lld bytes for its parameter and result buffers, more than --max-memory %lld",
-                         o->model, (long long)need, (long long)o->max_memory);
+                         "%s needs %lld bytes (%.2f GB: parameters %.2f GB, results %.2f GB, arena %.2f GB), %s",
+                         o->model, (long long)need, gb(need), gb(m.params), gb(m.results), gb(m.arena), what);
+}
+
+/* Every custom-call target the model names, resolved in a context of its own before any input
+ * is read or generated: a missing target costs no time. */
+static hlo_status check_targets(const run_options *o, const hlo_module_desc *desc) {
+  if (desc->num_custom_call_targets == 0)
+    return NULL;
+  hlo_context_options co;
+  hlo_context_options_init(&co);
+  co.num_threads = 1;
+  hlo_context *ctx = NULL;
+  HLO_RETURN_IF_ERROR(hlo_context_create(&co, &ctx));
+  hlo_status s = NULL;
+  for (int i = 0; i < o->n_custom_call_libs && !s; i++)
+    s = hlo_custom_call_add_library(ctx, o->custom_call_libs[i]);
+  if (!s)
+    s = hlo_custom_call_resolve_all(ctx, desc);
+  hlo_context_destroy(ctx);
+  return s;
 }
 
 void run_options_init(run_options *o) {
@@ -1182,7 +1230,9 @@ hlo_status run_model(const run_options *o, FILE *out) {
   if (!s)
     s = check_counts(o, desc, count);
   if (!s)
-    s = check_memory(o, desc);
+    s = run_check_memory(o, desc, count);
+  if (!s)
+    s = check_targets(o, desc);
   if (!s)
     s = read_all_inputs(o, desc, count, sets);
   if (!s)
@@ -1250,10 +1300,7 @@ static hlo_status mpi_prepare(mpi_run *r) {
     fprintf(stderr, "%s: note: the module says replica_count=%d; %d rank%s run%s it, one replica each\n", o->model,
             (int)desc->replica_count, r->size, r->size == 1 ? "" : "s", r->size == 1 ? "s" : "");
   HLO_RETURN_IF_ERROR(check_counts(o, desc, r->size));
-  if (o->max_memory > 0 && run_memory_needed(desc, 1) > o->max_memory)
-    return hlo_status_make(HLO_RESOURCE_EXHAUSTED,
-                           "%s needs %lld bytes for its parameter and result buffers, more than --max-memory %lld",
-                           o->model, (long long)run_memory_needed(desc, 1), (long long)o->max_memory);
+  HLO_RETURN_IF_ERROR(run_check_memory(o, desc, 1)); /* this rank's replica */
   r->reps = calloc((size_t)r->size, sizeof *r->reps);
   r->params = calloc((size_t)desc->num_params + 1, sizeof *r->params);
   r->gathered = calloc((size_t)desc->num_results + 1, sizeof *r->gathered);

@@ -51,10 +51,16 @@ typedef struct run_options {
 } run_options;
 
 void run_options_init(run_options *o);
-/* The bytes a run of `desc` with `replicas` replicas allocates for its buffers: parameters once,
- * results per replica.  The one place --max-memory is checked against; when the module
- * descriptor states its scratch arena size, this is where it is added. */
-int64_t run_memory_needed(const hlo_module_desc *desc, int replicas);
+/* What a run of `desc` with `replicas` replicas allocates, in bytes: the parameters once, and
+ * per replica its results and its context's arena (hlo_module_desc.arena_bytes, which holds
+ * the kernels' scratch too).  The one place the memory limit is computed. */
+typedef struct run_memory {
+  int64_t params, results, arena, total;
+} run_memory;
+int64_t run_memory_needed(const hlo_module_desc *desc, int replicas, run_memory *parts);
+/* Refuses (RESOURCE_EXHAUSTED) a run that needs more than --max-memory, or by default more than
+ * the machine's MemAvailable, saying how much and of what. */
+HLO_MUST_USE hlo_status run_check_memory(const run_options *o, const hlo_module_desc *desc, int replicas);
 /* Runs the model; printed results and the benchmark line go to out, notes to stderr. */
 HLO_MUST_USE hlo_status run_model(const run_options *o, FILE *out);
 

@@ -97,7 +97,8 @@ CASES = {
                  r"m\.hlo:\d+:\d+: error: "),
     "huge_array_run": ({"m.hlo": module("  ROOT p = f32[99999999999] parameter(0)\n")},
                        ["{hlorun}", "{d}/m.hlo", "--random-inputs"], 1,
-                       r"out of memory for parameter 0 \(399999999996 bytes\)"),
+                       r"needs 799999999992 bytes \(800\.00 GB: parameters 400\.00 GB, results 400\.00 GB, arena "
+                       r"0\.00 GB\), more than the [0-9.]+ GB this machine has available"),
     "huge_array_max_memory": ({"m.hlo": module("  ROOT p = f32[99999999999] parameter(0)\n")},
                               ["{hlorun}", "{d}/m.hlo", "--random-inputs", "--max-memory", "1G"], 1,
                               r"needs 799999999992 bytes .* more than --max-memory 1073741824"),
