@@ -153,16 +153,20 @@ static const char *const computation_attrs[] = {
     "to_apply", "calls", "condition", "body", "select", "scatter", "true_computation", "false_computation",
 };
 
-/* Whether the '{' at p (after `attr=`) opens an inline computation body: the attribute names a
- * computation and the braces start with an instruction ([ROOT] name =). */
-static bool opens_inline_computation(const hlo_lexer *lx, const unsigned char *p) {
+/* Attributes that name a list of computations, whose items may be bodies written inline. */
+static const char *const computation_list_attrs[] = {"branch_computations", "called_computations", "calls"};
+
+static bool attr_is(const hlo_lexer *lx, const char *const *names, size_t n_names) {
   const unsigned char *a = lx->attr_name + (*lx->attr_name == '%');
   size_t n = lx->attr_name_len - (*lx->attr_name == '%');
-  bool named = false;
-  for (size_t i = 0; i < sizeof computation_attrs / sizeof *computation_attrs; i++)
-    named |= strlen(computation_attrs[i]) == n && memcmp(computation_attrs[i], a, n) == 0;
-  if (!named)
-    return false;
+  for (size_t i = 0; i < n_names; i++)
+    if (strlen(names[i]) == n && memcmp(names[i], a, n) == 0)
+      return true;
+  return false;
+}
+
+/* Whether the braces at p start with an instruction ([ROOT] name =). */
+static bool starts_instruction(const unsigned char *p) {
   p++;
   while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
     p++;
@@ -178,6 +182,19 @@ static bool opens_inline_computation(const hlo_lexer *lx, const unsigned char *p
   while (*p == ' ' || *p == '\t')
     p++;
   return *p == '=';
+}
+
+/* Whether the '{' at p (after `attr=`) opens an inline computation body: the attribute names a
+ * computation and the braces start with an instruction. */
+static bool opens_inline_computation(const hlo_lexer *lx, const unsigned char *p) {
+  return attr_is(lx, computation_attrs, sizeof computation_attrs / sizeof *computation_attrs) && starts_instruction(p);
+}
+
+/* Whether the '{' at p is an item of a computation list written inline: directly inside
+ * `branch_computations={`, after the '{' or a ','. */
+static bool opens_inline_list_item(const hlo_lexer *lx, const unsigned char *p) {
+  return lx->n_comp_lists > 0 && lx->comp_list_depth[lx->n_comp_lists - 1] == lx->brace_depth &&
+         (lx->prev_tok == '{' || lx->prev_tok == ',') && starts_instruction(p);
 }
 
 /* Whether the token at lx->tok follows `replica_groups=`. */
@@ -218,8 +235,8 @@ int hlo_lex(HLO_STYPE *lval, hlo_span *lloc, hlo_parser *p) {
   hlo_lexer *lx = &p->lx;
   if (t == '{' || t == T_LAYOUT_OPEN || t == T_COMP_OPEN)
     lx->brace_depth++;
-  else if (t == '}')
-    lx->brace_depth--;
+  else if (t == '}' && --lx->brace_depth < (lx->n_comp_lists ? lx->comp_list_depth[lx->n_comp_lists - 1] : 0))
+    lx->n_comp_lists--;
   if (t == '=' && lx->prev_tok == T_NAME) {
     /* attr_name was recorded when the NAME was lexed */
   } else if (t == T_NAME) {
@@ -322,9 +339,17 @@ static int lex_one(hlo_parser *p, HLO_STYPE *lval, hlo_span *lloc) {
       ["'] { return lex_error(p, lloc, "unterminated string"); }
 
       "{" {
-        if (lx->prev_tok == '=' && lx->prev_prev_tok == T_NAME && opens_inline_computation(lx, lx->tok)) {
+        if ((lx->prev_tok == '=' && lx->prev_prev_tok == T_NAME && opens_inline_computation(lx, lx->tok)) ||
+            opens_inline_list_item(lx, lx->tok)) {
           set_span(lx, lloc, lx->tok, lx->cur);
           return T_COMP_OPEN;
+        }
+        if (lx->prev_tok == '=' && lx->prev_prev_tok == T_NAME &&
+            attr_is(lx, computation_list_attrs, sizeof computation_list_attrs / sizeof *computation_list_attrs) &&
+            lx->n_comp_lists < (int)(sizeof lx->comp_list_depth / sizeof *lx->comp_list_depth)) {
+          lx->comp_list_depth[lx->n_comp_lists++] = lx->brace_depth + 1;
+          set_span(lx, lloc, lx->tok, lx->cur);
+          return '{';
         }
         if (lx->prev_tok == '=' && lx->prev_prev_tok == T_NAME &&
             !is_typed_brace_attr(lx->attr_name + (*lx->attr_name == '%'),

@@ -289,6 +289,8 @@ list
 
 list_item
   : value
+  | COMP_OPEN                         { irb_begin_inline(p->b, LOC(@1)); }
+    instructions '}'                  { $$ = irb_end_inline(p->b, LOC(@1), @1.start, @4.end); }
   | name '=' value                    { $$ = irb_av_append(p->b, AV(AV_KV, @$), $3); if ($$) $$->s = $1->s; }
   | '[' INT ':' INT ']'               { $$ = irb_av_append(p->b, irb_av_append(p->b, AV(AV_RANGE, @$), $2), $4); }
   | '[' INT ':' INT ':' INT ']'       { $$ = irb_av_append(p->b, irb_av_append(p->b, irb_av_append(p->b, AV(AV_RANGE, @$), $2), $4), $6); }

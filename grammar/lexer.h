@@ -33,6 +33,10 @@ typedef struct hlo_lexer {
   const unsigned char *attr_name;
   size_t attr_name_len;
   int brace_depth;
+  /* Brace depths just inside `branch_computations={` / `called_computations={` lists, whose
+   * items may be bodies written inline (XLA's canonical text); innermost last. */
+  int comp_list_depth[16];
+  int n_comp_lists;
   int nest;                   /* open (, [, { (all kinds): bounded by HLO_MAX_NESTING */
 } hlo_lexer;
 

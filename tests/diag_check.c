@@ -1,6 +1,6 @@
 /* diag_check.c — the error-test driver at library level (no hloc, no LLVM):
  *
- *   diag_check [--verify] [--strict] FILE.hlo EXPECTED.err
+ *   diag_check [--verify] [--strict] [--compiling] FILE.hlo EXPECTED.err
  *
  * Parses FILE (diagnostics name it by its basename), with --verify also runs
  * shape_verify_module (--strict: hloc's broadcasting extensions rejected), renders the FIRST
@@ -65,13 +65,13 @@ static const char *base_name(const char *path) {
 }
 
 /* The first line of the first error diagnostic after parse (+ verify), or NULL if none. */
-static char *first_error(const char *path, const char *text, size_t len, bool verify, bool strict) {
+static char *first_error(const char *path, const char *text, size_t len, bool verify, bool strict, bool compiling) {
   ir_diag_list d;
   ir_diag_init(&d, base_name(path), text, len);
   ir_module *m = NULL;
   hlo_status st = ir_parse_module(text, len, &d, &m);
   if (!st && verify) {
-    shape_options opts = {.strict = strict};
+    shape_options opts = {.strict = strict, .async_chains = compiling};
     (void)shape_verify_module(m, &opts, &d);
   }
   hlo_status_free(st);
@@ -89,20 +89,22 @@ static char *first_error(const char *path, const char *text, size_t len, bool ve
 }
 
 int main(int argc, char **argv) {
-  bool verify = false, strict = false;
+  bool verify = false, strict = false, compiling = false;
   int i = 1;
   for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
     if (strcmp(argv[i], "--verify") == 0) {
       verify = true;
     } else if (strcmp(argv[i], "--strict") == 0) {
       strict = true;
+    } else if (strcmp(argv[i], "--compiling") == 0) {
+      compiling = true;
     } else {
       fprintf(stderr, "diag_check: unknown flag %s\n", argv[i]);
       return 2;
     }
   }
   if (argc - i != 2) {
-    fprintf(stderr, "usage: diag_check [--verify] [--strict] FILE.hlo EXPECTED.err\n");
+    fprintf(stderr, "usage: diag_check [--verify] [--strict] [--compiling] FILE.hlo EXPECTED.err\n");
     return 2;
   }
   size_t hlen = 0, elen = 0;
@@ -115,7 +117,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   char *want = first_line(expected, elen);
-  char *got = first_error(argv[i], text, hlen, verify, strict);
+  char *got = first_error(argv[i], text, hlen, verify, strict, compiling);
   int rc = 0;
   if (!got || !want || strcmp(got, want) != 0) {
     printf("expected: %s\n", want ? want : "(out of memory)");

@@ -1,6 +1,7 @@
 # Error tests at library level (tests/diag_check.c: parser + verifier, no hloc, no LLVM):
 #   errors.parse.NAME   testdata/parse/err/NAME.hlo   parse only
-#   errors.verify.NAME  testdata/verify/err/NAME.hlo  parse + verify (--strict when NAME.flags says so)
+#   errors.verify.NAME  testdata/verify/err/NAME.hlo  parse + verify (--strict when NAME.flags says so;
+#                       a compiling verify when NAME.flags has --after-passes)
 # Each passes when the first line of the first error is exactly the first line of NAME.err.
 add_executable(diag_check ${CMAKE_SOURCE_DIR}/tests/diag_check.c)
 target_link_libraries(diag_check PRIVATE hlocc_grammar hlocc_shape hlocc_ir)
@@ -21,6 +22,9 @@ foreach(f ${HLOC_VERIFY_ERR_CASES})
     file(READ ${dir}/${name}.flags flag_text)
     if(flag_text MATCHES "--strict")
       list(APPEND flags --strict)
+    endif()
+    if(flag_text MATCHES "--after-passes")  # checked as the module is compiled (async chains)
+      list(APPEND flags --compiling)
     endif()
   endif()
   add_test(NAME errors.verify.${name} COMMAND diag_check ${flags} ${f} ${dir}/${name}.err)

@@ -70,3 +70,12 @@ if(HLOC_HAVE_CODEGEN)
   set_tests_properties(cli.hlorun.replicas_inferred cli.hlorun.replicas_too_few PROPERTIES
     ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
 endif()
+
+# XLA's newest forms that verify but that a CPU backend cannot run: refused when compiled, saying why.
+if(HLOC_HAVE_CODEGEN)
+  add_test(NAME cli.hloc.permute_start_sets_refused COMMAND ${EXPECT} 1
+    "has 2 sets of input start indices for 3 source-target pairs"
+    $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/driver/permute_start_sets.hlo -o ${CMAKE_BINARY_DIR}/permute-sets.so)
+  add_test(NAME cli.hloc.permute_start_sets_verify COMMAND ${EXPECT} 0 "^$|.*"
+    $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/driver/permute_start_sets.hlo --emit=none)
+endif()

@@ -260,6 +260,20 @@ static char *read_all_fd(int fd) {
   return buf;
 }
 
+/* Copies the notes of a successful compile to stderr, but not hloc's note on a replica count it
+ * inferred: hlorun runs that count (or --replicas) whether the model was compiled now or came
+ * from the cache, so what it prints must not depend on which. */
+static void relay_notes(const char *out) {
+  for (const char *line = out; line && *line;) {
+    const char *nl = strchr(line, '\n');
+    size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+    const char *hit = strstr(line, "states no replica_count");
+    if (!hit || (nl && hit > nl))
+      fwrite(line, 1, len, stderr);
+    line = nl ? nl + 1 : NULL;
+  }
+}
+
 /* Copies hloc's output to stderr, its "hloc: " lines as "hlorun: ", except the last such line,
  * which becomes the status message (without the prefix); returns that status. */
 static hlo_status relay(char *out, const char *model_path, int exit_code) {
@@ -323,7 +337,7 @@ static hlo_status compile_to(const char *model_path, const char *out, const cach
   hlo_status s = NULL;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     if (output)
-      fputs(output, stderr); /* notes, e.g. elided constants */
+      relay_notes(output); /* notes, e.g. elided constants */
   } else if (WIFEXITED(status)) {
     s = relay(output ? output : (char *)"", model_path, WEXITSTATUS(status));
   } else {

@@ -222,11 +222,40 @@ static int result_offset(const ir_instr *in, int n_res) {
   return paired && in->shape->et == IR_TUPLE ? n_res : 0;
 }
 
+/* In-place permutes whose start indices come in per-pair tuples need one tuple per pair: the
+ * runtime reads tuple p for pair p.  XLA's multiple read/write form (K sets of start indices,
+ * each replica a source up to K times, K != the pair count) verifies, but nothing in XLA's
+ * CPU backend says which pair uses which set, so it is refused here, saying so. */
+static bool inplace_sets_per_pair(cg_module *cm, const ir_instr *in) {
+  if (!in->attrs.u.collective.inplace)
+    return true;
+  const ir_shape *ip = in->operands[0]->shape;
+  int nb = ip->et == IR_TUPLE ? ip->n_elems : 1, n_pairs = in->attrs.u.collective.n_source_target_pairs;
+  for (int b = 0; b < nb; b++)
+    for (int k = 2; k < 4; k++) {
+      const ir_shape *st = ip->et == IR_TUPLE ? in->operands[k]->shape->elems[b] : in->operands[k]->shape;
+      if (st->n_elems > 0 && st->elems[0]->et == IR_TUPLE && st->n_elems != n_pairs) {
+        cg_fail(cm, in, "in-place collective-permute: buffer %d has %d sets of %s start indices for %d source-target "
+                "pairs (several reads or writes per replica); which pair uses which set is not defined for a CPU "
+                "backend, so it cannot be compiled", b, st->n_elems, k == 2 ? "input" : "output", n_pairs);
+        return false;
+      }
+    }
+  return true;
+}
+
 void cg_lower_collective(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   int kind = kind_of(in);
   if (kind < 0) {
     cg_fail(cm, in, "collective '%s' cannot be compiled", ir_opcode_table[in->op].spelling);
+    return;
+  }
+  if (!inplace_sets_per_pair(cm, in))
+    return;
+  if (in->op == IR_OP_COLLECTIVE_BROADCAST && in->attrs.u.collective.has_dynamic_root == 1) {
+    cg_fail(cm, in, "collective-broadcast with has_dynamic_root=true (a root chosen at run time, new in XLA's GPU "
+            "backend) cannot be compiled for a CPU");
     return;
   }
   cg_value ops = operand_leaves(f, in);

@@ -127,7 +127,9 @@ static LLVMValueRef private_global(cg_module *cm, LLVMValueRef init, const char 
 
 static LLVMValueRef desc_global(cg_module *cm, const ir_instr *in, int n_op_leaves, int n_res_leaves) {
   i64_buf b = {0};
-  buf_push(&b, (int64_t)in->attrs.u.custom_call.api_version);
+  /* not written: API_VERSION_ORIGINAL, XLA's default (the enum's 0 is UNSPECIFIED) */
+  buf_push(&b, in->attrs.u.custom_call.has_api_version ? (int64_t)in->attrs.u.custom_call.api_version
+                                                       : (int64_t)IR_CC_API_ORIGINAL);
   buf_push(&b, in->n_operands);
   buf_push(&b, n_op_leaves);
   buf_push(&b, n_res_leaves);

@@ -703,10 +703,17 @@ static LLVMValueRef combine(fz *z, const ir_instr *red, LLVMValueRef acc, LLVMVa
     LLVMValueRef ops[2] = {swapped ? v : acc, swapped ? acc : v};
     return cg_elementwise_apply(z->f, root, ops);
   }
+  /* A mixed-precision reducer (a bf16 reduce of an f32 add: shape/infer_reduce.c) computes in
+   * its own types; the accumulator keeps the reduce's. */
+  ir_etype pt = c->params[0]->shape->et, rt = root->shape->et;
   LLVMValueRef res[1];
-  ir_etype ets[2] = {et, et};
-  cg_call_scalar(z->f, c, (LLVMValueRef[]){acc, v}, ets, 2, res, ets, 1);
-  return res[0];
+  ir_etype ets[2] = {pt, pt};
+  if (pt != et) {
+    acc = cg_convert(z->f, acc, et, pt);
+    v = cg_convert(z->f, v, et, pt);
+  }
+  cg_call_scalar(z->f, c, (LLVMValueRef[]){acc, v}, ets, 2, res, &rt, 1);
+  return rt != et ? cg_convert(z->f, res[0], rt, et) : res[0];
 }
 
 /* ---- lanes: a fixed association for float sums and products ------------------------------------

@@ -137,8 +137,8 @@ static const pass_row passes[] = {
     {"fusion", run_fusion},
 };
 
-static hlo_status verify(ir_module *m, const drv_options *o, ir_diag_list *d) {
-  shape_options so = {.strict = o->strict};
+static hlo_status verify(ir_module *m, const drv_options *o, bool compiling, ir_diag_list *d) {
+  shape_options so = {.strict = o->strict, .async_chains = compiling};
   if (shape_verify_module(m, &so, d))
     return NULL;
   return hlo_status_make(HLO_INVALID_ARGUMENT, "verification failed");
@@ -161,7 +161,7 @@ static hlo_status run_passes(ir_module *m, const drv_options *o, ir_diag_list *d
     HLO_RETURN_IF_ERROR(dump_module(o, m, (int)i + 1, passes[i].name));
     if (o->verify_each) {
       t0 = drv_now_ms();
-      hlo_status s = verify(m, o, d);
+      hlo_status s = verify(m, o, true, d);
       drv_time_stage(o, "verify (--verify-each)", t0);
       if (s) {
         hlo_status_free(s);
@@ -188,7 +188,7 @@ hlo_status drv_load(const char *path, const drv_options *o, bool run_pipeline, i
   drv_time_stage(o, "parse", t0);
   if (!s) {
     t0 = drv_now_ms();
-    s = verify(m, o, &d);
+    s = verify(m, o, run_pipeline, &d);
     drv_time_stage(o, "verify", t0);
   }
   if (!s)

@@ -7,6 +7,7 @@
  */
 #include "ir/build.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -839,6 +840,44 @@ static ir_str alias_text(ir_builder *b, const ir_av *v, bool donor) {
   return t;
 }
 
+/* debug_attributes={ {"instr"}:({log_mode=default,callback_id=1,partitioned=true,op_id=2}), ... }
+ * (XLA's ParseDebugAttributes): kept as written once every key is one XLA knows and every
+ * log_mode is default or fusion_debugger. */
+static bool debug_attributes_ok(ir_builder *b, const ir_av *v) {
+  ir_str t = av_text(b, v);
+  static const char *const keys[] = {"log_mode", "callback_id", "partitioned", "op_id"};
+  for (size_t i = 0; i < t.len; i++) {
+    if (t.p[i] != '{' && t.p[i] != ',')
+      continue;
+    size_t k = i + 1;
+    while (k < t.len && (t.p[k] == ' ' || t.p[k] == '\n' || t.p[k] == '\r' || t.p[k] == '\t'))
+      k++;
+    size_t name = k;
+    while (k < t.len && (isalnum((unsigned char)t.p[k]) || t.p[k] == '_'))
+      k++;
+    if (k == name || k >= t.len || t.p[k] != '=')
+      continue; /* not key=value (an instruction-name list, a nested brace) */
+    size_t len = k - name;
+    bool known = false;
+    for (size_t j = 0; j < sizeof keys / sizeof *keys; j++)
+      known |= strlen(keys[j]) == len && memcmp(keys[j], t.p + name, len) == 0;
+    size_t val = k + 1, end = val;
+    while (end < t.len && (isalnum((unsigned char)t.p[end]) || t.p[end] == '_' || t.p[end] == '-'))
+      end++;
+    if (!known) {
+      irb_error(b, v->loc, "Unknown debug attribute: %.*s", (int)len, t.p + name);
+      return false;
+    }
+    if (len == 8 && memcmp(t.p + name, "log_mode", 8) == 0 &&
+        !((end - val == 7 && memcmp(t.p + val, "default", 7) == 0) ||
+          (end - val == 15 && memcmp(t.p + val, "fusion_debugger", 15) == 0))) {
+      irb_error(b, v->loc, "Invalid debug_log_mode value: %.*s", (int)(end - val), t.p + val);
+      return false;
+    }
+  }
+  return true;
+}
+
 void irb_module_header(ir_builder *b, ir_av *name, ir_attr_list *attrs) {
   ir_module *m = b->m;
   if (!name)
@@ -864,6 +903,9 @@ void irb_module_header(ir_builder *b, ir_av *name, ir_attr_list *attrs) {
       m->buffer_donor = alias_text(b, v, true);
     } else if (ir_str_eq(a->name, "frontend_attributes")) {
       m->frontend_attributes = av_text(b, v);
+    } else if (ir_str_eq(a->name, "debug_attributes")) {
+      if (debug_attributes_ok(b, v))
+        add_raw(b, &m->header_unknown, &m->n_header_unknown, a->name, av_text(b, v));
     } else {
       add_raw(b, &m->header_unknown, &m->n_header_unknown, a->name, av_text(b, v));
     }
@@ -1760,6 +1802,13 @@ static bool a_replica_groups(attr_ctx *x) {
 }
 static bool a_constrain_layout(attr_ctx *x) { return BOOL(x->in->attrs.u.collective.constrain_layout); }
 static bool a_global_ids(attr_ctx *x) { return BOOL(x->in->attrs.u.collective.use_global_device_ids); }
+static bool a_dynamic_root(attr_ctx *x) {
+  bool v;
+  if (!av_bool(x->b, x->v, &v))
+    return false;
+  x->in->attrs.u.collective.has_dynamic_root = v;
+  return true;
+}
 static bool a_source_target_pairs(attr_ctx *x) {
   ir_av *v = x->v;
   if (v->kind != AV_LIST) {
@@ -1865,9 +1914,26 @@ VERBATIM(metadata)
 VERBATIM(frontend_attributes)
 VERBATIM(statistics)
 VERBATIM(origin)
-VERBATIM(parameter_replication)
 VERBATIM(output_to_operand_aliasing)
 #undef VERBATIM
+
+/* parameter_replication={true,false,...}: one flag per leaf buffer of the shape (XLA's parser
+ * counts them: ShapeUtil::GetLeafCount); kept as written. */
+static bool a_parameter_replication(attr_ctx *x) {
+  ir_str t = av_text(x->b, x->v);
+  x->in->common.parameter_replication = t;
+  if (!x->in->shape || t.len < 2 || t.p[0] != '{')
+    return true;
+  int n = 0; /* the flags written: words between the braces */
+  for (size_t i = 1; i < t.len; i++)
+    n += isalpha((unsigned char)t.p[i]) && !isalpha((unsigned char)t.p[i - 1]);
+  int leaves = ir_shape_count_leaves(x->in->shape);
+  if (n == leaves)
+    return true;
+  irb_error(x->b, x->v->loc, "parameter has %d leaf buffer%s, but parameter_replication has %d element%s.", leaves,
+            leaves == 1 ? "" : "s", n, n == 1 ? "" : "s");
+  return false;
+}
 
 /* result_accuracy={mode=default|highest} or {tolerance={atol=A, rtol=R, ulps=N}}, on the
  * unary ops XLA's parser gives it (xla/hlo/parser/hlo_parser.cc); kept as written. */
@@ -2015,6 +2081,7 @@ static const attr_row attr_table[] = {
     {"replica_groups", a_replica_groups, IR_FAM_COLLECTIVE},
     {"constrain_layout", a_constrain_layout, IR_FAM_COLLECTIVE},
     {"use_global_device_ids", a_global_ids, IR_FAM_COLLECTIVE},
+    {"has_dynamic_root", a_dynamic_root, IR_FAM_COLLECTIVE},
     {"source_target_pairs", a_source_target_pairs, IR_FAM_COLLECTIVE},
     {"async_execution_thread", a_async_thread, IR_FAM_ASYNC},
     {"cross_program_prefetch_index", a_prefetch_index, IR_FAM_COPY_ASYNC},
@@ -2646,6 +2713,8 @@ static void build_instr(ir_builder *b, ir_instr *in, bool root, ir_av *opcode, i
     in->attrs.u.custom_call.batch_group_count = 1;
   } else if (fam_of(in) == IR_FAM_TOPK) {
     in->attrs.u.topk.largest = true;
+  } else if (fam_of(in) == IR_FAM_COLLECTIVE) {
+    in->attrs.u.collective.has_dynamic_root = -1;
   }
   if (op == IR_OP_CONSTANT) {
     if (!(in->attrs.u.literal = literal_from_av(b, shape, args)))
@@ -2799,6 +2868,8 @@ static void check_async_pair(ir_builder *b, const ir_instr *in) {
         user = in->users[k];
         n++;
       }
+    if (n == 0 && (in->op == IR_OP_ASYNC_START || in->op == IR_OP_ASYNC_UPDATE))
+      return; /* an open chain: XLA's parser accepts it; compiling it is refused (shape/infer_control.c) */
     if (n != 1)
       irb_error(b, in->loc, "%%%s: '%s' needs exactly one user (its done), not %d", in->name.p,
                 ir_opcode_table[in->op].spelling, n);

@@ -289,6 +289,8 @@ ir_instr *ir_instr_create(ir_computation *c, ir_opcode op, ir_str name, ir_shape
   in->attrs.bc.axis = -1; /* pdpd's default: "not written" */
   if (op == IR_OP_RESHAPE)
     in->attrs.u.inferred_dimension = -1;
+  if (ir_opcode_table[op].family == IR_FAM_COLLECTIVE)
+    in->attrs.u.collective.has_dynamic_root = -1;
   in->id = c->n_instrs;
   c->instrs[c->n_instrs++] = in;
   return in;

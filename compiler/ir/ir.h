@@ -346,6 +346,9 @@ typedef struct ir_attrs {
       /* collective-permute's in-place form (slice_sizes written): one list per buffer. */
       ir_i64_list *slice_sizes; int n_slice_sizes;
       bool inplace;
+      /* collective-broadcast's has_dynamic_root: -1 not written, 0/1 (true: the last operand
+       * names the root at run time). */
+      int has_dynamic_root;
     } collective;
     struct {
       ir_str execution_thread;

@@ -461,6 +461,8 @@ static void print_called(sbuf *b, const ir_instr *in) {
   if (!nc)
     return;
   ir_family fam = ir_opcode_table[in->op].family;
+  if (fam == IR_FAM_ASYNC && in->attrs.u.async.compact) /* call-start: the wrapped call's to_apply= */
+    fam = ir_opcode_table[in->attrs.u.async.wrapped_opcode].family;
   const char *list_name = NULL;
   if (fam == IR_FAM_WHILE && nc == 2)
     roles = while_roles;
@@ -781,6 +783,8 @@ static void print_family_attrs(sbuf *b, const ir_instr *in) {
       attr_lists(b, "source_target_pairs", a->u.collective.source_target_pairs, a->u.collective.n_source_target_pairs);
     if (a->u.collective.inplace)
       attr_lists(b, "slice_sizes", a->u.collective.slice_sizes, a->u.collective.n_slice_sizes);
+    if (a->u.collective.has_dynamic_root >= 0)
+      sb_printf(b, ", has_dynamic_root=%s", a->u.collective.has_dynamic_root ? "true" : "false");
     break;
   case IR_FAM_ASYNC:
     if (a->u.async.execution_thread.len) {

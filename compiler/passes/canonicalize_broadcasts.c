@@ -6,7 +6,8 @@
  * when there are any) + broadcast(dimensions=...), inserted just before the user; broadcast(x)
  * with auto_broadcast=bidirectional becomes a plain broadcast the same way.  The extension
  * attributes are cleared, so the module verifies under --strict afterwards.  New names are
- * the user's plus ".lhs.broadcast", ".rhs.reshape", ... (made unique in the module).
+ * the user's plus ".lhs.broadcast", ".rhs.reshape", ... (made unique in the module).  A copy
+ * into another float type (XLA's mixed precision) becomes the convert it is.
  * Tests: canonicalize_broadcasts_test.c; testdata/broadcast (each valid case is
  * canonicalized and verified again with --strict).
  */
@@ -102,6 +103,11 @@ static bool has_extension_attrs(const ir_instr *in) {
 }
 
 static hlo_status canonicalize_instr(canon *k, ir_instr *in) {
+  if (in->op == IR_OP_COPY && in->shape && in->n_operands == 1 && in->operands[0]->shape &&
+      in->shape->et != in->operands[0]->shape->et) {
+    in->op = IR_OP_CONVERT; /* a mixed-precision copy (shape/infer_data.c) converts */
+    return NULL;
+  }
   bool bidir = in->op == IR_OP_BROADCAST && in->attrs.bc.auto_broadcast == IR_AB_BIDIRECTIONAL;
   if (!(ir_opcode_table[in->op].flags & OPF_BROADCASTS) && !bidir)
     return NULL;

@@ -239,11 +239,47 @@ static bool bound_fully(const ir_instr *in, const ir_shape *slot) {
          !partial_result_ok(slot, c->root->shape);
 }
 
+/* XLA's verifier: every async-start and async-update has exactly one consumer, the next link
+ * of its chain (the parser accepts a chain left open; compiling it is refused). */
+static bool one_consumer(shape_ctx *x, ir_instr *in) {
+  int n = 0;
+  for (int k = 0; k < in->n_users; k++)
+    n += !(in->users[k]->op == IR_OP_CUSTOM_CALL && ir_str_eq(in->users[k]->attrs.custom_text, "control_dep"));
+  if (n == 1)
+    return true;
+  return shape_error(x, in, "the %s instruction requires one consumer, found %d (XLA's verifier; the chain is "
+                     "incomplete, so it cannot be compiled)", ir_opcode_table[in->op].spelling, n);
+}
+
+/* The start's own operands against the first element of its shape (as XLA's parser builds the
+ * chain from it, a mismatch is the verifier's to find; it holds in every parser test). */
+static bool start_operands_ok(shape_ctx *x, ir_instr *in) {
+  ir_instr *ops[SHAPE_MAX_OPERANDS];
+  int n = bound_operands(in, ops, SHAPE_MAX_OPERANDS);
+  ir_shape *e[SHAPE_MAX_OPERANDS];
+  for (int i = 0; i < n; i++)
+    e[i] = ops[i]->shape;
+  ir_shape *want = shape_tuple_of(x, e, n);
+  char a[256], b[256];
+  if (want && shape_compatible(in->shape->elems[0], want))
+    return true;
+  return shape_error(x, in, "the first element of the result, %s, must hold the bound operands %s",
+                     shape_str(in->shape->elems[0], a, sizeof a), shape_str(want, b, sizeof b));
+}
+
 /* async-start: ((bound operands...), result or (), context...); the computation may take more
  * parameters than the start binds (late binding: updates bind the rest). */
 static ir_shape *infer_async_start(shape_ctx *x, ir_instr *in) {
   const ir_shape *r = in->shape;
   if (!r || !async_value_ok(x, in, r, "the result of async-start"))
+    return NULL;
+  if (!x->opts->async_chains) { /* as XLA's parser checks it */
+    if (in->attrs.u.async.compact || in->attrs.u.async.wrapped_comp ||
+        shape_need_called(x, in, 1, "calls=%computation"))
+      start_operands_ok(x, in);
+    return NULL;
+  }
+  if (!one_consumer(x, in))
     return NULL;
   if (in->attrs.u.async.compact && !chain_comp(in)) {
     bound_ok(x, in);
@@ -255,11 +291,21 @@ static ir_shape *infer_async_start(shape_ctx *x, ir_instr *in) {
   return NULL; /* the context elements are as written */
 }
 
-/* async-update: the operand's value with further operands bound; async-done: the result. */
+/* async-update: the operand's value with further operands bound; async-done: the result.
+ * Without async_chains, as XLA's parser: an update is as written (its shape may differ from its
+ * operand's, XLA's ShapeMismatch_Allowed), and so is a done. */
 ir_shape *shape_infer_async(shape_ctx *x, ir_instr *in) {
   if (in->op == IR_OP_ASYNC_START)
     return infer_async_start(x, in);
   if (!shape_need_min_operands(x, in, 1) || !async_value_ok(x, in, shape_operand(in, 0), "the operand"))
+    return NULL;
+  if (!x->opts->async_chains) {
+    if (in->op == IR_OP_ASYNC_UPDATE && in->shape)
+      async_value_ok(x, in, in->shape, "the result of async-update");
+    return in->shape ? NULL : ir_shape_clone(x->m, in->op == IR_OP_ASYNC_UPDATE ? shape_operand(in, 0)
+                                                                             : shape_operand(in, 0)->elems[1]);
+  }
+  if (in->op == IR_OP_ASYNC_UPDATE && !one_consumer(x, in))
     return NULL;
   const ir_shape *s = shape_operand(in, 0);
   if (in->op == IR_OP_ASYNC_DONE && !all_bound(x, in))

@@ -287,10 +287,20 @@ ir_shape *shape_infer_reverse(shape_ctx *x, ir_instr *in) {
   return ir_shape_clone(x->m, s);
 }
 
+/* copy: the operand's shape; with XLA's allow_mixed_precision (its tests' verifier; not under
+ * --strict), a float operand may be copied into another float type, which converts. */
 ir_shape *shape_infer_copy(shape_ctx *x, ir_instr *in) {
   if (!shape_need_operands(x, in, 1))
     return NULL;
-  return ir_shape_clone(x->m, shape_operand(in, 0));
+  const ir_shape *s = shape_operand(in, 0);
+  if (!x->opts->strict && in->shape && shape_is_array(s) && shape_is_array(in->shape) && in->shape->et != s->et &&
+      ir_etype_is_float(in->shape->et) && ir_etype_is_float(s->et)) {
+    ir_shape *r = ir_shape_clone(x->m, s);
+    if (r)
+      r->et = in->shape->et;
+    return r;
+  }
+  return ir_shape_clone(x->m, s);
 }
 
 ir_shape *shape_infer_bitcast(shape_ctx *x, ir_instr *in) {

@@ -168,10 +168,10 @@ static ir_shape *infer_all_to_all(shape_ctx *x, ir_instr *in, int n, int64_t gs)
   return shape_operands_collated(x, in, 0, n);
 }
 
-/* Replica ids are >= 0; with `once`, each replica is a source once and a target once (the
- * in-place form with per-pair start indices lifts that: XLA's verifier allows as many
- * repeats as there are per-pair tuples, here one per pair). */
-static bool permute_pairs_ok(shape_ctx *x, ir_instr *in, bool once) {
+/* Replica ids are >= 0, and each replica is a source at most `times` times and a target at
+ * most `times` times: once, or in the in-place form with K start-index sets K times (XLA's
+ * verifier, CheckDuplicatedSourceOrTarget). */
+static bool permute_pairs_ok(shape_ctx *x, ir_instr *in, int times) {
   const typeof(in->attrs.u.collective) *c = &in->attrs.u.collective;
   /* Ids name replicas (no channel_id) or partitions: below the module's count when it says. */
   int64_t limit = in->attrs.channel_id ? x->m->num_partitions : x->m->replica_count;
@@ -185,9 +185,17 @@ static bool permute_pairs_ok(shape_ctx *x, ir_instr *in, bool once) {
     const ir_i64_list *p = &c->source_target_pairs[i];
     if (p->n != 2 || p->v[0] < 0 || p->v[1] < 0)
       return shape_error(x, in, "source_target_pairs: replica ids must be >= 0");
-    for (int k = 0; k < i && once; k++)
-      if (c->source_target_pairs[k].v[0] == p->v[0] || c->source_target_pairs[k].v[1] == p->v[1])
+    int as_source = 0, as_target = 0;
+    for (int k = 0; k < i; k++) {
+      as_source += c->source_target_pairs[k].v[0] == p->v[0];
+      as_target += c->source_target_pairs[k].v[1] == p->v[1];
+    }
+    if (as_source >= times || as_target >= times) {
+      if (times == 1)
         return shape_error(x, in, "source_target_pairs: each replica may be a source once and a target once");
+      return shape_error(x, in, "source_target_pairs: %s %lld appears more than %d times", as_source >= times ? "source"
+                         : "target", (long long)(as_source >= times ? p->v[0] : p->v[1]), times);
+    }
   }
   return true;
 }
@@ -211,7 +219,7 @@ static ir_shape *permute_start_shape(shape_ctx *x, ir_instr *in, ir_shape *input
 /* collective-permute(x) -> x; collective-permute(x1, ..., xn) -> (x1, ..., xn).  The -start
  * form returns (operand, operand[, context...]) with the operands as one tuple when n > 1. */
 static ir_shape *infer_permute(shape_ctx *x, ir_instr *in, int n) {
-  if (!permute_pairs_ok(x, in, true))
+  if (!permute_pairs_ok(x, in, 1))
     return NULL;
   if (in->op == IR_OP_COLLECTIVE_PERMUTE)
     return shape_operands_collated(x, in, 0, n);
@@ -229,9 +237,8 @@ static int permute_starts(shape_ctx *x, ir_instr *in, const ir_shape *s, int buf
     return shape_error(x, in, "the %s start indices of buffer %d must be a tuple, not %s", what, buffer,
                        shape_kind_str(s, a, sizeof a)), -1;
   bool per_pair = s->n_elems > 0 && s->elems[0]->et == IR_TUPLE;
-  if (per_pair && s->n_elems != n_pairs)
-    return shape_error(x, in, "the %s start indices of buffer %d hold %d per-pair tuples for %d source-target pairs",
-                       what, buffer, s->n_elems, n_pairs), -1;
+  (void)n_pairs; /* K tuples: one per pair, or K sets each replica reads or writes through (XLA's
+                  * multiple read/write form, where a replica may appear K times) */
   for (int p = 0; p < (per_pair ? s->n_elems : 1); p++) {
     const ir_shape *t = per_pair ? s->elems[p] : s;
     if (t->et != IR_TUPLE || t->n_elems != rank)
@@ -245,22 +252,28 @@ static int permute_starts(shape_ctx *x, ir_instr *in, const ir_shape *s, int buf
   return per_pair ? s->n_elems : 0;
 }
 
-/* One buffer of the in-place form: input and output arrays of one element type and rank,
- * slice sizes that fit both, and its start indices.  Returns the per-pair tuple count
- * (permute_starts), -1 after a diagnostic. */
+/* One list of slice_sizes against buffer b's input and output. */
+static bool slice_sizes_fit(shape_ctx *x, ir_instr *in, int b, const ir_i64_list *ss, const ir_shape *ip,
+                            const ir_shape *op) {
+  char a[256], c[256];
+  if (ss->n != ip->rank)
+    return shape_error(x, in, "slice_sizes of buffer %d has %d sizes for rank %d", b, ss->n, ip->rank);
+  for (int k = 0; k < ss->n; k++)
+    if (ss->v[k] < 0 || ss->v[k] > ip->dims[k] || ss->v[k] > op->dims[k])
+      return shape_error(x, in, "slice size %lld in dimension %d of buffer %d does not fit the input %s and output %s",
+                         (long long)ss->v[k], k, b, shape_str(ip, a, sizeof a), shape_str(op, c, sizeof c));
+  return true;
+}
+
+/* One buffer of the in-place form: input and output arrays of one element type and rank, and
+ * its start indices.  Returns the per-pair tuple count (permute_starts), -1 after a
+ * diagnostic. */
 static int permute_buffer_ok(shape_ctx *x, ir_instr *in, int b, const ir_shape *ip, const ir_shape *op,
                              const ir_shape *in_starts, const ir_shape *out_starts) {
   char a[256], c[256];
   if (!shape_is_array(ip) || !shape_is_array(op) || ip->et != op->et || ip->rank != op->rank)
     return shape_error(x, in, "buffer %d: the input %s and output %s must be arrays of one element type and rank", b,
                        shape_kind_str(ip, a, sizeof a), shape_kind_str(op, c, sizeof c)), -1;
-  const ir_i64_list *ss = &in->attrs.u.collective.slice_sizes[b];
-  if (ss->n != ip->rank)
-    return shape_error(x, in, "slice_sizes of buffer %d has %d sizes for rank %d", b, ss->n, ip->rank), -1;
-  for (int k = 0; k < ss->n; k++)
-    if (ss->v[k] < 0 || ss->v[k] > ip->dims[k] || ss->v[k] > op->dims[k])
-      return shape_error(x, in, "slice size %lld in dimension %d of buffer %d does not fit the input %s and output %s",
-                         (long long)ss->v[k], k, b, shape_str(ip, a, sizeof a), shape_str(op, c, sizeof c)), -1;
   int ni = permute_starts(x, in, in_starts, b, ip->rank, "input");
   int no = ni < 0 ? -1 : permute_starts(x, in, out_starts, b, op->rank, "output");
   return no < 0 ? -1 : (ni > no ? ni : no);
@@ -282,9 +295,6 @@ static ir_shape *infer_permute_inplace(shape_ctx *x, ir_instr *in) {
   if (tup != (op->et == IR_TUPLE) || (tup && op->n_elems != nb))
     return shape_fail(x, in, "the input %s and output %s must both be arrays or tuples of as many arrays",
                       shape_kind_str(ip, a, sizeof a), shape_kind_str(op, c, sizeof c));
-  if (in->attrs.u.collective.n_slice_sizes != nb)
-    return shape_fail(x, in, "slice_sizes has %d lists but there %s %d buffer%s", in->attrs.u.collective.n_slice_sizes,
-                      nb == 1 ? "is" : "are", nb, nb == 1 ? "" : "s");
   if (tup && (is->et != IR_TUPLE || is->n_elems != nb || os->et != IR_TUPLE || os->n_elems != nb))
     return shape_fail(x, in, "the start indices must be tuples of %d entries, one per buffer", nb);
   int per_pair = 0;
@@ -295,7 +305,20 @@ static ir_shape *infer_permute_inplace(shape_ctx *x, ir_instr *in) {
       return NULL;
     per_pair = n > per_pair ? n : per_pair;
   }
-  if (!permute_pairs_ok(x, in, per_pair == 0))
+  /* slice_sizes: one list per buffer, or one per buffer and start-index set (XLA's multiple
+   * read/write form writes {{1,8,128},{1,8,128}} for one buffer read through two sets). */
+  int ns = in->attrs.u.collective.n_slice_sizes, sets = per_pair > 0 ? per_pair : 1;
+  if (ns != nb && ns != nb * sets)
+    return shape_fail(x, in, "slice_sizes has %d lists but there %s %d buffer%s%s", ns, nb == 1 ? "is" : "are", nb,
+                      nb == 1 ? "" : "s", sets > 1 ? " read through as many start-index sets" : "");
+  for (int k = 0; k < ns; k++) {
+    int b = ns == nb ? k : k / sets;
+    if (!slice_sizes_fit(x, in, b, &in->attrs.u.collective.slice_sizes[k], tup ? ip->elems[b] : ip,
+                         tup ? op->elems[b] : op))
+      return NULL;
+  }
+  int n_pairs = in->attrs.u.collective.n_source_target_pairs;
+  if (!permute_pairs_ok(x, in, per_pair == 0 ? 1 : per_pair == n_pairs ? n_pairs : per_pair))
     return NULL;
   if (in->op == IR_OP_COLLECTIVE_PERMUTE)
     return ir_shape_clone(x->m, op);
@@ -383,6 +406,14 @@ ir_shape *shape_infer_collective(shape_ctx *x, ir_instr *in) {
   case IR_OP_RAGGED_ALL_TO_ALL:
     return infer_ragged_all_to_all(x, in);
   case IR_OP_COLLECTIVE_BROADCAST:
+    /* has_dynamic_root=true: the last operand names the root at run time; the result is the
+     * data operands' (XLA's verifier checks no more of the root operand). */
+    if (in->attrs.u.collective.has_dynamic_root == 1) {
+      if (n < 2)
+        return shape_fail(x, in, "collective-broadcast with has_dynamic_root=true takes the data operands and the "
+                          "root, not %d operand%s", n, n == 1 ? "" : "s");
+      return shape_operands_collated(x, in, 0, n - 1);
+    }
     return shape_operands_collated(x, in, 0, n);
   case IR_OP_COLLECTIVE_PERMUTE:
   case IR_OP_COLLECTIVE_PERMUTE_START:

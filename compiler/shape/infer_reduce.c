@@ -44,6 +44,25 @@ static ir_shape *collate_dims(shape_ctx *x, const ir_etype *ets, int n, int rank
 
 /* ---- reduce ------------------------------------------------------------------------------- */
 
+/* XLA's verifier with allow_mixed_precision (its tests' default, HloTestBase): a reducer whose
+ * scalars differ from the inputs only in floating-point precision (a bf16 reduce of an f32 add)
+ * is accepted, and the result keeps the inputs' types.  Not under --strict (XLA's CPU compiler
+ * verifies without it).  Sets want[] to the reducer's types when that applies. */
+static bool mixed_precision_reducer(shape_ctx *x, const ir_instr *in, const ir_etype *ets, int n, ir_etype *want) {
+  const ir_computation *c = in->called[0];
+  if (x->opts->strict || c->n_params != 2 * n)
+    return false;
+  bool differs = false;
+  for (int i = 0; i < n; i++) {
+    const ir_shape *p = c->params[i]->shape;
+    if (p->et == IR_TUPLE || p->rank != 0 || !ir_etype_is_float(p->et) || !ir_etype_is_float(ets[i]))
+      return false;
+    want[i] = p->et;
+    differs |= p->et != ets[i];
+  }
+  return differs;
+}
+
 ir_shape *shape_infer_reduce(shape_ctx *x, ir_instr *in) {
   ir_etype ets[SHAPE_MAX_OPERANDS];
   int n = inputs_and_inits(x, in, ets);
@@ -53,7 +72,9 @@ ir_shape *shape_infer_reduce(shape_ctx *x, ir_instr *in) {
   int64_t bad;
   if (!shape_dims_valid(&in->attrs.dimensions, s->rank, false, &bad))
     return shape_fail(x, in, "reduce dimension %lld is out of range or repeated", (long long)bad);
-  if (!shape_check_reducer(x, in, in->called[0], ets, n, "reducer"))
+  ir_etype mixed[SHAPE_MAX_OPERANDS];
+  const ir_etype *want = mixed_precision_reducer(x, in, ets, n, mixed) ? mixed : ets;
+  if (!shape_check_reducer(x, in, in->called[0], want, n, "reducer"))
     return NULL;
   int64_t dims[SHAPE_MAX_RANK];
   int r = 0;

@@ -18,6 +18,11 @@
 
 typedef struct shape_options {
   bool strict;  /* --strict: reject every extension exactly where XLA's verifier would */
+  /* The module is about to be compiled: an async chain must also agree with the computation it
+   * runs and be complete (XLA's verifier).  Without it the chain is checked as XLA's parser
+   * checks it, so that the incomplete and late-bound chains of XLA's parser tests parse and
+   * print (--emit=none, --emit=hlo). */
+  bool async_chains;
 } shape_options;
 
 /* Verifies the whole module (structure, operand counts, element types, attributes, called

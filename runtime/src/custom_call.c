@@ -87,7 +87,10 @@ static bool build_node(const int64_t *tree, int64_t *pos, void *const *leaves, i
 static hlo_status call_target(int64_t api, void *fn, void *out, const void **in, const char *opaque,
                               int64_t opaque_len, XlaCustomCallStatus *st) {
   switch (api) {
-  case 0: /* API_VERSION_UNSPECIFIED: XLA treats it as the original form */
+  case 0: /* API_VERSION_UNSPECIFIED: XLA's CPU backend refuses it (thunk_emitter.cc) */
+    return hlo_status_make(HLO_INVALID_ARGUMENT,
+                           "Unknown custom-call API version enum value: 0 (API_VERSION_UNSPECIFIED), as XLA's CPU "
+                           "backend says: the target's calling convention is not known");
   case 1: ((cc_original_fn)fn)(out, in); return NULL;
   case 2: ((cc_status_fn)fn)(out, in, st); return NULL;
   case 3: ((cc_unified_fn)fn)(out, in, opaque, (size_t)opaque_len, st); return NULL;
@@ -120,8 +123,8 @@ HLO_RT_EXPORT hlo_status hlo_rt_custom_call(hlo_context *ctx, const int64_t *des
   XlaCustomCallStatus st = {0, NULL};
   if (!ok)
     s = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "%s: out of memory building the custom-call arguments", instr);
-  else
-    s = call_target(api, fn, out, in, opaque, opaque_len, &st);
+  else if ((s = call_target(api, fn, out, in, opaque, opaque_len, &st)))
+    s = hlo_status_annotate(s, "%s: custom call '%s'", instr, target);
   if (!s && st.failed)
     s = hlo_status_make(HLO_FAILED_PRECONDITION, "%s: custom call '%s' failed: %s", instr, target,
                         st.message ? st.message : "(no message)");
