@@ -19,6 +19,9 @@ static const char usage[] =
     "\n"
     "inputs, one per parameter leaf, in order:\n"
     "  --input FILE.npy | --input=@FILE.npy | --input='f32[2,2] {{1,2},{3,4}}'\n"
+    "  --input=@FILE.npz | --input=@FILE.safetensors | --input=@DIR\n"
+    "                          one input per member (npz: stored order; safetensors: data order;\n"
+    "                          DIR: its .npy files by name); by name when every member names a parameter\n"
     "  --random-inputs[=SEED]  deterministic values instead (floats in [-1,1), integers in [0,8), pred 0/1)\n"
     "  --input rK:FILE.npy     an input of replica K only; a replica with rK: inputs reads only those\n"
     "results, one per result leaf, in order (default: print them as HLO literals):\n"
@@ -133,8 +136,9 @@ static int parse_args(int argc, char **argv, run_options *o) {
       printf("hlorun %s\n", HLOC_VERSION);
       return 0;
     } else if ((v = cli_flag_value("--input", argc, argv, &i))) {
-      if (!add(o->inputs, &o->n_inputs, RUN_MAX_ARRAYS, v))
+      if (o->n_inputs >= RUN_MAX_ARRAYS)
         return usage_error("too many --input", NULL);
+      o->inputs[o->n_inputs++] = v; /* with its '@', which makes @DIR a folder of inputs (tools/inputs.c) */
     } else if ((v = cli_flag_value("--output-dir", argc, argv, &i))) {
       o->output_dir = v;
     } else if ((v = cli_flag_value("--output", argc, argv, &i))) {

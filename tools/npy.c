@@ -177,12 +177,9 @@ static void swap_bytes(unsigned char *d, int64_t count, int itemsize, int parts)
   }
 }
 
-/* Fortran (column-major) order -> row-major. */
-static void *from_fortran(const unsigned char *src, const npy_array *a) {
+/* Fortran (column-major) order -> row-major, into dst. */
+static void from_fortran(const unsigned char *src, const npy_array *a, unsigned char *dst) {
   int64_t count = a->nbytes / (a->itemsize ? a->itemsize : 1);
-  unsigned char *dst = malloc((size_t)(a->nbytes ? a->nbytes : 1));
-  if (!dst)
-    return NULL;
   int64_t idx[64] = {0};
   for (int64_t k = 0; k < count; k++) {
     /* k walks the source in column-major order: idx[0] fastest. */
@@ -196,11 +193,12 @@ static void *from_fortran(const unsigned char *src, const npy_array *a) {
       idx[d] = 0;
     }
   }
-  return dst;
 }
 
-hlo_status npy_parse(const char *name, const unsigned char *bytes, size_t n, npy_array *out) {
+hlo_status npy_parse_header(const char *name, const unsigned char *bytes, size_t n, npy_array *out,
+                            npy_layout *out_layout) {
   memset(out, 0, sizeof *out);
+  memset(out_layout, 0, sizeof *out_layout);
   if (n < 6 || memcmp(bytes, "\x93NUMPY", 6) != 0)
     return bad(name, "missing the \\x93NUMPY magic");
   if (n < 10)
@@ -238,14 +236,31 @@ hlo_status npy_parse(const char *name, const unsigned char *bytes, size_t n, npy
   if ((uint64_t)out->nbytes > n - data_off)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: truncated: the header promises %lld bytes of data, the file has %zu",
                            name, (long long)out->nbytes, n - data_off);
-  const unsigned char *src = bytes + data_off;
-  out->data = fortran && out->rank > 1 ? from_fortran(src, out) : malloc((size_t)(out->nbytes ? out->nbytes : 1));
+  out->data = (void *)(bytes + data_off);
+  out_layout->data_offset = data_off;
+  out_layout->fortran = fortran && out->rank > 1;
+  out_layout->swap = endian == '>' && out->itemsize > 1 && out->kind != 'V';
+  return NULL;
+}
+
+void npy_copy_normalized(const npy_array *stored, const npy_layout *layout, void *dst) {
+  if (layout->fortran)
+    from_fortran(stored->data, stored, dst);
+  else if (stored->nbytes)
+    memcpy(dst, stored->data, (size_t)stored->nbytes);
+  if (layout->swap)
+    swap_bytes(dst, stored->nbytes / stored->itemsize, stored->itemsize, stored->kind == 'c' ? 2 : 1);
+}
+
+hlo_status npy_parse(const char *name, const unsigned char *bytes, size_t n, npy_array *out) {
+  npy_layout layout;
+  npy_array stored;
+  HLO_RETURN_IF_ERROR(npy_parse_header(name, bytes, n, &stored, &layout));
+  *out = stored;
+  out->data = malloc((size_t)(stored.nbytes ? stored.nbytes : 1));
   if (!out->data)
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "%s: out of memory", name);
-  if (!(fortran && out->rank > 1))
-    memcpy(out->data, src, (size_t)out->nbytes);
-  if (endian == '>' && out->itemsize > 1 && out->kind != 'V')
-    swap_bytes(out->data, count, out->itemsize, out->kind == 'c' ? 2 : 1);
+  npy_copy_normalized(&stored, &layout, out->data);
   return NULL;
 }
 

@@ -21,10 +21,25 @@ typedef struct npy_array {
   int64_t nbytes;
 } npy_array;
 
+/* How the data of a parsed .npy image is stored. */
+typedef struct npy_layout {
+  size_t data_offset; /* of the data from the start of the image */
+  bool fortran;       /* column-major with rank > 1: must be transposed */
+  bool swap;          /* big-endian with items of more than one byte: must be byte-swapped */
+} npy_layout;
+
 /* Reads `path`; on success the caller frees out->data. */
 HLO_MUST_USE hlo_status npy_read(const char *path, npy_array *out);
 /* Parses an in-memory .npy image (`name` is used in messages). */
 HLO_MUST_USE hlo_status npy_parse(const char *name, const unsigned char *bytes, size_t n, npy_array *out);
+/* Parses the header of the image bytes[0..n) and checks that the data fits: out->data points
+ * into bytes (not owned), as stored; out_layout says how it differs from row-major
+ * little-endian.  Nothing is allocated. */
+HLO_MUST_USE hlo_status npy_parse_header(const char *name, const unsigned char *bytes, size_t n, npy_array *out,
+                                         npy_layout *out_layout);
+/* Copies stored->nbytes bytes of data as npy_parse_header located it into dst, row-major and
+ * little-endian. */
+void npy_copy_normalized(const npy_array *stored, const npy_layout *layout, void *dst);
 /* Writes a version 1.0 little-endian C-order file with dtype descr (e.g. "<f4"). */
 HLO_MUST_USE hlo_status npy_write(const char *path, const char *descr, int rank, const int64_t *dims,
                                   const void *data, int64_t nbytes);

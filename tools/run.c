@@ -21,6 +21,7 @@
 
 #include "cache.h"
 #include "hlo/runtime.h"
+#include "inputs.h"
 #include "ir/literal.h"
 #include "literal_io.h"
 #include "npy.h"
@@ -92,81 +93,15 @@ static hlo_status load_model(const run_options *o, model *m) {
 
 /* ---- inputs -------------------------------------------------------------------------------- */
 
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+
 static void desc_text(const hlo_array_desc *d, char *buf, size_t cap) {
   litio_shape_text(d->dtype, d->rank, d->dims, buf, cap);
-}
-
-/* Does the .npy dtype store this element type (DESIGN.md: types numpy lacks are raw bits)? */
-static bool npy_matches(const npy_array *a, int32_t dt) {
-  if (dt == IR_PRED)
-    return (a->kind == 'b' || a->kind == 'u') && a->itemsize == 1;
-  if (dt == IR_BF16)
-    return (a->kind == 'u' || a->kind == 'V') && a->itemsize == 2;
-  const char *descr = ir_etype_table[dt].npy_descr;
-  if (!descr[0])
-    return false;
-  return a->kind == descr[1] && a->itemsize == atoi(descr + 2);
-}
-
-static bool dims_match(const npy_array *a, const hlo_array_desc *d) {
-  if (a->rank != d->rank)
-    return false;
-  for (int i = 0; i < d->rank; i++)
-    if (a->dims[i] != d->dims[i])
-      return false;
-  return true;
-}
-
-static hlo_status input_from_npy(const char *path, int k, const hlo_array_desc *d, void *dst) {
-  npy_array a;
-  HLO_RETURN_IF_ERROR(npy_read(path, &a));
-  char want[256], got[256];
-  desc_text(d, want, sizeof want);
-  npy_describe(&a, got, sizeof got);
-  hlo_status s = NULL;
-  bool bf16_from_f32 = d->dtype == IR_BF16 && a.kind == 'f' && a.itemsize == 4;
-  if (!dims_match(&a, d) || (!bf16_from_f32 && !npy_matches(&a, d->dtype)) ||
-      (!bf16_from_f32 && a.nbytes != d->byte_size)) {
-    s = hlo_status_make(HLO_INVALID_ARGUMENT, "%s: parameter %d (%%%s) expects %s, got %s", path, k, d->name, want, got);
-  } else if (bf16_from_f32) {
-    int64_t n = a.nbytes / 4; /* rounded to nearest even, as XLA's convert does */
-    for (int64_t i = 0; i < n; i++) {
-      float f;
-      memcpy(&f, (unsigned char *)a.data + 4 * i, 4);
-      ir_lit_encode_float(IR_BF16, f, 0, (unsigned char *)dst + 2 * i);
-    }
-  } else {
-    memcpy(dst, a.data, (size_t)a.nbytes);
-  }
-  free(a.data);
-  return s;
-}
-
-/* Deterministic values from (seed, parameter): floats uniform in [-1, 1), integers in [0, 8)
- * (valid as indices into most dimensions), pred 0/1. */
-static void random_fill(uint64_t seed, int k, const hlo_array_desc *d, void *dst) {
-  uint64_t st = seed * 0x9E3779B97F4A7C15ull + (uint64_t)k * 0xBF58476D1CE4E5B9ull + 1;
-  int eb = ir_etype_table[d->dtype].storage_bytes;
-  int64_t n = eb ? d->byte_size / eb : 0;
-  ir_etype et = (ir_etype)d->dtype;
-  for (int64_t i = 0; i < n; i++) {
-    st ^= st >> 12;
-    st ^= st << 25;
-    st ^= st >> 27;
-    uint64_t r = st * 2685821657736338717ull;
-    unsigned char *p = (unsigned char *)dst + i * eb;
-    if (ir_etype_is_float(et) || ir_etype_is_complex(et)) {
-      double v = (double)(r >> 11) / 9007199254740992.0 * 2 - 1;
-      ir_etype ct = ir_etype_component(et);
-      ir_lit_encode_float(ct, v, 0, p);
-      if (ir_etype_is_complex(et))
-        ir_lit_encode_float(ct, v * 0.5, 0, p + eb / 2);
-    } else if (et == IR_PRED) {
-      p[0] = (unsigned char)(r >> 63);
-    } else {
-      ir_lit_encode_int(et, (int64_t)(r >> 61), 0, false, p);
-    }
-  }
 }
 
 /* ---- per-replica arguments ---- */
@@ -178,20 +113,7 @@ typedef struct arg_list {
   int n;
 } arg_list;
 
-/* K for a value written "rK:rest" (rest set), or -1 (rest = the value). */
-static int replica_prefix(const char *arg, const char **rest) {
-  *rest = arg;
-  if (arg[0] != 'r' || arg[1] < '0' || arg[1] > '9')
-    return -1;
-  int k = 0, i = 1;
-  for (; arg[i] >= '0' && arg[i] <= '9'; i++)
-    if ((k = k * 10 + (arg[i] - '0')) > 1000000)
-      return -1;
-  if (arg[i] != ':')
-    return -1;
-  *rest = arg + i + 1;
-  return k;
-}
+static int replica_prefix(const char *arg, const char **rest) { return input_replica_prefix(arg, rest); }
 
 /* The values of `args` that replica r uses (see above); `shared`: unprefixed values apply to
  * every replica without its own (inputs), else to replica 0 only (outputs). */
@@ -223,35 +145,28 @@ static hlo_status check_prefixes(const char *flag, const char *const *args, int 
   return NULL;
 }
 
-static hlo_status check_inputs(const run_options *o, const hlo_module_desc *desc, const arg_list *in,
-                               const char *who) {
-  int np = desc->num_params;
-  if (o->random_inputs && in->n)
+static hlo_status check_inputs(const run_options *o, const hlo_module_desc *desc, const input_list *inputs, int r,
+                               int count) {
+  if (o->random_inputs && inputs->n_args)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "give either --input or --random-inputs, not both");
-  if (!o->random_inputs && in->n < np) {
-    char want[256];
-    desc_text(&desc->params[in->n], want, sizeof want);
-    return hlo_status_make(HLO_INVALID_ARGUMENT,
-                           "%s takes %d input%s but %d %s given%s: parameter %d (%%%s) %s has no --input%s", o->model,
-                           np, np == 1 ? "" : "s", in->n, in->n == 1 ? "was" : "were", who, in->n,
-                           desc->params[in->n].name, want, np - in->n > 1 ? " (nor do the ones after it)" : "");
-  }
-  if (!o->random_inputs && in->n > np)
-    return hlo_status_make(HLO_INVALID_ARGUMENT, "%s takes %d input%s but %d were given%s: '%s' is extra", o->model,
-                           np, np == 1 ? "" : "s", in->n, who, in->items[np]);
-  return NULL;
+  if (o->random_inputs)
+    return NULL;
+  const input_item **order = calloc((size_t)desc->num_params + 1, sizeof *order);
+  if (!order)
+    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  hlo_status s = inputs_match(inputs, desc, o->model, r, count, order);
+  free(order);
+  return s;
 }
 
-static hlo_status check_replica_args(const run_options *o, const hlo_module_desc *desc, int r, int count) {
+static hlo_status check_replica_args(const run_options *o, const hlo_module_desc *desc, const input_list *inputs,
+                                     int r, int count) {
   int nr = desc->num_results;
   char who[64] = "";
   if (count > 1)
     snprintf(who, sizeof who, " for replica %d", r);
-  arg_list in = {0}, out = {0};
-  hlo_status s = args_for_replica(o->inputs, o->n_inputs, r, true, &in);
-  if (!s)
-    s = check_inputs(o, desc, &in, who);
-  free(in.items);
+  arg_list out = {0};
+  hlo_status s = check_inputs(o, desc, inputs, r, count);
   if (!s)
     s = args_for_replica(o->outputs, o->n_outputs, r, false, &out);
   if (!s && out.n && out.n != nr)
@@ -261,12 +176,13 @@ static hlo_status check_replica_args(const run_options *o, const hlo_module_desc
   return s;
 }
 
-static hlo_status check_counts(const run_options *o, const hlo_module_desc *desc, int count) {
+static hlo_status check_counts(const run_options *o, const hlo_module_desc *desc, const input_list *inputs,
+                               int count) {
   int nr = desc->num_results;
   HLO_RETURN_IF_ERROR(check_prefixes("--input", o->inputs, o->n_inputs, count));
   HLO_RETURN_IF_ERROR(check_prefixes("--output", o->outputs, o->n_outputs, count));
   for (int r = 0; r < count; r++)
-    HLO_RETURN_IF_ERROR(check_replica_args(o, desc, r, count));
+    HLO_RETURN_IF_ERROR(check_replica_args(o, desc, inputs, r, count));
   if (o->n_expected && o->n_expected != nr)
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s has %d result%s but %d --expected %s given", o->model, nr,
                            nr == 1 ? "" : "s", o->n_expected, o->n_expected == 1 ? "was" : "were");
@@ -281,21 +197,29 @@ static void *alloc_leaf(int64_t bytes) {
   return p;
 }
 
-static hlo_status read_inputs(const run_options *o, const hlo_module_desc *desc, const arg_list *in, void **params) {
-  for (int i = 0; i < desc->num_params; i++) {
-    const hlo_array_desc *d = &desc->params[i];
-    if (d->dtype == IR_TOKEN)
-      continue; /* token leaves take NULL */
-    if (d->byte_size < 0 || !(params[i] = alloc_leaf(d->byte_size)))
-      return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory for parameter %d (%lld bytes)", i,
-                             (long long)d->byte_size);
-    if (o->random_inputs)
-      random_fill(o->seed, i, d, params[i]);
-    else if (litio_looks_inline(in->items[i]))
-      HLO_RETURN_IF_ERROR(litio_parse_input(in->items[i], i, d, params[i]));
-    else
-      HLO_RETURN_IF_ERROR(input_from_npy(in->items[i], i, d, params[i]));
+/* The parameters of replica r (-1: the set shared by the replicas without rK: inputs). */
+static hlo_status read_inputs(const run_options *o, const hlo_module_desc *desc, const input_list *inputs, int r,
+                              int count, param_set *set) {
+  HLO_RETURN_IF_ERROR(param_set_init(set, desc->num_params));
+  double t0 = now_ms();
+  if (o->random_inputs) {
+    HLO_RETURN_IF_ERROR(inputs_random(o->seed, desc, o->threads, set));
+  } else {
+    const input_item **order = calloc((size_t)desc->num_params + 1, sizeof *order);
+    hlo_status s = order ? inputs_match(inputs, desc, o->model, r, count, order)
+                         : hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+    if (!s)
+      s = inputs_read(inputs, desc, (const input_item *const *)order, set);
+    free(order);
+    HLO_RETURN_IF_ERROR(s);
   }
+  double ms = now_ms() - t0;
+  if (o->verbose && o->random_inputs)
+    fprintf(stderr, "hlorun: random inputs: %lld bytes in %.1f ms (%.2f GB/s)\n", (long long)set->copied_bytes, ms,
+            ms > 0 ? set->copied_bytes / ms / 1e6 : 0.0);
+  else if (o->verbose)
+    fprintf(stderr, "hlorun: inputs: %lld bytes mapped without a copy, %lld bytes copied, in %.1f ms\n",
+            (long long)set->mapped_bytes, (long long)set->copied_bytes, ms);
   return NULL;
 }
 
@@ -403,12 +327,6 @@ typedef struct replica {
   hlo_collective_group *group; /* shared by every replica; NULL for one */
   hlo_status status;
 } replica;
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* The element type a .npy dtype stores, or -1 where several do (|u1: u8 and the f8 types;
  * <u2: u16 and bf16), so that the model's infeed checks the type as well as the dimensions. */
@@ -848,7 +766,7 @@ static hlo_status compare(const run_options *o, const char *path, int k, const h
   char want[256], have[256];
   desc_text(d, want, sizeof want);
   npy_describe(&a, have, sizeof have);
-  if (!dims_match(&a, d) || !npy_matches(&a, d->dtype) || a.nbytes != d->byte_size) {
+  if (!inputs_dims_match(&a, d) || !inputs_npy_matches(&a, d->dtype) || a.nbytes != d->byte_size) {
     free(a.data);
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: result %d is %s but the expected array is %s", path, k, want, have);
   }
@@ -1177,38 +1095,28 @@ static bool has_own_inputs(const run_options *o, int r) {
   return false;
 }
 
-/* One parameter set per replica with rK: inputs, and sets[count] shared by the others. */
-static hlo_status read_all_inputs(const run_options *o, const hlo_module_desc *desc, int count, void ***sets) {
+/* One parameter set per replica with rK: inputs, and sets[count] shared by the others;
+ * params[r] is replica r's. */
+static hlo_status read_all_inputs(const run_options *o, const hlo_module_desc *desc, const input_list *inputs,
+                                  int count, param_set *sets, void ***params) {
   bool need_shared = false;
   for (int r = 0; r < count; r++)
     need_shared |= !has_own_inputs(o, r);
   for (int r = 0; r <= count; r++) {
     if (r < count ? !has_own_inputs(o, r) : !need_shared)
       continue;
-    sets[r] = calloc((size_t)desc->num_params + 1, sizeof **sets);
-    if (!sets[r])
-      return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
-    arg_list in;
-    HLO_RETURN_IF_ERROR(args_for_replica(o->inputs, o->n_inputs, r < count ? r : -1, true, &in));
-    hlo_status s = read_inputs(o, desc, &in, sets[r]);
-    free(in.items);
+    hlo_status s = read_inputs(o, desc, inputs, r < count ? r : -1, count, &sets[r]);
     if (s)
       return r < count && count > 1 ? hlo_status_annotate(s, "replica %d", r) : s;
   }
   for (int r = 0; r < count; r++)
-    if (!sets[r])
-      sets[r] = sets[count];
+    params[r] = sets[r].params ? sets[r].params : sets[count].params;
   return NULL;
 }
 
-static void free_all_inputs(const hlo_module_desc *desc, int count, void ***sets) {
-  for (int r = 0; sets && r <= count; r++) {
-    if (!sets[r] || (r < count && sets[r] == sets[count]))
-      continue;
-    for (int i = 0; i < desc->num_params; i++)
-      free(sets[r][i]);
-    free(sets[r]);
-  }
+static void free_all_inputs(const hlo_module_desc *desc, int count, param_set *sets) {
+  for (int r = 0; sets && r <= count; r++)
+    param_set_free(&sets[r], desc->num_params);
   free(sets);
 }
 
@@ -1221,23 +1129,29 @@ hlo_status run_model(const run_options *o, FILE *out) {
   HLO_RETURN_IF_ERROR(load_model(o, &m));
   const hlo_module_desc *desc = m.desc;
   int count = replica_count(o, desc);
-  void ***sets = NULL;
+  param_set *sets = NULL;
+  void ***params = NULL;
+  input_list inputs = {0};
   hlo_status s = NULL;
   if (count > MAX_REPLICAS)
     s = hlo_status_make(HLO_INVALID_ARGUMENT, "--replicas %d: at most %d", count, MAX_REPLICAS);
-  if (!s && !(sets = calloc((size_t)count + 1, sizeof *sets)))
+  if (!s && (!(sets = calloc((size_t)count + 1, sizeof *sets)) || !(params = calloc((size_t)count, sizeof *params))))
     s = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
   if (!s)
-    s = check_counts(o, desc, count);
+    s = inputs_expand(o->inputs, o->n_inputs, &inputs);
+  if (!s)
+    s = check_counts(o, desc, &inputs, count);
   if (!s)
     s = run_check_memory(o, desc, count);
   if (!s)
     s = check_targets(o, desc);
   if (!s)
-    s = read_all_inputs(o, desc, count, sets);
+    s = read_all_inputs(o, desc, &inputs, count, sets, params);
   if (!s)
-    s = run_loaded(o, desc, sets, count, out);
+    s = run_loaded(o, desc, params, count, out);
   free_all_inputs(desc, count, sets);
+  free(params);
+  inputs_free(&inputs);
   if (s) { /* the status may be the model's own static record: copy it before unloading */
     hlo_status copy = hlo_status_make(hlo_status_code_of(s), "%s", hlo_status_message(s));
     hlo_status_free(s);
@@ -1259,7 +1173,8 @@ typedef struct mpi_run {
   int32_t rank, size;
   model m;
   const hlo_module_desc *desc;
-  void **params;
+  input_list inputs;
+  param_set params;
   call_plan plan;
   feeds infeeds, recvs;
   replica *reps; /* size entries; only reps[rank] runs here */
@@ -1299,24 +1214,20 @@ static hlo_status mpi_prepare(mpi_run *r) {
   if (r->rank == 0 && o->replicas <= 0 && desc->replica_count > 1 && desc->replica_count != r->size)
     fprintf(stderr, "%s: note: the module says replica_count=%d; %d rank%s run%s it, one replica each\n", o->model,
             (int)desc->replica_count, r->size, r->size == 1 ? "" : "s", r->size == 1 ? "s" : "");
-  HLO_RETURN_IF_ERROR(check_counts(o, desc, r->size));
+  HLO_RETURN_IF_ERROR(inputs_expand(o->inputs, o->n_inputs, &r->inputs));
+  HLO_RETURN_IF_ERROR(check_counts(o, desc, &r->inputs, r->size));
   HLO_RETURN_IF_ERROR(run_check_memory(o, desc, 1)); /* this rank's replica */
   r->reps = calloc((size_t)r->size, sizeof *r->reps);
-  r->params = calloc((size_t)desc->num_params + 1, sizeof *r->params);
   r->gathered = calloc((size_t)desc->num_results + 1, sizeof *r->gathered);
-  if (!r->reps || !r->params || !r->gathered)
+  if (!r->reps || !r->gathered)
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  arg_list in;
-  HLO_RETURN_IF_ERROR(args_for_replica(o->inputs, o->n_inputs, r->rank, true, &in));
-  hlo_status s = read_inputs(o, desc, &in, r->params);
-  free(in.items);
-  HLO_RETURN_IF_ERROR(s);
+  HLO_RETURN_IF_ERROR(read_inputs(o, desc, &r->inputs, r->rank, r->size, &r->params));
   HLO_RETURN_IF_ERROR(plan_call(desc, &r->plan));
   HLO_RETURN_IF_ERROR(read_infeeds(o, &r->infeeds));
   HLO_RETURN_IF_ERROR(read_recvs(o, &r->recvs));
   replica *me = &r->reps[r->rank];
   *me = (replica){.o = o, .desc = desc, .plan = &r->plan, .infeeds = &r->infeeds, .recvs = &r->recvs,
-                  .params = r->params, .group = r->size > 1 ? r->group : NULL};
+                  .params = r->params.params, .group = r->size > 1 ? r->group : NULL};
   return setup_replica(o, desc, r->rank, r->size, me);
 }
 
@@ -1495,9 +1406,8 @@ static void mpi_cleanup(mpi_run *r) {
   if (r->reps)
     teardown_replica(&r->reps[r->rank], r->desc->num_results);
   free(r->reps);
-  for (int i = 0; r->params && i < r->desc->num_params; i++)
-    free(r->params[i]);
-  free(r->params);
+  param_set_free(&r->params, r->desc->num_params);
+  inputs_free(&r->inputs);
   for (int i = 0; r->gathered && i < r->desc->num_results; i++)
     free(r->gathered[i]);
   free(r->gathered);
