@@ -465,43 +465,91 @@ def markdown_table(head, rows):
     return "\n".join(out)
 
 
-def run_models(args):
-    mdir = os.path.join(ROOT, "..", "shared", "models")
+def peak_rss_run(cmd, timeout):
+    """Runs cmd under os.wait4: (rc, stdout, stderr, wall s, peak RSS bytes)."""
+    import signal
+    t0 = time.perf_counter()
+    out_f, err_f = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+    p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True)
+    deadline = t0 + timeout
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            os.kill(p.pid, signal.SIGKILL)
+            os.wait4(p.pid, 0)
+            raise subprocess.TimeoutExpired(cmd, timeout)
+        time.sleep(0.02)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    out_f.seek(0)
+    err_f.seek(0)
+    return p.returncode, out_f.read(), err_f.read(), wall, ru.ru_maxrss * 1024
+
+
+def header_bytes(hloc, path, name):
+    """PARAMETER_BYTES and ARENA_BYTES of the generated header (what hlorun's memory check adds)."""
+    r = subprocess.run([hloc, path, "--emit=header", "-o", "-"], capture_output=True, text=True)
+    got = {}
+    for key in ("PARAMETER_BYTES", "RESULT_BYTES", "ARENA_BYTES"):
+        mo = re.search(r"_%s (\d+)LL" % key, r.stdout)
+        got[key] = int(mo.group(1)) if mo else None
+    return got
+
+
+def run_models(args, triad=None):
+    """Every model of ../shared/models and testdata/models: compile s (hloc -O2), hlorun's wall
+    time from the cached .so to the first result (load, random inputs, one call), the median
+    of --benchmark calls, peak RSS (wait4), parameter and arena bytes; for the generate loop,
+    the weight-bandwidth roofline (weights x 8 steps / STREAM triad)."""
+    dirs = [os.path.join(ROOT, "..", "shared", "models"), os.path.join(ROOT, "testdata", "models")]
     if args.models_dir:
-        mdir = args.models_dir
-    if not os.path.isdir(mdir):
-        return []
+        dirs = [args.models_dir]
+    hloc = os.path.join(os.path.dirname(args.hlorun), "hloc")
     out = []
-    for f in sorted(os.listdir(mdir)):
-        if not f.endswith(".hlo"):
+    for mdir in dirs:
+        if not os.path.isdir(mdir):
             continue
-        path = os.path.join(mdir, f)
-        res = dict(model=f)
-        base = [args.hlorun, path, "--random-inputs", "--threads", str(args.threads)]
-        tmp = tempfile.mkdtemp(prefix="bench-model-")
-        try:
-            t0 = time.perf_counter()
-            r = subprocess.run(base + ["--output-dir", tmp], capture_output=True, text=True,
-                               timeout=args.model_timeout)
-            res["first_call_s"] = time.perf_counter() - t0
-            if r.returncode != 0:
-                first = (r.stderr.strip().splitlines() or [""])[0]
-                res["note"] = "fails (exit %d): %s" % (r.returncode, first[:200].replace("|", "/"))
-            else:
-                r = subprocess.run(base + ["--benchmark", "1"], capture_output=True, text=True,
+        for f in sorted(os.listdir(mdir)):
+            if not f.endswith(".hlo"):
+                continue
+            path = os.path.join(mdir, f)
+            res = dict(model=f)
+            tmp = tempfile.mkdtemp(prefix="bench-model-")
+            so = os.path.join(tmp, "model.so")
+            try:
+                t0 = time.perf_counter()
+                r = subprocess.run([hloc, path, "-o", so, "-O2"], capture_output=True, text=True,
                                    timeout=args.model_timeout)
-                mo = re.search(r"median_ms=([0-9.eE+-]+)", r.stdout + r.stderr)
-                if mo:
-                    res["ms"] = float(mo.group(1))
+                res["compile_s"] = time.perf_counter() - t0
+                if r.returncode != 0:
+                    first = (r.stderr.strip().splitlines() or [""])[0]
+                    res["note"] = "does not compile (exit %d): %s" % (r.returncode, first[:200].replace("|", "/"))
                 else:
-                    res["note"] = "benchmark failed: exit %d" % r.returncode
-        except subprocess.TimeoutExpired:
-            res["note"] = "skipped: over %d s" % args.model_timeout
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        print("model %-55s %s" % (f, fmt(res.get("ms"), "%.3f ms") if "ms" in res
-                                   else res.get("note")), flush=True)
-        out.append(res)
+                    res.update(header_bytes(hloc, path, f))
+                    base = [args.hlorun, so, "--random-inputs", "--threads", str(args.threads)]
+                    rc, so_out, so_err, wall, rss = peak_rss_run(base + ["--output-dir", tmp], args.model_timeout)
+                    res["first_result_s"], res["peak_rss"] = wall, rss
+                    if rc != 0:
+                        first = (so_err.strip().splitlines() or [""])[0]
+                        res["note"] = "fails (exit %d): %s" % (rc, first[:200].replace("|", "/"))
+                    else:
+                        rc, so_out, so_err, wall, rss = peak_rss_run(base + ["--benchmark", "3"], args.model_timeout)
+                        mo = re.search(r"median_ms=([0-9.eE+-]+)", so_out + so_err)
+                        if mo:
+                            res["ms"] = float(mo.group(1))
+                        else:
+                            res["note"] = "benchmark failed: exit %d" % rc
+                if f == "generate_loop.hlo" and triad and res.get("PARAMETER_BYTES"):
+                    res["roofline_ms"] = res["PARAMETER_BYTES"] * 8 / (triad * 1e9) * 1e3
+            except subprocess.TimeoutExpired:
+                res["note"] = "skipped: over %d s" % args.model_timeout
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+            print("model %-55s %s" % (f, fmt(res.get("ms"), "%.3f ms") if "ms" in res
+                                       else res.get("note")), flush=True)
+            out.append(res)
     return out
 
 
@@ -571,7 +619,7 @@ def main():
         head, rows = report_rows(results, triad)
         print()
         print_table(head, rows)
-        models = [] if args.no_models else run_models(args)
+        models = [] if args.no_models else run_models(args, triad)
         lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
         model_name = re.search(r"Model name:\s*(.*)", lscpu)
         summary = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), quick=args.quick,
@@ -586,9 +634,15 @@ def main():
                   summary["cpu"], args.threads, fmt(triad, "%.1f"), "; ".join(notes) or "-"),
               "", markdown_table(head, rows), ""]
         if models:
-            md += ["| model | ms per call | first call (compile + run) s | note |", "|---|---:|---:|---|"]
-            md += ["| %s | %s | %s | %s |" % (m["model"], fmt(m.get("ms"), "%.3f"),
-                                              fmt(m.get("first_call_s"), "%.1f"), m.get("note", ""))
+            md += ["| model | compile s | first result s | median ms per call | peak RSS GB | parameters GB | "
+                   "arena GB | note |", "|---|---:|---:|---:|---:|---:|---:|---|"]
+            gbs = lambda v: fmt(v / 1e9 if v is not None else None, "%.3f")  # noqa: E731
+            md += ["| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                m["model"], fmt(m.get("compile_s"), "%.1f"), fmt(m.get("first_result_s"), "%.1f"),
+                fmt(m.get("ms"), "%.3f"), gbs(m.get("peak_rss")), gbs(m.get("PARAMETER_BYTES")),
+                gbs(m.get("ARENA_BYTES")),
+                (m.get("note", "") + (" roofline %.1f ms (weights x 8 / triad)" % m["roofline_ms"]
+                                      if "roofline_ms" in m else "")).strip())
                    for m in models]
         with open(os.path.join(args.out_dir, "results.md"), "w") as f:
             f.write("\n".join(md) + "\n")

@@ -276,7 +276,7 @@ static hlo_status missing(const input_list *l, const hlo_module_desc *desc, cons
     item_label(l, last, label, sizeof label);
     member_note(l, last, where, sizeof where);
     size_t k = strlen(note);
-    snprintf(note + k, sizeof note - k, "; the last input by position is '%s'%s", label, where);
+    snprintf(note + k, sizeof note - k, "; the last input by position is '%.1000s'%.1000s", label, where);
   }
   return hlo_status_make(HLO_INVALID_ARGUMENT, "%s takes %d input%s but %d %s given%s: parameter %d (%%%s) %s has no "
                          "--input%s%s", model, np, np == 1 ? "" : "s", given, given == 1 ? "was" : "were", who, p,
