@@ -56,11 +56,15 @@ hlo_status hlo_status_annotate(hlo_status s, const char *fmt, ...) {
   return out;
 }
 
-hlo_status_code hlo_status_code_of(hlo_status s) { return s ? s->code : HLO_OK; }
+/* Exported from every model .so (which is built with hidden visibility), so that a caller
+ * that loads only the model (ctypes, python/) can read and free the statuses it returns. */
+#define HLO_PUBLIC __attribute__((visibility("default")))
 
-const char *hlo_status_message(hlo_status s) { return s ? s->message : ""; }
+HLO_PUBLIC hlo_status_code hlo_status_code_of(hlo_status s) { return s ? s->code : HLO_OK; }
 
-void hlo_status_free(hlo_status s) {
+HLO_PUBLIC const char *hlo_status_message(hlo_status s) { return s ? s->message : ""; }
+
+HLO_PUBLIC void hlo_status_free(hlo_status s) {
   if (!s || s->is_static)
     return;
   free(s->message);

@@ -114,6 +114,17 @@ HLO_MUST_USE hlo_status hlo_custom_call_add_library(hlo_context *ctx, const char
  * resolved when its instruction first runs. */
 HLO_MUST_USE hlo_status hlo_custom_call_resolve_all(hlo_context *ctx, const hlo_module_desc *desc);
 
+/* Weights from a file without a copy: bytes [offset, offset + bytes) of the file at path,
+ * mapped read-only (runtime/src/mapping.c).  hlo_mapping_data() is the region's first byte:
+ * pass it as a parameter's buffer when the file holds that parameter's dense little-endian
+ * row-major data at an offset that is a multiple of its element size (a .npy's data, a
+ * safetensors tensor; docs/abi.md).  The model only reads parameters.  hlo_unmap releases it
+ * (after the last call that uses it). */
+typedef struct hlo_mapping hlo_mapping;
+HLO_MUST_USE hlo_status hlo_map_file(const char *path, int64_t offset, int64_t bytes, hlo_mapping **out);
+const void *hlo_mapping_data(const hlo_mapping *m);
+void hlo_unmap(hlo_mapping *m);
+
 #ifdef __cplusplus
 }
 #endif
