@@ -271,8 +271,11 @@ static hlo_status check_entry(const char *path, const entry *e, const unsigned c
 static hlo_status read_tensor(const char *path, json *j, const unsigned char *data, uint64_t n, archive *a) {
   archive_member *m = &a->members[a->n_members];
   memset(m, 0, sizeof *m);
-  if (!string(j, &m->name) || !eat(j, ':'))
+  if (!string(j, &m->name) || !eat(j, ':')) {
+    free(m->name); /* not counted in n_members yet: archive_free would not see it */
+    m->name = NULL;
     return corrupt(path, "malformed JSON header");
+  }
   if (strcmp(m->name, "__metadata__") == 0) {
     free(m->name);
     m->name = NULL;
