@@ -466,7 +466,8 @@ def markdown_table(head, rows):
 
 
 def peak_rss_run(cmd, timeout):
-    """Runs cmd under os.wait4: (rc, stdout, stderr, wall s, peak RSS bytes)."""
+    """Runs cmd under os.wait4: (rc, stdout, stderr, wall s, ru_maxrss bytes; on Linux that keeps
+    the forking process's high-water mark, so hlorun -v's VmHWM is what the table reports)."""
     import signal
     t0 = time.perf_counter()
     out_f, err_f = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
@@ -528,9 +529,12 @@ def run_models(args, triad=None):
                     res["note"] = "does not compile (exit %d): %s" % (r.returncode, first[:200].replace("|", "/"))
                 else:
                     res.update(header_bytes(hloc, path, f))
-                    base = [args.hlorun, so, "--random-inputs", "--threads", str(args.threads)]
-                    rc, so_out, so_err, wall, rss = peak_rss_run(base + ["--output-dir", tmp], args.model_timeout)
-                    res["first_result_s"], res["peak_rss"] = wall, rss
+                    base = [args.hlorun, so, "--random-inputs", "--threads", str(args.threads), "-v"]
+                    rc, so_out, so_err, wall, _ = peak_rss_run(base + ["--output-dir", tmp], args.model_timeout)
+                    res["first_result_s"] = wall
+                    mo = re.search(r"peak RSS (\d+) bytes \(VmHWM\); arena (\d+) bytes", so_err)
+                    if mo:  # hlorun's own high-water mark (ru_maxrss keeps this forking process's)
+                        res["peak_rss"], res["ARENA_BYTES"] = int(mo.group(1)), int(mo.group(2))
                     if rc != 0:
                         first = (so_err.strip().splitlines() or [""])[0]
                         res["note"] = "fails (exit %d): %s" % (rc, first[:200].replace("|", "/"))

@@ -944,6 +944,21 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* The process's peak resident memory in bytes (VmHWM: the high-water mark of its own memory
+ * since exec, unlike getrusage's ru_maxrss, which keeps the forking parent's), -1 if unknown. */
+static int64_t peak_rss(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f)
+    return -1;
+  char line[256];
+  long long kb = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmHWM: %lld kB", &kb) == 1)
+      break;
+  fclose(f);
+  return kb >= 0 ? (int64_t)kb * 1024 : -1;
+}
+
 static void print_benchmark(int n, double *t, FILE *out) {
   qsort(t, (size_t)n, sizeof *t, cmp_double);
   double median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
@@ -1149,6 +1164,9 @@ hlo_status run_model(const run_options *o, FILE *out) {
     s = read_all_inputs(o, desc, &inputs, count, sets, params);
   if (!s)
     s = run_loaded(o, desc, params, count, out);
+  if (o->verbose)
+    fprintf(stderr, "hlorun: peak RSS %lld bytes (VmHWM); arena %lld bytes per replica\n", (long long)peak_rss(),
+            (long long)desc->arena_bytes);
   free_all_inputs(desc, count, sets);
   free(params);
   inputs_free(&inputs);

@@ -23,6 +23,9 @@ typedef struct shape_ctx {
   const shape_options *opts;
   ir_diag_list *diags;
   int errors_at_start_of_instr;
+  /* In a computation that an async chain runs, checked as XLA's parser checks it (not
+   * async_chains): a written result shape is kept even where it is not the inferred one. */
+  bool keep_written_shapes;
 } shape_ctx;
 
 typedef ir_shape *(*shape_infer_fn)(shape_ctx *x, ir_instr *in);
