@@ -79,3 +79,9 @@ if(HLOC_HAVE_CODEGEN)
   add_test(NAME cli.hloc.permute_start_sets_verify COMMAND ${EXPECT} 0 "^$|.*"
     $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/driver/permute_start_sets.hlo --emit=none)
 endif()
+
+# hloc -v states the memory plan: parameter, result and arena bytes and the largest temporaries.
+if(HLOC_HAVE_CODEGEN)
+  add_test(NAME cli.hloc.verbose_plan COMMAND ${EXPECT} 0 "^hloc: generate_loop: parameters 268451840 bytes, results 131072 bytes, arena [0-9]+ bytes$"
+    $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/models/generate_loop.hlo -v -o ${CMAKE_BINARY_DIR}/generate-loop-plan.so)
+endif()

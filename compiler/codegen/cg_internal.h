@@ -32,6 +32,7 @@ typedef struct cg_module {
   LLVMValueRef *frame_globals;
   int64_t *kernel_scratch;     /* by computation id: the largest scratch one of its kernels takes */
   FILE *assignment;            /* the buffer-assignment report (--dump-dir), or NULL */
+  cg_options *opts;            /* where the largest temporaries are kept (frame_buffer) */
   hlo_status error;            /* first error; lowering stops */
 } cg_module;
 

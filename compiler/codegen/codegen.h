@@ -23,6 +23,13 @@ typedef struct cg_options {
   int elided_constants;   /* number of constants filled by pass_fill_elided_constants */
   FILE *assignment;       /* where to write the buffer-assignment report, or NULL */
   int64_t arena_bytes;    /* out: the scratch arena one call of the entry needs */
+  /* out: the largest arena buffers of the module (any computation), largest first, for
+   * hloc -v and the buffer-assignment report; names point into the IR. */
+  struct cg_temporary {
+    const char *computation, *instruction;
+    int64_t bytes;
+  } largest[10];
+  int n_largest;
 } cg_options;
 
 /* Emits `m` into a new LLVM module in `ctx` targeting `tm`; the caller owns *out_mod. */

@@ -161,9 +161,30 @@ static void add_report_line(cg_function *f, cg_report_line l) {
   f->report[f->n_report++] = l;
 }
 
+/* Keeps the ten largest arena buffers of the module, largest first (cg_options.largest). */
+static void note_temporary(cg_module *cm, const cg_function *f, int64_t bytes) {
+  cg_options *o = cm->opts;
+  if (!o || !f->current)
+    return;
+  enum { N = (int)(sizeof o->largest / sizeof o->largest[0]) };
+  int at;
+  if (o->n_largest < N)
+    at = o->n_largest++;
+  else if (o->largest[N - 1].bytes < bytes)
+    at = N - 1;
+  else
+    return;
+  while (at > 0 && o->largest[at - 1].bytes < bytes) {
+    o->largest[at] = o->largest[at - 1];
+    at--;
+  }
+  o->largest[at] = (struct cg_temporary){f->comp ? f->comp->name.p : "?", f->current->name.p, bytes};
+}
+
 /* A buffer of the frame: its pointer is frame + offset. */
 static LLVMValueRef frame_buffer(cg_function *f, const ir_shape *s, int64_t bytes) {
   cg_module *cm = f->cm;
+  note_temporary(cm, f, bytes);
   int64_t off = frame_alloc(f, bytes);
   LLVMValueRef p = LLVMBuildGEP2(cm->b, cm->i8, f->frame_arg, (LLVMValueRef[]){cg_i64(cm, off)}, 1, "buf");
   int n = f->n_heap;
@@ -1259,6 +1280,8 @@ hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx, LL
   cm.frame_globals = calloc((size_t)m->n_comps + 1, sizeof *cm.frame_globals);
   cm.kernel_scratch = calloc((size_t)m->n_comps + 1, sizeof *cm.kernel_scratch);
   cm.assignment = opts->assignment;
+  cm.opts = opts;
+  opts->n_largest = 0;
   for (int i = 0; i < m->n_comps; i++) {
     m->comps[i]->id = i;
     char name[600];

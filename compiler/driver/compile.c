@@ -305,6 +305,21 @@ static hlo_status emit_output(LLVMTargetMachineRef tm, LLVMModuleRef mod, const 
   return NULL;
 }
 
+/* The memory plan's summary: parameter and result bytes (the caller's buffers), then the ten
+ * largest temporaries with the instructions that make them. */
+static void print_plan(FILE *out, const char *prefix, const ir_module *m, const cg_options *co) {
+  int64_t params = 0;
+  for (int i = 0; i < m->entry->n_params; i++)
+    params += ir_shape_total_bytes(m->entry->params[i]->shape);
+  fprintf(out, "%s%s: parameters %lld bytes, results %lld bytes, arena %lld bytes\n", prefix, m->name.p,
+          (long long)params, (long long)ir_shape_total_bytes(m->entry->root->shape), (long long)co->arena_bytes);
+  if (co->n_largest)
+    fprintf(out, "%s%s: largest temporaries:\n", prefix, m->name.p);
+  for (int i = 0; i < co->n_largest; i++)
+    fprintf(out, "%s  %12lld bytes  %%%s in %%%s\n", prefix, (long long)co->largest[i].bytes,
+            co->largest[i].instruction, co->largest[i].computation);
+}
+
 static hlo_status lower_and_emit(ir_module *m, const char *out_path, drv_emit emit, const drv_options *o,
                                  LLVMTargetMachineRef tm, LLVMContextRef ctx, LLVMModuleRef *mod) {
   cg_options co = {.symbol = o->symbol, .opt_level = o->opt_level, .elided_constants = m->n_filled_constants};
@@ -319,13 +334,16 @@ static hlo_status lower_and_emit(ir_module *m, const char *out_path, drv_emit em
   drv_time_stage(o, "codegen (LLVM IR)", t0);
   if (co.assignment) {
     fprintf(co.assignment, "arena: %lld bytes\n", (long long)co.arena_bytes);
+    print_plan(co.assignment, "", m, &co);
     fclose(co.assignment);
   }
   if (!s && o->arena_out)
     *o->arena_out = co.arena_bytes;
-  if (!s && o->verbose)
+  if (!s && o->verbose) {
     fprintf(stderr, "hloc: %s: arena of %lld bytes per call (temporaries at fixed offsets)\n", m->name.p,
             (long long)co.arena_bytes);
+    print_plan(stderr, "hloc: ", m, &co);
+  }
   HLO_RETURN_IF_ERROR(s);
   HLO_RETURN_IF_ERROR(dump_llvm(o, *mod, "llvm-before-opt.ll"));
   t0 = drv_now_ms();

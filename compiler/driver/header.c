@@ -117,18 +117,6 @@ static hlo_status write_leaves(FILE *f, const ir_shape *s, const char *base, boo
   return NULL;
 }
 
-/* The bytes of every array leaf of s (tuples summed; tokens hold none). */
-static int64_t leaf_bytes(const ir_shape *s) {
-  if (s->et == IR_TUPLE) {
-    int64_t n = 0;
-    for (int i = 0; i < s->n_elems; i++)
-      n += leaf_bytes(s->elems[i]);
-    return n;
-  }
-  int64_t b = 0;
-  return ir_etype_is_array(s->et) && ir_shape_byte_size(s, &b) ? b : 0;
-}
-
 static void write_prologue(FILE *f, const ir_module *m, const char *sym, const char *path, int64_t arena) {
   const char *file = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   if (strcmp(path, "-") == 0)
@@ -144,8 +132,8 @@ static void write_prologue(FILE *f, const ir_module *m, const char *sym, const c
   fprintf(f, "hlo_status %s_run(hlo_context *ctx, void *const *params, void *const *results);\n\n", sym);
   int64_t params = 0, results = 0;
   for (int i = 0; i < m->entry->n_params; i++)
-    params += leaf_bytes(m->entry->params[i]->shape);
-  results = leaf_bytes(m->entry->root->shape);
+    params += ir_shape_total_bytes(m->entry->params[i]->shape);
+  results = ir_shape_total_bytes(m->entry->root->shape);
   fprintf(f, "/* Bytes of the parameter and of the result buffers (each call reads and writes them): with\n"
              "   the arena, what one context's call needs (what hlorun checks against MemAvailable). */\n"
              "#define %s_PARAMETER_BYTES %lldLL\n#define %s_RESULT_BYTES %lldLL\n\n", sym, (long long)params, sym,

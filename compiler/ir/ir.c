@@ -75,6 +75,19 @@ bool ir_shape_byte_size(const ir_shape *s, int64_t *out_bytes) {
   return true;
 }
 
+int64_t ir_shape_total_bytes(const ir_shape *s) {
+  if (s->et == IR_TUPLE) {
+    int64_t n = 0;
+    for (int i = 0; i < s->n_elems; i++) {
+      int64_t e = ir_shape_total_bytes(s->elems[i]);
+      n = e > INT64_MAX - n ? INT64_MAX : n + e;
+    }
+    return n;
+  }
+  int64_t b = 0;
+  return ir_etype_is_array(s->et) && ir_shape_byte_size(s, &b) ? b : 0;
+}
+
 bool ir_shape_same_dims(const ir_shape *a, const ir_shape *b) {
   if (a->rank != b->rank)
     return false;

@@ -158,6 +158,8 @@ static inline bool ir_shape_is_tuple(const ir_shape *s) { return s->et == IR_TUP
 bool ir_shape_num_elements(const ir_shape *s, int64_t *out_n);
 /* Bytes of an array shape's dense storage; false on overflow. */
 bool ir_shape_byte_size(const ir_shape *s, int64_t *out_bytes);
+/* The bytes of every array leaf of s (tuples summed; tokens and sizes that overflow count 0). */
+int64_t ir_shape_total_bytes(const ir_shape *s);
 /* Same rank and dims (element type and layout ignored). */
 bool ir_shape_same_dims(const ir_shape *a, const ir_shape *b);
 /* Same element type, rank and dims (layouts ignored); tuples recursively. */
