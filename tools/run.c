@@ -944,20 +944,24 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The process's peak resident memory in bytes (VmHWM: the high-water mark of its own memory
- * since exec, unlike getrusage's ru_maxrss, which keeps the forking parent's), -1 if unknown. */
-static int64_t peak_rss(void) {
-  FILE *f = fopen("/proc/self/status", "r");
+/* The value of the "KEY: N kB" line of a /proc file, in bytes; -1 when it cannot be read. */
+static int64_t proc_kb(const char *path, const char *key) {
+  FILE *f = fopen(path, "r");
   if (!f)
     return -1;
   char line[256];
   long long kb = -1;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "VmHWM: %lld kB", &kb) == 1)
-      break;
+  size_t n = strlen(key);
+  while (kb < 0 && fgets(line, sizeof line, f))
+    if (strncmp(line, key, n) == 0 && line[n] == ':' && sscanf(line + n + 1, "%lld", &kb) != 1)
+      kb = -1;
   fclose(f);
   return kb >= 0 ? (int64_t)kb * 1024 : -1;
 }
+
+/* The process's peak resident memory in bytes (VmHWM: the high-water mark of its own memory
+ * since exec, unlike getrusage's ru_maxrss, which keeps the forking parent's), -1 if unknown. */
+static int64_t peak_rss(void) { return proc_kb("/proc/self/status", "VmHWM"); }
 
 static void print_benchmark(int n, double *t, FILE *out) {
   qsort(t, (size_t)n, sizeof *t, cmp_double);
@@ -990,18 +994,7 @@ int64_t run_memory_needed(const hlo_module_desc *desc, int replicas, run_memory 
 }
 
 /* MemAvailable of /proc/meminfo in bytes, or -1 when it cannot be read. */
-static int64_t memory_available(void) {
-  FILE *f = fopen("/proc/meminfo", "r");
-  if (!f)
-    return -1;
-  char line[256];
-  long long kb = -1;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
-      break;
-  fclose(f);
-  return kb >= 0 ? (int64_t)kb * 1024 : -1;
-}
+static int64_t memory_available(void) { return proc_kb("/proc/meminfo", "MemAvailable"); }
 
 static double gb(int64_t bytes) { return (double)bytes / 1e9; }
 
