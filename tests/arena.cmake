@@ -21,3 +21,12 @@ if(HLOC_HAVE_CODEGEN)
     COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/generate_loop.py $<TARGET_FILE:hloc> $<TARGET_FILE:hlorun>
             ${CMAKE_BINARY_DIR}/generate-loop)
 endif()
+# Donated parameters (input_output_alias, issue 17): hlorun --donate passes a donated
+# parameter's buffer as its result; the results equal numpy's and the run without --donate,
+# a result is written over its donor only after the donor's last read, and the mapped input
+# files stay untouched (tests/donate.py on testdata/models/donated_step.hlo).
+if(HLOC_HAVE_CODEGEN)
+  add_test(NAME arena.donated_parameters_in_place
+    COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/donate.py $<TARGET_FILE:hloc> $<TARGET_FILE:hlorun>
+            ${CMAKE_BINARY_DIR}/donate)
+endif()

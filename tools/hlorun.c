@@ -49,6 +49,10 @@ static const char usage[] =
     "  --collective-timeout SECONDS  with MPI: stop every rank when a collective or recv waits longer\n"
     "  --collective-order native|exact  with MPI: MPI's own reductions (default), or floating-point\n"
     "                          reductions in replica order, bit for bit as with --replicas threads\n"
+    "  --donate                pass each donated parameter's buffer as its result (the module's\n"
+    "                          input_output_alias): the model updates it in place and the result\n"
+    "                          needs no memory of its own; one replica only.  With --benchmark,\n"
+    "                          each call then starts from the previous call's results\n"
     "  --max-memory BYTES      refuse (exit 1) a model whose parameters, results and arena exceed\n"
     "                          BYTES (suffixes K, M, G; default: the machine's MemAvailable), before\n"
     "                          reading or allocating anything\n"
@@ -201,6 +205,8 @@ static int parse_args(int argc, char **argv, run_options *o) {
       o->target_cpu = v;
     } else if (strlen(a) == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
       o->opt_level = a[2] - '0';
+    } else if (strcmp(a, "--donate") == 0) {
+      o->donate = true;
     } else if (strcmp(a, "--strict") == 0) {
       o->strict = true;
     } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {

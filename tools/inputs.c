@@ -33,7 +33,7 @@ hlo_status mapped_file_open(const char *path, mapped_file *out) {
     return hlo_status_make(HLO_INVALID_ARGUMENT, "%s: not a regular file", path);
   }
   if (st.st_size > 0) {
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       int e = errno;
       close(fd);

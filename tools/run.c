@@ -465,6 +465,16 @@ static void *run_replica(void *arg) {
   return NULL;
 }
 
+/* hlorun -v --donate: which results are their donated parameters' buffers. */
+static void say_donated(const int32_t *donors, int nr, int np) {
+  int n = 0;
+  for (int i = 0; i < nr; i++)
+    if (donors[i] >= 0 && donors[i] < np)
+      fprintf(stderr, "%s%d", n++ ? ", " : "hlorun: results ", i);
+  if (n)
+    fprintf(stderr, " %s their donated parameters' buffers\n", n > 1 ? "are" : "is");
+}
+
 static hlo_status setup_replica(const run_options *o, const hlo_module_desc *desc, int id, int count, replica *r) {
   int np = desc->num_params, nr = desc->num_results;
   r->results = calloc((size_t)nr + 1, sizeof *r->results);
@@ -473,12 +483,19 @@ static hlo_status setup_replica(const run_options *o, const hlo_module_desc *des
   r->times = calloc((size_t)o->benchmark + 1, sizeof *r->times);
   if (!r->results || !r->ptrs || !r->values || !r->times)
     return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  const int32_t *donors = run_result_donors(o, desc, count);
   for (int i = 0; i < nr; i++) {
     const hlo_array_desc *d = &desc->results[i];
+    if (donors && donors[i] >= 0 && donors[i] < np && r->params[donors[i]]) {
+      r->results[i] = r->params[donors[i]]; /* donated: updated in place (not freed here) */
+      continue;
+    }
     if (d->dtype != IR_TOKEN && (d->byte_size < 0 || !(r->results[i] = alloc_leaf(d->byte_size))))
       return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory for result %d (%lld bytes)", i,
                              (long long)d->byte_size);
   }
+  if (donors && o->verbose)
+    say_donated(donors, nr, np);
   hlo_context_options co;
   hlo_context_options_init(&co);
   co.num_threads = o->threads;
@@ -502,8 +519,13 @@ static hlo_status setup_replica(const run_options *o, const hlo_module_desc *des
 
 static void teardown_replica(replica *r, int nr) {
   hlo_context_destroy(r->ctx);
-  for (int i = 0; r->results && i < nr; i++)
-    free(r->results[i]);
+  for (int i = 0; r->results && i < nr; i++) {
+    bool donated = false; /* a parameter's buffer (--donate): its owner frees it */
+    for (int p = 0; r->params && r->desc && p < r->desc->num_params; p++)
+      donated |= r->results[i] && r->results[i] == r->params[p];
+    if (!donated)
+      free(r->results[i]);
+  }
   for (int i = 0; i < r->n_outfeeds; i++)
     free(r->outfeeds[i].data);
   free(r->outfeeds);
@@ -977,13 +999,21 @@ static int replica_count(const run_options *o, const hlo_module_desc *desc) {
 
 static int64_t add_sat(int64_t a, int64_t b) { return b > 0 && a > INT64_MAX - b ? INT64_MAX : a + (b > 0 ? b : 0); }
 
-int64_t run_memory_needed(const hlo_module_desc *desc, int replicas, run_memory *parts) {
+const int32_t *run_result_donors(const run_options *o, const hlo_module_desc *desc, int replicas) {
+  if (!o->donate || replicas != 1 ||
+      desc->struct_size < offsetof(hlo_module_desc, result_donors) + sizeof desc->result_donors)
+    return NULL;
+  return desc->result_donors;
+}
+
+int64_t run_memory_needed(const hlo_module_desc *desc, int replicas, const int32_t *donors, run_memory *parts) {
   run_memory m = {0};
   for (int i = 0; i < desc->num_params; i++)
     m.params = add_sat(m.params, desc->params[i].byte_size);
   for (int r = 0; r < replicas; r++) { /* each replica: its results and its context's arena */
     for (int i = 0; i < desc->num_results; i++)
-      m.results = add_sat(m.results, desc->results[i].byte_size);
+      if (!donors || donors[i] < 0)
+        m.results = add_sat(m.results, desc->results[i].byte_size);
     if (desc->struct_size >= offsetof(hlo_module_desc, arena_bytes) + sizeof desc->arena_bytes)
       m.arena = add_sat(m.arena, desc->arena_bytes);
   }
@@ -1004,7 +1034,7 @@ static double gb(int64_t bytes) { return (double)bytes / 1e9; }
  * stops with a message instead of being killed by the kernel. */
 hlo_status run_check_memory(const run_options *o, const hlo_module_desc *desc, int replicas) {
   run_memory m;
-  int64_t need = run_memory_needed(desc, replicas, &m);
+  int64_t need = run_memory_needed(desc, replicas, run_result_donors(o, desc, replicas), &m);
   int64_t limit = o->max_memory > 0 ? o->max_memory : memory_available();
   if (limit < 0 || need <= limit)
     return NULL;

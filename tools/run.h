@@ -48,16 +48,21 @@ typedef struct run_options {
   bool mpi;                          /* --mpi: one replica per MPI rank (also implied by mpirun) */
   double collective_timeout_s;       /* --collective-timeout: how long an MPI collective waits; 0 = for ever */
   bool collective_exact;             /* --collective-order exact: MPI reductions in replica order */
+  bool donate;                       /* --donate: donated parameters' buffers are their results */
 } run_options;
 
 void run_options_init(run_options *o);
 /* What a run of `desc` with `replicas` replicas allocates, in bytes: the parameters once, and
- * per replica its results and its context's arena (hlo_module_desc.arena_bytes, which holds
- * the kernels' scratch too).  The one place the memory limit is computed. */
+ * per replica its results (but those that are donated parameters' buffers: donors, from
+ * run_result_donors, or NULL) and its context's arena (hlo_module_desc.arena_bytes, which
+ * holds the kernels' scratch too).  The one place the memory limit is computed. */
 typedef struct run_memory {
   int64_t params, results, arena, total;
 } run_memory;
-int64_t run_memory_needed(const hlo_module_desc *desc, int replicas, run_memory *parts);
+int64_t run_memory_needed(const hlo_module_desc *desc, int replicas, const int32_t *donors, run_memory *parts);
+/* The model's donors (hlo_module_desc.result_donors) when --donate applies (one replica), else
+ * NULL. */
+const int32_t *run_result_donors(const run_options *o, const hlo_module_desc *desc, int replicas);
 /* Refuses (RESOURCE_EXHAUSTED) a run that needs more than --max-memory, or by default more than
  * the machine's MemAvailable, saying how much and of what. */
 HLO_MUST_USE hlo_status run_check_memory(const run_options *o, const hlo_module_desc *desc, int replicas);

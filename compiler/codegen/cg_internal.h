@@ -17,6 +17,7 @@
 
 #include "codegen/codegen.h"
 #include "ir/ir.h"
+#include "passes/buffer_plan.h"
 
 typedef struct cg_module {
   LLVMContextRef ctx;
@@ -31,6 +32,7 @@ typedef struct cg_module {
   int64_t *frame_bytes;
   LLVMValueRef *frame_globals;
   int64_t *kernel_scratch;     /* by computation id: the largest scratch one of its kernels takes */
+  const buffer_plan *plan;     /* where each computation's buffers sit (passes/buffer_plan.c) */
   FILE *assignment;            /* the buffer-assignment report (--dump-dir), or NULL */
   cg_options *opts;            /* where the largest temporaries are kept (frame_buffer) */
   hlo_status error;            /* first error; lowering stops */
@@ -50,7 +52,7 @@ typedef struct cg_heap_buffer {
   LLVMValueRef slot, ptr;
   int until;
   int64_t offset, bytes;       /* arena buffers: place in the frame (slot is null); heap: -1 */
-  int from, to;                /* arena buffers: positions of its allocation and its release */
+  int planned_to;              /* a buffer of the plan: its planned last position; else -1 */
 } cg_heap_buffer;
 
 /* A line of the buffer-assignment report, printed once the offsets are final: instruction in
@@ -75,6 +77,11 @@ typedef struct cg_function {
    * buffers of their own (their callees get frame_arg unchanged). */
   LLVMValueRef frame_arg;
   bool owns_frame;
+  /* The computation's buffer plan (null in kernels, or when the computation is unplanned).
+   * Buffers the plan does not place (a lowerer's scratch) go after the planned ones, at
+   * scratch_base, by a heap simulation over free_ranges. */
+  const comp_plan *plan;
+  int64_t scratch_base;
   cg_range *free_ranges;       /* the frame's free space while assigning (sorted by offset) */
   int n_free, cap_free;
   int64_t frame_peak;
@@ -99,7 +106,7 @@ typedef struct cg_function {
   /* In a kernel: an instruction whose result took over the buffer of its operand
    * in_place_operand (that operand died there, module.c): a dynamic-update-slice updates its
    * operand 0 in place; a fused loop reads that operand through the result pointer (each
-   * element only at its own index, reuse.c), so no two buffer arguments alias. */
+   * element only at its own index, passes/own_element.c), so no two buffer arguments alias. */
   const ir_instr *in_place;
   int in_place_operand;
 } cg_function;
@@ -125,6 +132,14 @@ LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name);
 LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s);
 /* Buffers for every leaf of a shape. */
 cg_value cg_alloc_value(cg_function *f, const ir_shape *s);
+/* The buffer for result leaf k (of shape s) of `in`: the caller's result buffer when `in`
+ * writes it directly, the frame buffer the plan gave it, else as cg_alloc_leaf. */
+LLVMValueRef cg_alloc_result_leaf(cg_function *f, const ir_instr *in, int k, const ir_shape *s);
+/* Buffers for every result leaf of `in` (cg_alloc_result_leaf). */
+cg_value cg_alloc_result(cg_function *f, const ir_instr *in);
+/* The buffer for temporary k (of shape s) of `in` the plan made (a while loop's next state),
+ * else as cg_alloc_leaf. */
+LLVMValueRef cg_alloc_temp_leaf(cg_function *f, const ir_instr *in, int k, const ir_shape *s);
 /* A value of shape s with its leaf shapes and no buffers yet (leaves all NULL). */
 cg_value cg_value_of_shape(const ir_shape *s);
 /* The buffers for the result of `in` that its lowerer fills: the caller's when f is the kernel
@@ -194,11 +209,6 @@ void cg_outline_value(cg_function *f, ir_instr *in, cg_value_lower_fn lower, boo
 LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i);
 /* Elementwise: the value of `in` given its operands' values v (in operand order). */
 LLVMValueRef cg_elementwise_apply(cg_function *f, ir_instr *in, LLVMValueRef *v);
-bool cg_is_elementwise(const ir_instr *in);
-/* Whether in's kernel reads operand k only at the linear index of the result element it is
- * computing, with elements of the same size, so the result may overwrite that operand's
- * buffer element by element (reuse.c). */
-bool cg_reads_only_own_element(const ir_instr *in, int k);
 /* Lowers one instruction into f->values[in->id]. */
 void cg_lower_instr(cg_function *f, ir_instr *in);
 /* Per-family lowerers (data.c, control.c). */

@@ -198,7 +198,7 @@ static void lower_start(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   bool is_send = in->op == IR_OP_SEND;
   int n_data = ir_shape_count_leaves(in->shape->elems[0]);
-  cg_value v = is_send ? send_context(f, in, n_data) : cg_alloc_value(f, in->shape);
+  cg_value v = is_send ? send_context(f, in, n_data) : cg_alloc_result(f, in);
   chan_desc_buf *d = calloc(1, sizeof *d);
   LLVMValueRef *ptrs = calloc((size_t)n_data + 1, sizeof *ptrs);
   if (d && ptrs) {
@@ -227,7 +227,7 @@ static void lower_done(cg_function *f, ir_instr *in) {
   const ir_shape *cs = in->operands[0]->shape;
   int n_data = ir_shape_count_leaves(cs->elems[0]);
   cg_value ctx = f->values[in->operands[0]->id];
-  cg_value v = cg_alloc_value(f, in->shape);
+  cg_value v = cg_alloc_result(f, in);
   LLVMValueRef name = cg_name_global(cm, in), req = request_leaf(&ctx, n_data);
   if (in->op == IR_OP_SEND_DONE) {
     emit(f, "hlo_rt_send_done", (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr}, (LLVMValueRef[]){f->ctx_arg, name, req}, 3);

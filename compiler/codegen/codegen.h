@@ -22,6 +22,8 @@ typedef struct cg_options {
   int opt_level;          /* 0..3 (loop shapes may depend on it) */
   int elided_constants;   /* number of constants filled by pass_fill_elided_constants */
   FILE *assignment;       /* where to write the buffer-assignment report, or NULL */
+  /* The buffer plan of m (passes/buffer_plan.h), made by the caller; NULL: made here. */
+  const struct buffer_plan *plan;
   int64_t arena_bytes;    /* out: the scratch arena one call of the entry needs */
   /* out: the largest arena buffers of the module (any computation), largest first, for
    * hloc -v and the buffer-assignment report; names point into the IR. */

@@ -28,7 +28,7 @@ void cg_lower_replica_id(cg_function *f, ir_instr *in) {
   LLVMTypeRef ty = LLVMFunctionType(cm->i32, &cm->ptr, 1, 0);
   const char *fn = in->op == IR_OP_REPLICA_ID ? "hlo_rt_replica_id" : "hlo_rt_partition_id";
   LLVMValueRef id = LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, fn, ty), &f->ctx_arg, 1, "id");
-  cg_value v = cg_alloc_value(f, in->shape);
+  cg_value v = cg_alloc_result(f, in);
   LLVMBuildStore(cm->b, id, v.leaves[0]);
   f->values[in->id] = v;
 }
@@ -259,7 +259,7 @@ void cg_lower_collective(cg_function *f, ir_instr *in) {
     return;
   }
   cg_value ops = operand_leaves(f, in);
-  cg_value v = cg_alloc_value(f, in->shape);
+  cg_value v = cg_alloc_result(f, in);
   int n_res = result_leaves(in, &ops), off = result_offset(in, n_res);
   if (off + n_res > v.n) {
     cg_fail(cm, in, "the result of '%s' has fewer leaves than its operands", ir_opcode_table[in->op].spelling);

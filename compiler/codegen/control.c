@@ -183,73 +183,9 @@ void cg_lower_call(cg_function *f, ir_instr *in) {
     for (int j = 0; j < o.n && na < 1024; j++)
       args[na++] = o.leaves[j];
   }
-  cg_value out = cg_alloc_value(f, in->shape);
+  cg_value out = cg_alloc_result(f, in);
   cg_call_computation(f, in->called[0], args, na, out.leaves, out.n);
   f->values[in->id] = out;
-}
-
-/* How many operands of c's instructions are x. */
-static int uses_in(const ir_computation *c, const ir_instr *x) {
-  int n = 0;
-  for (int i = 0; i < c->n_instrs; i++)
-    for (int k = 0; k < c->instrs[i]->n_operands; k++)
-      n += c->instrs[i]->operands[k] == x;
-  return n;
-}
-
-/* Whether element k of the body's root only ever reads state leaf k as the operand of a
- * dynamic-update-slice that nothing else reads: get-tuple-element k of the parameter (the
- * only one, read once) updated and returned.  Then the update can be made in place. */
-static bool updates_in_place(const ir_computation *body, const ir_instr *e, int k) {
-  if (e->op != IR_OP_DYNAMIC_UPDATE_SLICE || uses_in(body, e) != 1)
-    return false;
-  const ir_instr *g = e->operands[0];
-  if (g->op != IR_OP_GET_TUPLE_ELEMENT || g->operands[0] != body->params[0] || g->attrs.u.tuple_index != k ||
-      uses_in(body, g) != 1)
-    return false;
-  for (int i = 0; i < body->n_instrs; i++) {
-    const ir_instr *x = body->instrs[i];
-    for (int o = 0; o < x->n_operands; o++)
-      if (x != g && x->operands[o] == body->params[0] &&
-          (x->op != IR_OP_GET_TUPLE_ELEMENT || x->attrs.u.tuple_index == k))
-        return false; /* another reader of the whole state or of leaf k */
-  }
-  return true;
-}
-
-/* How a while loop's state leaf is kept across iterations. */
-typedef enum state_leaf {
-  STATE_COPIED,      /* its own buffer; the body's result is copied into it after each trip */
-  STATE_PASSED,      /* passed through unchanged: the init operand's buffer itself, no copy */
-  STATE_IN_PLACE,    /* updated in place by a dynamic-update-slice: one buffer for the loop */
-} state_leaf;
-
-/* How each leaf of a while loop's state is kept.  A leaf that the body passes through
- * unchanged (element k of its root tuple is get-tuple-element k of its parameter) is read-only
- * in the body and the condition, so the loop uses the init operand's buffer for it: an entry
- * parameter (a generate loop's weights) or a temporary whose lifetime then extends to the
- * loop's last reader (module.c free_dead_buffers), never copied (XLA keeps such loop-invariant
- * elements in place too); the body's copy of its parameter onto the same result buffer is
- * skipped at run time.  A leaf the body updates with a dynamic-update-slice that is its only
- * reader keeps one buffer of the loop's own, written in place (data.c). */
-static state_leaf *state_leaves(const ir_instr *in, int n_leaves) {
-  const ir_computation *body = in->called[1];
-  const ir_instr *root = body->root;
-  state_leaf *kind = calloc((size_t)n_leaves + 1, sizeof *kind);
-  if (!kind || body->n_params != 1 || root->op != IR_OP_TUPLE || root->n_operands != n_leaves ||
-      in->shape->et != IR_TUPLE || in->shape->n_elems != n_leaves)
-    return kind;
-  for (int k = 0; k < n_leaves; k++)
-    if (in->shape->elems[k]->et == IR_TUPLE)
-      return memset(kind, 0, (size_t)n_leaves * sizeof *kind), kind;
-  for (int k = 0; k < n_leaves; k++) {
-    const ir_instr *e = root->operands[k];
-    if (e->op == IR_OP_GET_TUPLE_ELEMENT && e->operands[0] == body->params[0] && e->attrs.u.tuple_index == k)
-      kind[k] = STATE_PASSED;
-    else if (updates_in_place(body, e, k))
-      kind[k] = STATE_IN_PLACE;
-  }
-  return kind;
 }
 
 void cg_lower_while(cg_function *f, ir_instr *in) {
@@ -259,7 +195,7 @@ void cg_lower_while(cg_function *f, ir_instr *in) {
   cg_value state = cg_value_of_shape(in->shape);
   int n = state.n;
   cg_value next = {calloc((size_t)n + 1, sizeof(LLVMValueRef)), NULL, n};
-  state_leaf *kind = state_leaves(in, n);
+  plan_state_leaf *kind = buffer_plan_while_state(in, n);
   if (!kind || !state.leaves || !state.shapes || !next.leaves || init.n != n) {
     cg_fail(cm, in, "out of memory");
     free(kind);
@@ -267,13 +203,13 @@ void cg_lower_while(cg_function *f, ir_instr *in) {
     return;
   }
   for (int i = 0; i < n; i++) {
-    if (kind[i] == STATE_PASSED) {
+    if (kind[i] == PLAN_STATE_PASSED) {
       state.leaves[i] = init.leaves[i];
     } else {
-      state.leaves[i] = cg_alloc_leaf(f, state.shapes[i]);
+      state.leaves[i] = cg_alloc_result_leaf(f, in, i, state.shapes[i]);
       cg_copy_leaf(f, state.leaves[i], init.leaves[i], state.shapes[i]);
     }
-    next.leaves[i] = kind[i] != STATE_COPIED ? state.leaves[i] : cg_alloc_leaf(f, state.shapes[i]);
+    next.leaves[i] = kind[i] != PLAN_STATE_COPIED ? state.leaves[i] : cg_alloc_temp_leaf(f, in, i, state.shapes[i]);
   }
   LLVMValueRef pred = cg_alloc_leaf(f, &(ir_shape){.et = IR_PRED});
   LLVMBasicBlockRef cond = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "while.cond");
@@ -288,7 +224,7 @@ void cg_lower_while(cg_function *f, ir_instr *in) {
   LLVMPositionBuilderAtEnd(b, body);
   cg_call_computation(f, in->called[1], state.leaves, state.n, next.leaves, next.n);
   for (int i = 0; i < state.n; i++)
-    if (kind[i] == STATE_COPIED)
+    if (kind[i] == PLAN_STATE_COPIED)
       cg_copy_leaf(f, state.leaves[i], next.leaves[i], state.shapes[i]);
   /* The back-edge: hlo_context_cancel / hlorun --timeout stop here, checked after the first
    * iteration and then every 1024, so that a tight loop stays register code between checks. */
@@ -309,7 +245,7 @@ void cg_lower_while(cg_function *f, ir_instr *in) {
 void cg_lower_conditional(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
-  cg_value out = cg_alloc_value(f, in->shape);
+  cg_value out = cg_alloc_result(f, in);
   f->values[in->id] = out;
   const ir_instr *sel = in->operands[0];
   int nb = in->n_called;

@@ -65,7 +65,7 @@ static void lower_marker(cg_function *f, ir_instr *in) {
             in->attrs.custom_text.p);
     return;
   }
-  cg_value v = cg_alloc_value(f, in->shape);
+  cg_value v = cg_alloc_result(f, in);
   for (int i = 0; i < v.n; i++) {
     const ir_shape *ds = v.shapes[i], *ss = o.shapes[i];
     if (!ir_etype_is_array(ds->et))
@@ -272,7 +272,7 @@ void cg_lower_custom_call(cg_function *f, ir_instr *in) {
     for (int j = 0; j < o.n; j++)
       op_leaves[k++] = o.leaves[j];
   }
-  cg_value res = cg_alloc_value(f, in->shape);
+  cg_value res = cg_alloc_result(f, in);
   bool aliased = apply_aliasing(f, in, &res, op_leaves, op_first);
   if (aliased && in->attrs.u.custom_call.api_version == IR_CC_API_TYPED_FFI) {
     cg_lower_ffi_call(f, in, op_leaves, n_op, &res);

@@ -57,7 +57,7 @@ static void literal_leaves(const ir_literal *lit, const ir_literal **out, int *n
 }
 
 void cg_lower_tuple_constant(cg_function *f, ir_instr *in) {
-  cg_value v = cg_alloc_value(f, in->shape);
+  cg_value v = cg_alloc_result(f, in);
   const ir_literal **leaves = calloc((size_t)v.n + 1, sizeof *leaves);
   int n = 0;
   if (leaves)

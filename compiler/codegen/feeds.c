@@ -37,7 +37,7 @@ LLVMValueRef cg_name_global(cg_module *cm, const ir_instr *in) {
 
 void cg_lower_infeed(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
-  cg_value v = cg_alloc_value(f, in->shape);
+  cg_value v = cg_alloc_result(f, in);
   LLVMValueRef name = cg_name_global(cm, in);
   LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->i64, cm->i32, cm->i32,
                                                              cm->ptr}, 7, 0);
@@ -69,6 +69,6 @@ void cg_lower_outfeed(cg_function *f, ir_instr *in) {
                             LLVMConstInt(cm->i32, (unsigned long long)s->rank, 0), dims_global(cm, s)};
     cg_fail_if_status(f, LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, "hlo_rt_outfeed", ty), args, 6, "st"));
   }
-  cg_value v = cg_alloc_value(f, in->shape); /* a token */
+  cg_value v = cg_alloc_result(f, in); /* a token */
   f->values[in->id] = v;
 }

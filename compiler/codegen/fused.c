@@ -325,7 +325,7 @@ static LLVMValueRef dynamic_slice_value(fz *z, ir_instr *x, fz_index *idx) {
 }
 
 static LLVMValueRef compute(fz *z, ir_instr *x, fz_index *idx) {
-  if (cg_is_elementwise(x))
+  if (ir_is_elementwise(x))
     return elementwise(z, x, idx);
   if (x->op == IR_OP_REDUCE && z->row_value && z->row_value[x->id]) /* computed for this row */
     return LLVMBuildLoad2(z->f->cm->b, cg_compute_type(z->f->cm, x->shape->et), z->row_value[x->id], "row");
@@ -532,7 +532,7 @@ static void fz_deinit(fz *z) {
 static bool flat(const fz *z) {
   for (int i = 0; i < z->comp->n_instrs; i++) {
     const ir_instr *x = z->comp->instrs[i];
-    if (!z->member[i] || cg_is_elementwise(x))
+    if (!z->member[i] || ir_is_elementwise(x))
       continue;
     switch (ir_opcode_table[x->op].family) {
     case IR_FAM_CONSTANT: case IR_FAM_RESHAPE: case IR_FAM_BITCAST: case IR_FAM_COPY: continue;
@@ -685,7 +685,7 @@ static void emit_tiles(fz *z, range_fn *r) {
 static bool direct_reducer(const ir_instr *red) {
   const ir_computation *c = red->called[0];
   const ir_instr *root = c->root;
-  return c->n_params == 2 && root->n_operands == 2 && cg_is_elementwise(root) &&
+  return c->n_params == 2 && root->n_operands == 2 && ir_is_elementwise(root) &&
          ir_opcode_table[root->op].family == IR_FAM_BINARY && root->shape->et == red->shape->et &&
          root->operands[0]->op == IR_OP_PARAMETER && root->operands[1]->op == IR_OP_PARAMETER &&
          root->operands[0] != root->operands[1];
@@ -1488,7 +1488,7 @@ static bool fusion_supported(const ir_computation *c) {
 bool cg_fused_member_ok(const ir_instr *x) {
   if (x->shape->et == IR_TUPLE || !ir_etype_is_array(x->shape->et) || x->shape->dyn)
     return false;
-  if (cg_is_elementwise(x))
+  if (ir_is_elementwise(x))
     return true;
   switch (ir_opcode_table[x->op].family) {
   case IR_FAM_BROADCAST: case IR_FAM_TRANSPOSE: case IR_FAM_SLICE: case IR_FAM_REVERSE: case IR_FAM_IOTA:

@@ -599,16 +599,6 @@ LLVMValueRef cg_convert(cg_function *f, LLVMValueRef v, ir_etype from, ir_etype 
 
 /* ---- elementwise --------------------------------------------------------------------------------- */
 
-bool cg_is_elementwise(const ir_instr *in) {
-  switch (ir_opcode_table[in->op].family) {
-  case IR_FAM_UNARY: case IR_FAM_BINARY: case IR_FAM_COMPARE: case IR_FAM_SELECT: case IR_FAM_CLAMP:
-  case IR_FAM_CONVERT: case IR_FAM_STOCHASTIC_CONVERT:
-    return true;
-  default:
-    return false;
-  }
-}
-
 static LLVMValueRef operand_at(cg_function *f, ir_instr *in, int k, LLVMValueRef i) {
   ir_instr *op = in->operands[k];
   LLVMValueRef idx = op->shape->rank == 0 ? cg_i64(f->cm, 0) : i; /* scalar operands (select/clamp) */
@@ -673,7 +663,7 @@ static bool types_supported(cg_module *cm, const ir_instr *in) {
   for (int i = 0; i < in->n_operands && n < 8; i++)
     if (in->operands[i]->shape->et != IR_TUPLE && ir_etype_is_array(in->operands[i]->shape->et))
       shapes[n++] = in->operands[i]->shape;
-  bool moves_only = !cg_is_elementwise(in) && ir_opcode_table[in->op].family != IR_FAM_REDUCE &&
+  bool moves_only = !ir_is_elementwise(in) && ir_opcode_table[in->op].family != IR_FAM_REDUCE &&
                     ir_opcode_table[in->op].family != IR_FAM_REDUCE_WINDOW &&
                     ir_opcode_table[in->op].family != IR_FAM_SCATTER &&
                     ir_opcode_table[in->op].family != IR_FAM_SELECT_AND_SCATTER &&
@@ -749,6 +739,8 @@ static void forward(cg_function *f, ir_instr *in) {
     v.leaves[i] = o.leaves[i];
     v.shapes[i] = o.shapes[i];
   }
+  if (in->shape->et != IR_TUPLE && v.n == 1)
+    v.shapes[0] = in->shape; /* a reshape or bitcast: the same bytes seen as its own shape */
   f->values[in->id] = v;
 }
 
@@ -766,7 +758,7 @@ static void lower_single(cg_function *f, ir_instr *in, cg_kernel_fn body) {
     cg_outline(f, in, body, in->n_called > 0);
     return;
   }
-  LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+  LLVMValueRef out = cg_alloc_result_leaf(f, in, 0, in->shape);
   body(f, in, out);
   set_single(f, in, out);
 }
@@ -801,6 +793,10 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   if (!types_supported(cm, in))
     return;
   ir_family fam = ir_opcode_table[in->op].family;
+  if (buffer_plan_forwards_operand(in)) { /* the plan shares the operand's buffers */
+    forward(f, in);
+    return;
+  }
   if (fam == IR_FAM_FUSION) {
     if (!cg_lower_fusion(f, in))
       cg_lower_call(f, in);
@@ -808,7 +804,7 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
   }
   if (cg_lower_fused_single(f, in))
     return;
-  if (cg_is_elementwise(in)) {
+  if (ir_is_elementwise(in)) {
     lower_single(f, in, elementwise_loop);
     return;
   }
@@ -845,7 +841,7 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
     }
     if (in->shape->et == IR_TUPLE) { /* a copy of a tuple */
       cg_value o = f->values[in->operands[0]->id];
-      cg_value v = cg_alloc_value(f, in->shape);
+      cg_value v = cg_alloc_result(f, in);
       for (int i = 0; i < v.n; i++)
         cg_copy_leaf(f, v.leaves[i], o.leaves[i], v.shapes[i]);
       f->values[in->id] = v;

@@ -71,23 +71,20 @@ static void remember_heap(cg_function *f, LLVMValueRef slot, LLVMValueRef ptr) {
     f->cap_heap = cap;
   }
   int at = f->current ? f->current->id : 0;
-  f->heap[f->n_heap++] = (cg_heap_buffer){slot, ptr, -1, -1, 0, at, INT_MAX};
+  (void)at;
+  f->heap[f->n_heap++] = (cg_heap_buffer){slot, ptr, -1, -1, 0, -1};
 }
 
-/* ---- buffer assignment: a computation's buffers at offsets in its frame ------------------ *
- * Emission order is execution order at the level of a computation function (its body is
- * straight-line calls; loops live in kernels and callees), and free_dead_buffers knows when
- * each buffer dies, so a heap simulation at compile time gives every buffer of more than
- * 256 bytes a fixed offset: best fit among the freed ranges, else the end of the frame.  Once
- * the function is emitted every buffer's lifetime is known, and a second placement, largest
- * buffer first, each at the best-fitting gap among the placed buffers whose lifetimes overlap
- * its own (place_by_size), replaces the first when its frame is smaller: the offsets are
- * operands of the buffers' address computations, set again.  The frame's peak is the
- * computation's own part of the arena; callees' frames follow it. */
+/* ---- frame buffers ----------------------------------------------------------------------- *
+ * The buffer plan (passes/buffer_plan.c) places every result buffer of a computation in its
+ * frame before anything is emitted; cg_alloc_result hands those out.  A buffer the plan does
+ * not know (a lowerer's own scratch, or a result a lowerer keeps elsewhere than the plan
+ * expected) goes after the planned ones: a heap simulation at compile time, best fit among
+ * the freed ranges, else the end (emission order is execution order at the level of a
+ * computation function, and free_dead_buffers knows when each buffer dies).  The frame's size
+ * is the plan's frame plus that scratch peak; callees' frames follow it. */
 
-/* CG_PLACE_AGAIN_MAX: the second placement compares each buffer with every placed one; past
- * this many buffers in one frame the first placement stays (compile time). */
-enum { CG_FRAME_ALIGN = 64, CG_PLACE_AGAIN_MAX = 8192 };
+enum { CG_FRAME_ALIGN = BUFFER_PLAN_ALIGN };
 
 /* Frame bytes a buffer of `bytes` takes. */
 static int64_t frame_need(int64_t bytes) { return (bytes + CG_FRAME_ALIGN - 1) / CG_FRAME_ALIGN * CG_FRAME_ALIGN; }
@@ -181,110 +178,48 @@ static void note_temporary(cg_module *cm, const cg_function *f, int64_t bytes) {
   o->largest[at] = (struct cg_temporary){f->comp ? f->comp->name.p : "?", f->current->name.p, bytes};
 }
 
-/* A buffer of the frame: its pointer is frame + offset. */
-static LLVMValueRef frame_buffer(cg_function *f, const ir_shape *s, int64_t bytes) {
+/* A buffer of the frame at `off` (from its start): its pointer is frame + off. */
+static LLVMValueRef frame_pointer(cg_function *f, const ir_shape *s, int64_t off, int64_t bytes, int planned_to) {
   cg_module *cm = f->cm;
   note_temporary(cm, f, bytes);
-  int64_t off = frame_alloc(f, bytes);
   LLVMValueRef p = LLVMBuildGEP2(cm->b, cm->i8, f->frame_arg, (LLVMValueRef[]){cg_i64(cm, off)}, 1, "buf");
   int n = f->n_heap;
   remember_heap(f, NULL, p);
   if (f->n_heap > n) {
     f->heap[n].offset = off;
     f->heap[n].bytes = bytes;
+    f->heap[n].planned_to = planned_to;
     add_report_line(f, (cg_report_line){f->current, NULL, s, n});
   }
   return p;
 }
 
-static int by_size_desc(const void *a, const void *b, void *heap) {
-  const cg_heap_buffer *x = &((cg_heap_buffer *)heap)[*(const int *)a], *y = &((cg_heap_buffer *)heap)[*(const int *)b];
-  if (x->bytes != y->bytes)
-    return x->bytes > y->bytes ? -1 : 1;
-  return x->from != y->from ? (x->from < y->from ? -1 : 1) : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+/* A scratch buffer of the frame, after the planned ones. */
+static LLVMValueRef frame_buffer(cg_function *f, const ir_shape *s, int64_t bytes) {
+  return frame_pointer(f, s, f->scratch_base + frame_alloc(f, bytes), bytes, -1);
 }
 
-static int by_offset(const void *a, const void *b) {
-  const cg_range *x = a, *y = b;
-  return (x->offset > y->offset) - (x->offset < y->offset);
+/* The planned frame buffer pb for the current instruction. */
+static LLVMValueRef planned_buffer(cg_function *f, const plan_buffer *pb, const ir_shape *s) {
+  return frame_pointer(f, s, pb->offset, pb->bytes, pb->to);
 }
 
-/* The lowest best-fitting offset for `need` bytes next to the ranges `used` (n of them). */
-static int64_t best_gap(cg_range *used, int n, int64_t need) {
-  qsort(used, (size_t)n, sizeof *used, by_offset);
-  int64_t best = -1, best_size = 0, end = 0;
-  for (int k = 0; k < n; k++) {
-    int64_t gap = used[k].offset - end;
-    if (gap >= need && (best < 0 || gap < best_size)) {
-      best = end;
-      best_size = gap;
-    }
-    if (used[k].offset + used[k].bytes > end)
-      end = used[k].offset + used[k].bytes;
-  }
-  return best >= 0 ? best : end;
-}
-
-/* The second placement: arena buffers largest first, each in the best-fitting gap among the
- * placed ones whose lifetimes [from, to] overlap its own.  Writes offsets to off (by heap
- * index; others -1) and returns the frame's size, or -1 when out of memory. */
-static int64_t place_by_size(const cg_function *f, int64_t *off) {
-  int *order = malloc(((size_t)f->n_heap + 1) * sizeof *order);
-  cg_range *used = malloc(((size_t)f->n_heap + 1) * sizeof *used);
-  if (!order || !used) {
-    free(order);
-    free(used);
-    return -1;
-  }
-  int n = 0;
-  for (int h = 0; h < f->n_heap; h++) {
-    off[h] = -1;
-    if (!f->heap[h].slot)
-      order[n++] = h;
-  }
-  qsort_r(order, (size_t)n, sizeof *order, by_size_desc, f->heap);
-  int64_t peak = 0;
-  for (int k = 0; k < n; k++) {
-    const cg_heap_buffer *b = &f->heap[order[k]];
-    int nu = 0;
-    for (int j = 0; j < k; j++) {
-      const cg_heap_buffer *p = &f->heap[order[j]];
-      if (p->from <= b->to && b->from <= p->to)
-        used[nu++] = (cg_range){off[order[j]], frame_need(p->bytes)};
-    }
-    off[order[k]] = best_gap(used, nu, frame_need(b->bytes));
-    if (off[order[k]] + frame_need(b->bytes) > peak)
-      peak = off[order[k]] + frame_need(b->bytes);
-  }
-  free(order);
-  free(used);
-  return peak;
-}
-
-/* Keeps the smaller of the two placements: sets the address computations' offsets again when
- * the second one wins. */
-static void settle_frame(cg_function *f) {
-  if (f->n_heap > CG_PLACE_AGAIN_MAX)
-    return;
-  for (int h = 0; h < f->n_heap; h++)
-    if (!f->heap[h].slot && !LLVMIsAGetElementPtrInst(f->heap[h].ptr))
-      return; /* an address folded to a constant: keep the first placement */
-  int64_t *off = malloc(((size_t)f->n_heap + 1) * sizeof *off);
-  int64_t peak = off ? place_by_size(f, off) : -1;
-  if (peak >= 0 && peak < f->frame_peak) {
-    for (int h = 0; h < f->n_heap; h++)
-      if (!f->heap[h].slot) {
-        f->heap[h].offset = off[h];
-        LLVMSetOperand(f->heap[h].ptr, 1, cg_i64(f->cm, off[h]));
-      }
-    f->frame_peak = peak;
-  }
-  free(off);
-}
-
-/* Prints the buffer-assignment report's lines of f, with the final offsets. */
+/* Prints the buffer-assignment report's lines of f: the plan's buffers (instruction, result
+ * leaf or temporary, bytes, offset, live positions), then what the emitted code uses. */
 static void print_report(const cg_function *f) {
   FILE *out = f->cm->assignment;
+  for (int i = 0; out && f->plan && i < f->plan->n_buffers; i++) {
+    const plan_buffer *pb = &f->plan->buffers[i];
+    if (pb->param_leaf >= 0)
+      continue;
+    const char *name = f->comp->instrs[pb->instr]->name.p;
+    if (pb->leaf >= 0)
+      fprintf(out, "  plan: %%%s{%d}: %lld bytes at offset %lld, live %d..%d\n", name, pb->leaf, (long long)pb->bytes,
+              (long long)pb->offset, pb->from, pb->to);
+    else
+      fprintf(out, "  plan: %%%s temporary %d: %lld bytes at offset %lld, live %d..%d\n", name, -1 - pb->leaf,
+              (long long)pb->bytes, (long long)pb->offset, pb->from, pb->to);
+  }
   for (int i = 0; out && i < f->n_report; i++) {
     const cg_report_line *l = &f->report[i];
     const cg_heap_buffer *b = &f->heap[l->h];
@@ -386,9 +321,30 @@ cg_value cg_alloc_value(cg_function *f, const ir_shape *s) {
   return v;
 }
 
+LLVMValueRef cg_alloc_result_leaf(cg_function *f, const ir_instr *in, int k, const ir_shape *s) {
+  if (k == 0 && in->shape->et != IR_TUPLE && f->result_buffer && f->result_buffer[in->id])
+    return f->result_buffer[in->id]; /* the caller's result buffer (buffer_plan_result_writers) */
+  const plan_buffer *pb = f->owns_frame ? buffer_plan_leaf(f->plan, in->id, k) : NULL;
+  if (pb && pb->instr == in->id && pb->leaf == k)
+    return planned_buffer(f, pb, s);
+  return cg_alloc_leaf(f, s); /* on the stack, or not planned: scratch */
+}
+
+cg_value cg_alloc_result(cg_function *f, const ir_instr *in) {
+  cg_value v = cg_value_of_shape(in->shape);
+  for (int i = 0; v.leaves && v.shapes && i < v.n; i++)
+    v.leaves[i] = cg_alloc_result_leaf(f, in, i, v.shapes[i]);
+  return v;
+}
+
+LLVMValueRef cg_alloc_temp_leaf(cg_function *f, const ir_instr *in, int k, const ir_shape *s) {
+  const plan_buffer *pb = f->owns_frame ? buffer_plan_temp(f->plan, in->id, k) : NULL;
+  return pb ? planned_buffer(f, pb, s) : cg_alloc_leaf(f, s);
+}
+
 cg_value cg_result_value(cg_function *f, const ir_instr *in) {
   if (f->result_of != in)
-    return cg_alloc_value(f, in->shape);
+    return cg_alloc_result(f, in);
   cg_value v;
   v.n = ir_shape_count_leaves(in->shape);
   v.leaves = calloc((size_t)v.n + 1, sizeof *v.leaves);
@@ -730,11 +686,7 @@ static void kernel_end(cg_function *f, kernel_call *kc, bool may_fail) {
 }
 
 /* The buffer for `in`'s single array result: the caller's result buffer when `in` writes one. */
-static LLVMValueRef result_leaf(cg_function *f, ir_instr *in) {
-  if (f->result_buffer && f->result_buffer[in->id])
-    return f->result_buffer[in->id];
-  return cg_alloc_leaf(f, in->shape);
-}
+static LLVMValueRef result_leaf(cg_function *f, ir_instr *in) { return cg_alloc_result_leaf(f, in, 0, in->shape); }
 
 /* The heap entry of the buffer that operand k of `in` holds when it is a temporary of this
  * function (not a parameter, constant or caller's buffer: those are not in f->heap) that no
@@ -755,19 +707,16 @@ static int dying_buffer(cg_function *f, const ir_instr *in, int k) {
   return -1;
 }
 
-/* The operand of `in` whose buffer in's result takes over, or -1: one that dies at `in` and
- * that in's kernel may overwrite, a dynamic-update-slice's operand 0 (it writes only the
- * update) or an operand read only at the element being written (reuse.c).  The buffer then
- * lives on as in's result, and the arena needs no new range for it. */
+/* The operand of `in` whose buffer in's result takes over, or -1: the one the plan chose
+ * (a dynamic-update-slice's operand 0, or an operand read only at the element being written,
+ * that dies at `in`), when it holds that buffer here too.  The buffer then lives on as in's
+ * result, and the arena needs no new range for it. */
 static int reused_operand(cg_function *f, const ir_instr *in, int *heap) {
-  if ((f->result_buffer && f->result_buffer[in->id]) || !f->heap)
+  if ((f->result_buffer && f->result_buffer[in->id]) || !f->heap || !f->plan || !f->owns_frame)
     return -1;
-  for (int k = 0; k < in->n_operands; k++) {
-    bool fits = in->op == IR_OP_DYNAMIC_UPDATE_SLICE ? k == 0 && in->operands[0]->shape->et == in->shape->et
-                                                    : cg_reads_only_own_element(in, k);
-    if (fits && (*heap = dying_buffer(f, in, k)) >= 0)
-      return k;
-  }
+  int k = f->plan->reuse[in->id];
+  if (k >= 0 && (*heap = dying_buffer(f, in, k)) >= 0)
+    return k;
   return -1;
 }
 
@@ -809,7 +758,7 @@ void cg_outline_value(cg_function *f, ir_instr *in, cg_value_lower_fn lower, boo
   collect_leaves(in->shape, v.shapes, &v.n);
   for (int i = 0; i < v.n; i++)
     if (!(v.leaves[i] = returned_leaf(f, in, i)))
-      v.leaves[i] = cg_alloc_leaf(f, v.shapes[i]);
+      v.leaves[i] = cg_alloc_result_leaf(f, in, i, v.shapes[i]);
   kernel_call kc;
   kernel_begin(f, in, v.leaves, v.n, &kc);
   kc.kf.result_of = in;
@@ -825,35 +774,14 @@ void cg_outline_value(cg_function *f, ir_instr *in, cg_value_lower_fn lower, boo
   f->values[in->id] = v;
 }
 
-/* Buffer lifetimes in a computation function. last_reader[id] is the position of the last
- * instruction that reads instruction id (the root lives to the end). A heap buffer may be held
- * by several values (tuple, get-tuple-element and forwarding ops share leaves); it lives until
- * the last reader of any of them. Every holder of a buffer is lowered before the buffer's first
- * holder is last read (a new holder reads an old one), so once position i is lowered, a buffer
- * whose lifetime ends at i is dead and is freed there, not at return: a training step's peak
- * memory is then its live activations, not all of them. */
-static int *last_readers(const ir_computation *c) {
-  int *last = malloc(((size_t)c->n_instrs + 1) * sizeof *last);
-  if (!last)
-    return NULL;
-  for (int i = 0; i < c->n_instrs; i++) {
-    if (c->instrs[i]->id != i) {
-      free(last);
-      return NULL; /* not numbered by position: keep every buffer to the end */
-    }
-    last[i] = i;
-  }
-  for (int i = 0; i < c->n_instrs; i++)
-    for (int j = 0; j < c->instrs[i]->n_operands; j++) {
-      int o = c->instrs[i]->operands[j]->id;
-      if (o >= 0 && o < c->n_instrs && last[o] < i)
-        last[o] = i;
-    }
-  if (c->root)
-    last[c->root->id] = c->n_instrs;
-  return last;
-}
-
+/* Buffer lifetimes in a computation function come from the plan's last_reader[id]: the
+ * position of the last instruction that reads instruction id (the root lives to the end).  A
+ * buffer may be held by several values (tuple, get-tuple-element and forwarding ops share
+ * leaves); it lives until the last reader of any of them.  Every holder of a buffer is
+ * lowered before the buffer's first holder is last read (a new holder reads an old one), so
+ * once position i is lowered, a buffer whose lifetime ends at i is dead: a heap buffer is
+ * freed there, a scratch range of the frame is free for later buffers, and a planned buffer
+ * is checked against its planned end. */
 /* After lowering position i: extends the lifetime of the buffers i holds, frees those ending. */
 static void free_dead_buffers(cg_function *f, int i, const int *last) {
   cg_module *cm = f->cm;
@@ -863,16 +791,19 @@ static void free_dead_buffers(cg_function *f, int i, const int *last) {
       if (v.leaves[k] && f->heap[h].ptr == v.leaves[k]) {
         if (f->heap[h].until < last[i])
           f->heap[h].until = last[i];
+        if (f->heap[h].planned_to >= 0 && last[i] > f->heap[h].planned_to)
+          cg_fail(cm, f->current, "internal error: buffer plan: a buffer %%%s holds is read at position %d, after "
+                  "its planned end %d", f->current ? f->current->name.p : "?", last[i], f->heap[h].planned_to);
         break;
       }
   LLVMTypeRef free_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->ptr}, 2, 0);
   for (int h = 0; h < f->n_heap; h++) {
     if (f->heap[h].until < 0 || f->heap[h].until > i)
       continue;
-    if (!f->heap[h].slot) { /* an arena buffer: its range is free for later buffers */
-      frame_free(f, f->heap[h].offset, f->heap[h].bytes);
+    if (!f->heap[h].slot) { /* an arena buffer: a scratch range is free for later buffers */
+      if (f->heap[h].planned_to < 0)
+        frame_free(f, f->heap[h].offset - f->scratch_base, f->heap[h].bytes);
       f->heap[h].until = INT_MAX;
-      f->heap[h].to = i;
       continue;
     }
     LLVMValueRef p = LLVMBuildLoad2(cm->b, cm->ptr, f->heap[h].slot, "dead");
@@ -882,9 +813,8 @@ static void free_dead_buffers(cg_function *f, int i, const int *last) {
   }
 }
 
-/* The result buffers of c (one per root leaf), and which instruction may write each directly:
- * an array root, or each array operand of a root tuple (the first time it appears).  A
- * parameter never does (its buffer is the caller's input). */
+/* The result buffers of c (one per root leaf), and which instruction writes each directly
+ * (buffer_plan_result_writers). */
 static void assign_result_buffers(cg_function *f, ir_computation *c, LLVMValueRef results, LLVMValueRef *dst) {
   cg_module *cm = f->cm;
   int nr = ir_shape_count_leaves(c->root->shape);
@@ -892,23 +822,16 @@ static void assign_result_buffers(cg_function *f, ir_computation *c, LLVMValueRe
     dst[i] = LLVMBuildLoad2(cm->b, cm->ptr, LLVMBuildGEP2(cm->b, cm->ptr, results, (LLVMValueRef[]){cg_i64(cm, i)}, 1, ""),
                             "res");
   f->result_buffer = calloc((size_t)c->n_instrs + 1, sizeof *f->result_buffer);
-  if (!f->result_buffer)
-    return;
-  ir_instr *root = c->root;
-  if (root->shape->et != IR_TUPLE) {
-    if (root->op != IR_OP_PARAMETER && ir_etype_is_array(root->shape->et))
-      f->result_buffer[root->id] = dst[0];
-    return;
+  int *writer = f->plan ? NULL : malloc(((size_t)c->n_instrs + 1) * sizeof *writer);
+  const int *leaf = f->plan ? f->plan->result_leaf : writer;
+  if (f->result_buffer && leaf) {
+    if (writer)
+      buffer_plan_result_writers(c, writer);
+    for (int i = 0; i < c->n_instrs; i++)
+      if (leaf[i] >= 0)
+        f->result_buffer[i] = dst[leaf[i]];
   }
-  if (root->op != IR_OP_TUPLE)
-    return;
-  for (int k = 0, leaf = 0; k < root->n_operands; k++) {
-    ir_instr *op = root->operands[k];
-    if (op->shape->et != IR_TUPLE && ir_etype_is_array(op->shape->et) && op->op != IR_OP_PARAMETER &&
-        !f->result_buffer[op->id])
-      f->result_buffer[op->id] = dst[leaf];
-    leaf += ir_shape_count_leaves(op->shape);
-  }
+  free(writer);
 }
 
 void cg_copy_leaf_if_distinct(cg_function *f, LLVMValueRef dst, LLVMValueRef src, const ir_shape *s) {
@@ -924,15 +847,19 @@ void cg_copy_leaf_if_distinct(cg_function *f, LLVMValueRef dst, LLVMValueRef src
 
 /* Copies a root leaf into the caller's result buffer; a parameter's leaf only when the caller
  * did not pass the same buffer as parameter and result (a while loop's pass-through state). */
-static void copy_result_leaf(cg_function *f, const ir_computation *c, LLVMValueRef dst, LLVMValueRef src,
-                             const ir_shape *s) {
-  bool from_param = false;
-  for (int p = 0; p < c->n_params && !from_param; p++) {
+static bool holds_parameter_leaf(cg_function *f, const ir_computation *c, LLVMValueRef src) {
+  for (int p = 0; p < c->n_params; p++) {
     cg_value v = f->values[c->params[p]->id];
     for (int k = 0; k < v.n; k++)
-      from_param |= v.leaves[k] == src;
+      if (v.leaves[k] == src)
+        return true;
   }
-  if (from_param)
+  return false;
+}
+
+static void copy_result_leaf(cg_function *f, const ir_computation *c, LLVMValueRef dst, LLVMValueRef src,
+                             const ir_shape *s) {
+  if (holds_parameter_leaf(f, c, src))
     cg_copy_leaf_if_distinct(f, dst, src, s);
   else
     cg_copy_leaf(f, dst, src, s);
@@ -945,9 +872,12 @@ static void emit_computation(cg_module *cm, ir_computation *c) {
   int leaf = 0;
   for (int p = 0; p < c->n_params; p++)
     f.values[c->params[p]->id] = leaves_from_array(&f, params, &leaf, c->params[p]->shape, c->params[p]->name.p);
+  const comp_plan *cp = cm->plan && c->id < cm->plan->n_comps ? &cm->plan->comps[c->id] : NULL;
+  f.plan = cp && cp->planned ? cp : NULL;
+  f.scratch_base = f.plan ? f.plan->frame_bytes : 0;
   LLVMValueRef *dst = calloc((size_t)ir_shape_count_leaves(c->root->shape) + 1, sizeof *dst);
   assign_result_buffers(&f, c, results, dst);
-  int *last = last_readers(c);
+  const int *last = f.plan ? f.plan->last_reader : NULL;
   if (cm->assignment)
     fprintf(cm->assignment, "computation %s:\n", c->name.p);
   for (int i = 0; i < c->n_instrs && !cm->error; i++) {
@@ -957,22 +887,23 @@ static void emit_computation(cg_module *cm, ir_computation *c) {
     if (last && !cm->error)
       free_dead_buffers(&f, i, last);
   }
-  free(last);
   if (!cm->error) {
+    /* Parameters first: a donated parameter's buffer may be a result buffer (the plan's
+     * result_donor), which other results overwrite only after it has been read. */
     cg_value r = f.values[c->root->id];
-    for (int i = 0; i < r.n; i++)
-      if (r.leaves[i] != dst[i])
-        copy_result_leaf(&f, c, dst[i], r.leaves[i], r.shapes[i]);
+    for (int pass = 0; pass < 2; pass++)
+      for (int i = 0; i < r.n; i++)
+        if (r.leaves[i] != dst[i] && holds_parameter_leaf(&f, c, r.leaves[i]) == (pass == 0))
+          copy_result_leaf(&f, c, dst[i], r.leaves[i], r.shapes[i]);
   }
   free(dst);
   free(f.result_buffer);
-  if (!cm->error)
-    settle_frame(&f);
   print_report(&f);
-  cm->frame_bytes[c->id] = f.frame_peak;
-  LLVMSetInitializer(cm->frame_globals[c->id], cg_i64(cm, f.frame_peak));
-  if (cm->assignment && f.frame_peak)
-    fprintf(cm->assignment, "  frame: %lld bytes\n", (long long)f.frame_peak);
+  int64_t frame = f.scratch_base + f.frame_peak;
+  cm->frame_bytes[c->id] = frame;
+  LLVMSetInitializer(cm->frame_globals[c->id], cg_i64(cm, frame));
+  if (cm->assignment && frame)
+    fprintf(cm->assignment, "  frame: %lld bytes\n", (long long)frame);
   function_end(&f);
   leave_large_function_unoptimized(cm, f.fn);
 }
@@ -1130,6 +1061,26 @@ static int64_t arena_bytes(const cg_module *cm) {
   return t;
 }
 
+/* The descriptor's result_donors: a constant i32 array of the plan's donors, or null. */
+static LLVMValueRef result_donors(cg_module *cm, int nr) {
+  const ir_computation *e = cm->ir->entry;
+  const comp_plan *cp = cm->plan && e->id < cm->plan->n_comps ? &cm->plan->comps[e->id] : NULL;
+  if (!cp || !cp->result_donor)
+    return LLVMConstNull(cm->ptr);
+  LLVMValueRef *v = calloc((size_t)nr + 1, sizeof *v);
+  if (!v)
+    return LLVMConstNull(cm->ptr);
+  for (int r = 0; r < nr; r++)
+    v[r] = LLVMConstInt(cm->i32, (unsigned long long)(int64_t)cp->result_donor[r], 1);
+  LLVMValueRef arr = LLVMConstArray2(cm->i32, v, (uint64_t)nr);
+  free(v);
+  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(arr), "module.result_donors");
+  LLVMSetInitializer(g, arr);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  return g;
+}
+
 /* SYM_run(ctx, params, results): the entry computation with the call's arena. */
 static LLVMValueRef emit_run(cg_module *cm, const char *name, int64_t arena) {
   LLVMBuilderRef b = cm->b;
@@ -1206,8 +1157,8 @@ static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym, int
   LLVMStructSetBody(desc_t, (LLVMTypeRef[]){cm->i32, cm->i32, cm->ptr, cm->i64, cm->ptr}, 5, 0);
   LLVMTypeRef mod_t = LLVMStructCreateNamed(cm->ctx, "hlo_module_desc");
   LLVMTypeRef mfields[] = {cm->i32, cm->i32, cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->ptr, cm->i32,
-                           cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->i32, cm->i32, cm->i64, cm->i32, cm->ptr};
-  LLVMStructSetBody(mod_t, mfields, 17, 0);
+                           cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->i32, cm->i32, cm->i64, cm->i32, cm->ptr, cm->ptr};
+  LLVMStructSetBody(mod_t, mfields, 18, 0);
   unsigned long long size = LLVMABISizeOfType(LLVMGetModuleDataLayout(cm->mod), mod_t);
   LLVMValueRef pd = array_descs(cm, desc_t, pleaves, pnames, np, "param");
   LLVMValueRef rd = array_descs(cm, desc_t, rleaves, rnames, nr, "result");
@@ -1220,12 +1171,13 @@ static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym, int
                          LLVMConstInt(cm->i32, (unsigned long long)(cm->ir->replica_count ? cm->ir->replica_count
                                                                      : cm->ir->inferred_replica_count ? cm->ir->inferred_replica_count : 1), 0),
                          LLVMConstInt(cm->i32, (unsigned long long)(cm->ir->num_partitions ? cm->ir->num_partitions : 1), 0),
-                         cg_i64(cm, arena), NULL, NULL};
+                         cg_i64(cm, arena), NULL, NULL, NULL};
   int32_t n_targets = 0;
   vals[16] = custom_call_targets(cm, &n_targets);
   vals[15] = LLVMConstInt(cm->i32, (unsigned long long)n_targets, 0);
+  vals[17] = result_donors(cm, nr);
   LLVMValueRef desc = LLVMAddGlobal(cm->mod, mod_t, "module.desc");
-  LLVMSetInitializer(desc, LLVMConstNamedStruct(mod_t, vals, 17));
+  LLVMSetInitializer(desc, LLVMConstNamedStruct(mod_t, vals, 18));
   LLVMSetGlobalConstant(desc, 1);
   LLVMSetLinkage(desc, LLVMPrivateLinkage);
   LLVMTypeRef describe_t = LLVMFunctionType(cm->ptr, NULL, 0, 0);
@@ -1293,6 +1245,10 @@ hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx, LL
     LLVMSetGlobalConstant(cm.frame_globals[i], 1);
     LLVMSetLinkage(cm.frame_globals[i], LLVMPrivateLinkage);
   }
+  buffer_plan *own_plan = NULL;
+  cm.plan = opts->plan;
+  if (!cm.plan && !(cm.error = buffer_plan_build(m, &own_plan)))
+    cm.plan = own_plan;
   bool *inlined = fused_only(m);
   for (int i = 0; i < m->n_comps && !cm.error; i++) {
     if (inlined && inlined[i])
@@ -1312,6 +1268,7 @@ hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx, LL
   free(cm.frame_bytes);
   free(cm.frame_globals);
   free(cm.kernel_scratch);
+  buffer_plan_free(own_plan);
   if (cm.error) {
     LLVMDisposeModule(cm.mod);
     return cm.error;

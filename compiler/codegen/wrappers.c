@@ -275,7 +275,7 @@ static void lower_async_done(cg_function *f, ir_instr *in) {
   const ir_instr *prev = in->operands[0];
   int n_params = chain_comp(chain_start(in))->n_params;
   if (slot_unbound(prev)) {
-    cg_value out = cg_alloc_value(f, in->shape);
+    cg_value out = cg_alloc_result(f, in);
     run_chain(f, prev, out);
     f->values[in->id] = out;
     return;

@@ -6,8 +6,14 @@
 
 #include <string.h>
 
+#include "ir/ir.h"
+
 typedef struct scan {
   const char *p, *end;
+  /* Where the scan records what it reads (ir_alias_pairs); unused by the check. */
+  long idx[2][16];
+  int n_idx[2], which;
+  long param;
 } scan;
 
 static void skip_ws(scan *s) {
@@ -24,29 +30,40 @@ static bool eat(scan *s, char c) {
   return false;
 }
 
-static bool number(scan *s) {
+/* Reads an integer into *out (saturating; a value is only used when it fits a shape). */
+static bool number_value(scan *s, long *out) {
   skip_ws(s);
   const char *q = s->p;
-  if (q < s->end && *q == '-')
+  bool neg = q < s->end && *q == '-';
+  if (neg)
     q++;
   const char *digits = q;
-  while (q < s->end && *q >= '0' && *q <= '9')
+  long v = 0;
+  while (q < s->end && *q >= '0' && *q <= '9') {
+    v = v < 100000000 ? v * 10 + (*q - '0') : v;
     q++;
+  }
   if (q == digits)
     return false;
   s->p = q;
+  *out = neg ? -v : v;
   return true;
 }
 
-/* {} or {i, j, ...} */
+/* {} or {i, j, ...}: recorded in s->idx[s->which] */
 static bool shape_index(scan *s) {
+  s->n_idx[s->which] = 0;
   if (!eat(s, '{'))
     return false;
   if (eat(s, '}'))
     return true;
   do {
-    if (!number(s))
+    long v;
+    if (!number_value(s, &v))
       return false;
+    if (s->n_idx[s->which] < 16)
+      s->idx[s->which][s->n_idx[s->which]] = v;
+    s->n_idx[s->which]++;
   } while (eat(s, ','));
   return eat(s, '}');
 }
@@ -66,7 +83,8 @@ static bool alias_kind(scan *s) {
 
 /* (PARAM, PARAM_INDEX[, kind]) */
 static bool param_ref(scan *s, bool kind_allowed) {
-  if (!eat(s, '(') || !number(s) || !eat(s, ',') || !shape_index(s))
+  s->which = 1;
+  if (!eat(s, '(') || !number_value(s, &s->param) || !eat(s, ',') || !shape_index(s))
     return false;
   if (kind_allowed && eat(s, ',') && !alias_kind(s))
     return false;
@@ -76,11 +94,12 @@ static bool param_ref(scan *s, bool kind_allowed) {
 static bool entry(scan *s, bool donor) {
   if (donor)
     return param_ref(s, false);
+  s->which = 0;
   return shape_index(s) && eat(s, ':') && param_ref(s, true);
 }
 
 long ir_alias_text_check(const char *text, size_t n, bool donor) {
-  scan s = {text, text + n};
+  scan s = {.p = text, .end = text + n};
   bool ok = eat(&s, '{');
   if (ok && !eat(&s, '}')) {
     do
@@ -90,4 +109,47 @@ long ir_alias_text_check(const char *text, size_t n, bool donor) {
   }
   skip_ws(&s);
   return ok && s.p == s.end ? -1 : (long)(s.p - text);
+}
+
+/* The flat leaf number of the shape index idx[0..n) within s, or -1 when it names no leaf. */
+static int leaf_number(const ir_shape *s, const long *idx, int n, const ir_shape **leaf) {
+  int base = 0;
+  for (int d = 0; d < n; d++) {
+    if (s->et != IR_TUPLE || idx[d] < 0 || idx[d] >= s->n_elems)
+      return -1;
+    for (long j = 0; j < idx[d]; j++)
+      base += ir_shape_count_leaves(s->elems[j]);
+    s = s->elems[idx[d]];
+  }
+  *leaf = s;
+  return s->et == IR_TUPLE ? -1 : base;
+}
+
+int ir_alias_pairs(const ir_module *m, int *result_donor) {
+  const ir_computation *e = m->entry;
+  int nr = ir_shape_count_leaves(e->root->shape), n = 0;
+  for (int i = 0; i < nr; i++)
+    result_donor[i] = -1;
+  ir_str t = m->input_output_alias;
+  if (!t.len || ir_alias_text_check(t.p, t.len, false) >= 0)
+    return 0;
+  scan s = {.p = t.p, .end = t.p + t.len};
+  if (!eat(&s, '{') || eat(&s, '}'))
+    return 0;
+  do {
+    if (!entry(&s, false))
+      return n;
+    if (s.n_idx[0] > 16 || s.n_idx[1] > 16 || s.param < 0 || s.param >= e->n_params)
+      continue;
+    const ir_shape *os = NULL, *ps = NULL;
+    int out = leaf_number(e->root->shape, s.idx[0], s.n_idx[0], &os);
+    int in = leaf_number(e->params[s.param]->shape, s.idx[1], s.n_idx[1], &ps);
+    if (out < 0 || in < 0 || !ir_shape_equal(os, ps) || !ir_etype_is_array(os->et))
+      continue;
+    for (long p = 0; p < s.param; p++)
+      in += ir_shape_count_leaves(e->params[p]->shape);
+    result_donor[out] = in;
+    n++;
+  } while (eat(&s, ','));
+  return n;
 }

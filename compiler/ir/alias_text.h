@@ -14,4 +14,10 @@
  * the first character that does not fit. */
 long ir_alias_text_check(const char *s, size_t n, bool donor);
 
+struct ir_module;
+/* The entry's donated parameters (input_output_alias): result_donor[r] (one entry per result
+ * leaf of the entry) is the flat parameter leaf whose buffer result leaf r may share, or -1.
+ * Pairs that name no leaf, or whose shapes differ, are left out.  Returns the pair count. */
+int ir_alias_pairs(const struct ir_module *m, int *result_donor);
+
 #endif

@@ -511,6 +511,16 @@ static void post_order_visit(ir_instr *in, unsigned char *state, ir_instr **out,
   free(st);
 }
 
+bool ir_is_elementwise(const ir_instr *in) {
+  switch (ir_opcode_table[in->op].family) {
+  case IR_FAM_UNARY: case IR_FAM_BINARY: case IR_FAM_COMPARE: case IR_FAM_SELECT: case IR_FAM_CLAMP:
+  case IR_FAM_CONVERT: case IR_FAM_STOCHASTIC_CONVERT:
+    return true;
+  default:
+    return false;
+  }
+}
+
 int ir_computation_post_order(ir_computation *c, ir_instr **out) {
   for (int i = 0; i < c->n_instrs; i++)
     c->instrs[i]->id = i;

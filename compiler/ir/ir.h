@@ -481,4 +481,8 @@ int ir_computation_post_order(ir_computation *c, ir_instr **out);
 
 ir_computation *ir_module_find_computation(const ir_module *m, const char *name, size_t len);
 
+/* Whether `in` computes each result element from its operands' elements at the same index
+ * (unary, binary, compare, select, clamp, convert, stochastic-convert). */
+bool ir_is_elementwise(const ir_instr *in);
+
 #endif /* HLOC_IR_H */

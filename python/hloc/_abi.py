@@ -68,6 +68,7 @@ class ModuleDesc(ctypes.Structure):
         ("arena_bytes", ctypes.c_int64),
         ("num_custom_call_targets", ctypes.c_int32),
         ("custom_call_targets", ctypes.POINTER(ctypes.c_char_p)),
+        ("result_donors", ctypes.POINTER(ctypes.c_int32)),  # input_output_alias; may be NULL
     ]
 
 

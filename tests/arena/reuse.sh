@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# reuse.sh HLOC SRC WORK — buffer assignment's in-place elementwise results (compiler/codegen/
-# reuse.c, module.c) on the golden cases of testdata/golden/make_reuse.py: which results take
+# reuse.sh HLOC SRC WORK — buffer assignment's in-place elementwise results (compiler/passes/
+# buffer_plan.c, own_element.c) on the golden cases of testdata/golden/make_reuse.py: which results take
 # over a dying operand's buffer (hloc --dump-dir's buffer-assignment.txt), which must not, and
 # the arena hloc -v prints, against sizes worked out by hand from the shapes.  The values
 # themselves are checked by golden.reuse_*.

@@ -13,7 +13,8 @@
  * Parameters and results are the ENTRY's leaves (tuples flattened depth-first), each a dense
  * row-major buffer of the leaf's element type (storage per hlo/elemtypes.def: pred is one
  * byte 0/1, bf16/f8 raw bits, sub-byte integers one byte each).  Token leaves take NULL.
- * The caller owns every buffer; result buffers must not alias parameter buffers.
+ * The caller owns every buffer; result buffers must not alias parameter buffers, except that
+ * a result may be its donor parameter's buffer (hlo_module_desc.result_donors).
  * ctx may be NULL: the model then runs single-threaded with no feeds or channels.
  */
 #ifndef HLO_ABI_H
@@ -70,6 +71,12 @@ typedef struct hlo_module_desc {
    * present when struct_size covers them. */
   int32_t num_custom_call_targets;
   const char *const *custom_call_targets;
+  /* Donated parameters (the module's input_output_alias), present when struct_size covers
+   * it: NULL when none, else num_results entries, result_donors[r] the flat parameter leaf
+   * whose buffer the caller may also pass as result r (or -1).  The model then updates that
+   * parameter in place (a training step's weights): it reads the parameter's old contents
+   * before writing the result.  Passing separate buffers stays correct. */
+  const int32_t *result_donors;
 } hlo_module_desc;
 
 enum {

@@ -1,13 +1,14 @@
-/* reuse.c — which operands of an instruction its kernel reads only at the element it writes
- * (cg_reads_only_own_element): the IR fact behind buffer assignment's in-place elementwise
- * results (module.c), where a result takes over the buffer of an operand that dies at it.
+/* own_element.c — which operands of an instruction its kernel reads only at the element it
+ * writes (buffer_plan_reads_only_own_element): the IR fact behind buffer assignment's in-place
+ * elementwise results (buffer_plan.c), where a result takes over the buffer of an operand that
+ * dies at it.
  *
  * Element i of the result may overwrite element i of the operand when the kernel reads that
  * operand only at linear index i while computing element i, and both have the same element
  * size (so element i occupies the same bytes in both).  Then, whatever order the loop and
  * the thread pool run the elements in, every element of the operand is read before it is
- * overwritten and by no other element's computation.  For a fused computation (fused.c's
- * loop kernels) that means: every path from the root to the parameter goes through
+ * overwritten and by no other element's computation.  For a fused computation (codegen's
+ * fused loop kernels) that means: every path from the root to the parameter goes through
  * elementwise instructions (array operands), reshape, bitcast or copy (read at the same
  * linear index), or through a row reduction of a row fusion, whose row pass reads the row
  * at its own indices before any element of that row is written.  Broadcast, transpose,
@@ -17,7 +18,7 @@
  */
 #include <stdlib.h>
 
-#include "codegen/cg_internal.h"
+#include "passes/buffer_plan.h"
 
 /* How a fused instruction is evaluated: not at all, only at the root's own linear index, or
  * (also) at other indices. */
@@ -33,7 +34,7 @@ static bool same_index_reader(const ir_instr *y, const ir_instr *x) {
   int64_t ny = 0, nx = 0;
   if (!ir_shape_num_elements(y->shape, &ny) || !ir_shape_num_elements(x->shape, &nx) || nx != ny)
     return false;
-  if (cg_is_elementwise(y))
+  if (ir_is_elementwise(y))
     return x->shape->rank == y->shape->rank || ny == 1;
   switch (ir_opcode_table[y->op].family) {
   case IR_FAM_RESHAPE: case IR_FAM_BITCAST: case IR_FAM_COPY: return true;
@@ -76,14 +77,14 @@ static bool fused_param_own_element(const ir_computation *c, int p) {
   return ok;
 }
 
-bool cg_reads_only_own_element(const ir_instr *in, int k) {
+bool buffer_plan_reads_only_own_element(const ir_instr *in, int k) {
   const ir_shape *r = in->shape, *o = in->operands[k]->shape;
   int64_t rb = 0, ob = 0, rn = 0, on = 0;
   if (r->et == IR_TUPLE || o->et == IR_TUPLE || !ir_etype_is_array(r->et) || !ir_etype_is_array(o->et) || r->dyn ||
       o->dyn || !ir_shape_byte_size(r, &rb) || !ir_shape_byte_size(o, &ob) || !ir_shape_num_elements(r, &rn) ||
       !ir_shape_num_elements(o, &on) || rb != ob || rn != on)
     return false;
-  if (cg_is_elementwise(in))
+  if (ir_is_elementwise(in))
     return o->rank == r->rank;
   if (in->op == IR_OP_FUSION && in->n_called == 1) {
     for (int j = 0; j < in->n_operands; j++)
