@@ -27,3 +27,6 @@ endif()
 
 # Every repository path named in docs/*.md, README.md and the sources' comments exists.
 add_test(NAME docs.paths_exist COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/docs_paths.py ${CMAKE_SOURCE_DIR})
+# No include circles in compiler/, runtime/, grammar/ or tools/ (issue 20): the #include
+# lines, resolved as the build resolves them (tests/include_cycles.py).
+add_test(NAME structure.no_include_circles COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/include_cycles.py ${CMAKE_SOURCE_DIR})

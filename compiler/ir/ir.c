@@ -120,102 +120,6 @@ bool ir_shape_equal(const ir_shape *a, const ir_shape *b) {
   return true;
 }
 
-typedef struct fmt_buf {
-  char *p;
-  size_t cap, len;
-} fmt_buf;
-
-static void fmt_put(fmt_buf *b, const char *fmt, ...) HLO_PRINTF(2, 3);
-static void fmt_put(fmt_buf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  size_t room = b->len < b->cap ? b->cap - b->len : 0;
-  int n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
-  va_end(ap);
-  if (n > 0)
-    b->len += (size_t)n;
-}
-
-static void fmt_layout(fmt_buf *b, const ir_layout *l) {
-  fmt_put(b, "{");
-  for (int i = 0; i < l->minor_to_major.n; i++)
-    fmt_put(b, "%s%lld", i ? "," : "", (long long)l->minor_to_major.v[i]);
-  bool extra = l->n_tiles || l->element_size_bits || l->memory_space || l->other.len;
-  if (extra) {
-    fmt_put(b, ":");
-    if (l->other.len)
-      fmt_put(b, "%.*s", (int)l->other.len, l->other.p);
-    if (l->n_tiles) {
-      fmt_put(b, "T");
-      for (int t = 0; t < l->n_tiles; t++) {
-        fmt_put(b, "(");
-        for (int i = 0; i < l->tiles[t].n; i++) {
-          int64_t v = l->tiles[t].v[i];
-          if (v < 0)
-            fmt_put(b, "%s*", i ? "," : "");
-          else
-            fmt_put(b, "%s%lld", i ? "," : "", (long long)v);
-        }
-        fmt_put(b, ")");
-      }
-    }
-    if (l->element_size_bits)
-      fmt_put(b, "E(%lld)", (long long)l->element_size_bits);
-    if (l->memory_space)
-      fmt_put(b, "S(%lld)", (long long)l->memory_space);
-  }
-  fmt_put(b, "}");
-}
-
-static void fmt_shape(fmt_buf *b, const ir_shape *s, bool with_layout) {
-  if (s->is_buffer)
-    fmt_put(b, "b(");
-  if (s->et == IR_TUPLE) {
-    fmt_put(b, "(");
-    for (int i = 0; i < s->n_elems; i++) {
-      if (i)
-        fmt_put(b, ", ");
-      fmt_shape(b, s->elems[i], with_layout);
-    }
-    fmt_put(b, ")");
-  } else {
-    fmt_put(b, "%s", ir_etype_table[s->et].spelling);
-    if (ir_etype_is_array(s->et) || s->rank > 0) {
-      fmt_put(b, "[");
-      for (int i = 0; i < s->rank; i++) {
-        int dyn = s->dyn ? s->dyn[i] : IR_DIM_STATIC;
-        if (i)
-          fmt_put(b, ",");
-        if (dyn == IR_DIM_UNBOUNDED)
-          fmt_put(b, "?");
-        else
-          fmt_put(b, "%s%lld", dyn == IR_DIM_BOUNDED ? "<=" : "", (long long)s->dims[i]);
-      }
-      fmt_put(b, "]");
-    } else {
-      fmt_put(b, "[]");
-    }
-    if (with_layout && s->layout && s->rank > 0)
-      fmt_layout(b, s->layout);
-    else if (with_layout && s->layout && s->rank == 0 &&
-             (s->layout->n_tiles || s->layout->memory_space || s->layout->element_size_bits ||
-              s->layout->other.len))
-      fmt_layout(b, s->layout);
-  }
-  if (s->is_buffer)
-    fmt_put(b, ")");
-}
-
-size_t ir_shape_format(const ir_shape *s, bool with_layout, char *buf, size_t cap) {
-  fmt_buf b = {buf, cap, 0};
-  if (cap)
-    buf[0] = 0;
-  fmt_shape(&b, s, with_layout);
-  if (cap)
-    buf[b.len < cap ? b.len : cap - 1] = 0;
-  return b.len;
-}
-
 int ir_shape_count_leaves(const ir_shape *s) {
   if (s->et != IR_TUPLE)
     return 1;
@@ -438,29 +342,38 @@ void ir_replace_all_uses(ir_computation *c, ir_instr *from, ir_instr *to) {
     c->root = to;
 }
 
-static void mark_live(ir_instr *in, unsigned char *live) {
+static void push_live(ir_instr *in, unsigned char *live, ir_instr **work, int *n) {
   if (live[in->id])
     return;
   live[in->id] = 1;
-  for (int k = 0; k < in->n_operands; k++)
-    mark_live(in->operands[k], live);
-  for (int k = 0; k < in->common.n_control_predecessors; k++)
-    mark_live(in->common.control_predecessors[k], live);
+  work[(*n)++] = in; /* each instruction is pushed once: n_instrs slots suffice */
 }
 
-void ir_computation_remove_dead(ir_computation *c) {
+bool ir_computation_remove_dead(ir_computation *c) {
   if (!c->root || c->n_instrs == 0)
-    return;
+    return true;
   for (int i = 0; i < c->n_instrs; i++)
     c->instrs[i]->id = i;
   unsigned char *live = calloc((size_t)c->n_instrs, 1);
-  if (!live)
-    return;
-  mark_live(c->root, live);
+  ir_instr **work = malloc((size_t)c->n_instrs * sizeof *work);
+  if (!live || !work) {
+    free(live);
+    free(work);
+    return false;
+  }
+  int n = 0;
+  push_live(c->root, live, work, &n);
   for (int i = 0; i < c->n_instrs; i++) {
     ir_instr *in = c->instrs[i];
     if ((ir_opcode_table[in->op].flags & OPF_SIDE_EFFECT) || in->op == IR_OP_PARAMETER)
-      mark_live(in, live);
+      push_live(in, live, work, &n);
+  }
+  while (n > 0) {
+    ir_instr *in = work[--n];
+    for (int k = 0; k < in->n_operands; k++)
+      push_live(in->operands[k], live, work, &n);
+    for (int k = 0; k < in->common.n_control_predecessors; k++)
+      push_live(in->common.control_predecessors[k], live, work, &n);
   }
   int j = 0;
   for (int i = 0; i < c->n_instrs; i++)
@@ -470,6 +383,8 @@ void ir_computation_remove_dead(ir_computation *c) {
   for (int i = 0; i < c->n_instrs; i++)
     c->instrs[i]->id = i;
   free(live);
+  free(work);
+  return true;
 }
 
 static void post_order_visit(ir_instr *in, unsigned char *state, ir_instr **out, int *n) {

@@ -164,7 +164,8 @@ int64_t ir_shape_total_bytes(const ir_shape *s);
 bool ir_shape_same_dims(const ir_shape *a, const ir_shape *b);
 /* Same element type, rank and dims (layouts ignored); tuples recursively. */
 bool ir_shape_equal(const ir_shape *a, const ir_shape *b);
-/* Writes the shape as XLA prints it ("f32[2,3]{1,0}") into buf; returns chars needed. */
+/* Writes the shape as XLA prints it ("f32[2,3]{1,0}") into buf; returns chars needed.  The
+ * one shape formatter (print.c), shared with the module printer. */
 size_t ir_shape_format(const ir_shape *s, bool with_layout, char *buf, size_t cap);
 /* Leaf (array/token) shapes of s in depth-first order; returns the count. */
 int ir_shape_count_leaves(const ir_shape *s);
@@ -473,8 +474,11 @@ ir_i64_list ir_i64_list_copy(ir_module *m, const int64_t *v, int n);
 void ir_rebuild_uses(ir_module *m);
 /* Replaces every use of `from` by `to` in c (operands and root). */
 void ir_replace_all_uses(ir_computation *c, ir_instr *from, ir_instr *to);
-/* Removes instructions that are neither reachable from the root nor side-effecting. */
-void ir_computation_remove_dead(ir_computation *c);
+/* Removes instructions that neither the root, a side-effecting instruction nor a parameter
+ * reaches through operands and control edges (an explicit work list: no deep recursion), and
+ * renumbers ids.  The one dead-code removal (pass_dce runs it on every computation).  False,
+ * changing nothing, when out of memory. */
+bool ir_computation_remove_dead(ir_computation *c);
 /* Instructions of c in a post order from its root (operands before users), plus any
  * side-effecting instruction not reachable; returns the count written to out (cap >= n_instrs). */
 int ir_computation_post_order(ir_computation *c, ir_instr **out);

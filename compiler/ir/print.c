@@ -154,15 +154,19 @@ static void list_sep(sbuf *b, int i) {
     sb_printf(b, "/*index=%d*/", i);
 }
 
-/* A shape; with_layout false is the form of computation signatures (XLA's HumanString). */
-static void print_shape_ex(sbuf *b, const ir_shape *s, bool with_layout) {
+/* A shape; with_layout false is the form of computation signatures (XLA's HumanString);
+ * index_comments: XLA's index=N comments in long tuples (module text, not messages). */
+static void print_shape_opts(sbuf *b, const ir_shape *s, bool with_layout, bool index_comments) {
   if (s->is_buffer)
     sb_puts(b, "b(");
   if (s->et == IR_TUPLE) {
     sb_puts(b, "(");
     for (int i = 0; i < s->n_elems; i++) {
-      list_sep(b, i);
-      print_shape_ex(b, s->elems[i], with_layout);
+      if (index_comments)
+        list_sep(b, i);
+      else if (i)
+        sb_puts(b, ", ");
+      print_shape_opts(b, s->elems[i], with_layout, index_comments);
     }
     sb_puts(b, ")");
   } else {
@@ -185,6 +189,23 @@ static void print_shape_ex(sbuf *b, const ir_shape *s, bool with_layout) {
   }
   if (s->is_buffer)
     sb_puts(b, ")");
+}
+
+static void print_shape_ex(sbuf *b, const ir_shape *s, bool with_layout) { print_shape_opts(b, s, with_layout, true); }
+
+/* The one shape formatter: module text above, messages and reports through this. */
+size_t ir_shape_format(const ir_shape *s, bool with_layout, char *buf, size_t cap) {
+  sbuf b = {0};
+  print_shape_opts(&b, s, with_layout, false);
+  size_t n = b.oom ? 0 : b.len;
+  if (cap) {
+    size_t k = n < cap ? n : cap - 1;
+    if (k)
+      memcpy(buf, b.p, k);
+    buf[k] = 0;
+  }
+  free(b.p);
+  return n;
 }
 
 static void print_shape(sbuf *b, const ir_shape *s) { print_shape_ex(b, s, true); }

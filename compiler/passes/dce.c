@@ -4,7 +4,9 @@
  * infeed, outfeed, send/recv, rng, custom-call, collectives, after-all) or a parameter reaches
  * through operands and control edges, and drops the rest; then drops the computations that the
  * entry no longer reaches through called computations, renumbers ids and rebuilds use lists.
- * Marking uses an explicit work list, so a chain of 10^6 instructions needs no deep stack.
+ * The instructions go by ir_computation_remove_dead (compiler/ir/ir.c, the one dead-code
+ * removal, which other passes call after their rewrites too); marking uses an explicit work
+ * list, so a chain of 10^6 instructions needs no deep stack.
  * Tests: tests/hloc_cli.cmake (cli.hloc.dce: the 03-dce.hlo dump of testdata/driver/dce.hlo).
  */
 #include <stdlib.h>
@@ -13,56 +15,6 @@
 
 static hlo_status out_of_memory(void) {
   return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory in dead code elimination");
-}
-
-static void push_live(ir_instr *in, unsigned char *live, ir_instr **work, int *n) {
-  if (live[in->id])
-    return;
-  live[in->id] = 1;
-  work[(*n)++] = in; /* each instruction is pushed once: n_instrs slots suffice */
-}
-
-/* Marks live[] for everything the roots of liveness reach. */
-static void mark_live(ir_computation *c, unsigned char *live, ir_instr **work) {
-  int n = 0;
-  push_live(c->root, live, work, &n);
-  for (int i = 0; i < c->n_instrs; i++) {
-    ir_instr *in = c->instrs[i];
-    if ((ir_opcode_table[in->op].flags & OPF_SIDE_EFFECT) || in->op == IR_OP_PARAMETER)
-      push_live(in, live, work, &n);
-  }
-  while (n > 0) {
-    ir_instr *in = work[--n];
-    for (int k = 0; k < in->n_operands; k++)
-      push_live(in->operands[k], live, work, &n);
-    for (int k = 0; k < in->common.n_control_predecessors; k++)
-      push_live(in->common.control_predecessors[k], live, work, &n);
-  }
-}
-
-static hlo_status dce_computation(ir_computation *c) {
-  if (!c->root || c->n_instrs == 0)
-    return NULL;
-  for (int i = 0; i < c->n_instrs; i++)
-    c->instrs[i]->id = i;
-  unsigned char *live = calloc((size_t)c->n_instrs, 1);
-  ir_instr **work = malloc((size_t)c->n_instrs * sizeof *work);
-  if (!live || !work) {
-    free(live);
-    free(work);
-    return out_of_memory();
-  }
-  mark_live(c, live, work);
-  int j = 0;
-  for (int i = 0; i < c->n_instrs; i++)
-    if (live[i])
-      c->instrs[j++] = c->instrs[i];
-  c->n_instrs = j;
-  for (int i = 0; i < c->n_instrs; i++)
-    c->instrs[i]->id = i;
-  free(live);
-  free(work);
-  return NULL;
 }
 
 /* Keeps the computations reachable from the entry (text order kept), renumbering ids. */
@@ -110,7 +62,8 @@ static hlo_status drop_dead_computations(ir_module *m) {
 
 hlo_status pass_dce(ir_module *m) {
   for (int i = 0; i < m->n_comps; i++)
-    HLO_RETURN_IF_ERROR(dce_computation(m->comps[i]));
+    if (!ir_computation_remove_dead(m->comps[i]))
+      return out_of_memory();
   HLO_RETURN_IF_ERROR(drop_dead_computations(m));
   ir_rebuild_uses(m);
   return NULL;

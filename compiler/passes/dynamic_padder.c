@@ -419,8 +419,8 @@ static hlo_status pad_computation(padder *k, ir_computation *c) {
   if (!st && c->n_instrs != n0 && !pass_place_new_instrs(c, n0, made))
     st = oom();
   free(made);
-  if (!st && k->replaced)
-    ir_computation_remove_dead(c); /* the get-dimension-size instructions now unused */
+  if (!st && k->replaced && !ir_computation_remove_dead(c)) /* the get-dimension-size instructions now unused */
+    st = oom();
   k->replaced = false;
   return st;
 }

@@ -573,7 +573,8 @@ hlo_status pass_fusion(ir_module *m) {
   free(skip);
   pass_names_free(&z.names);
   for (int ci = 0; ci < m->n_comps && !st; ci++)
-    ir_computation_remove_dead(m->comps[ci]);
+    if (!ir_computation_remove_dead(m->comps[ci]))
+      st = oom();
   ir_rebuild_uses(m);
   return st;
 }

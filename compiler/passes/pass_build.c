@@ -100,7 +100,7 @@ hlo_status pass_build_rewrite_each(pass_builder *b, ir_computation *c, bool (*wa
   if (!st && c->n_instrs != n0 && !pass_place_new_instrs(c, n0, made))
     st = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "%s: out of memory", pass);
   free(made);
-  if (!st && any)
-    ir_computation_remove_dead(c); /* the rewritten instructions */
+  if (!st && any && !ir_computation_remove_dead(c)) /* the rewritten instructions */
+    st = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "%s: out of memory", pass);
   return st;
 }
