@@ -125,9 +125,15 @@ LLVMValueRef cg_load(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRe
 void cg_store(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index, LLVMValueRef v);
 LLVMValueRef cg_i64(cg_module *cm, int64_t v);
 
-/* ---- buffers ---- */
+/* ---- the floor (emit.c): helpers that call nothing above them ---- */
 /* An alloca in the function's entry block (so that loops do not grow the stack). */
 LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name);
+/* A private constant global holding init (callers may then set alignment, unnamed_addr). */
+LLVMValueRef cg_const_global(cg_module *cm, LLVMValueRef init, const char *name);
+/* An entry-block array of n pointers (null entries for null), filled here. */
+LLVMValueRef cg_ptr_table(cg_function *f, LLVMValueRef *ptrs, int n, const char *name);
+
+/* ---- buffers ---- */
 /* A new buffer for one array leaf (alloca when small, else heap, freed at return). */
 LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s);
 /* Buffers for every leaf of a shape. */
@@ -239,7 +245,6 @@ void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out)
  * computation the emitter handles (false: the caller lowers it as a call);
  * cg_lower_fused_single lowers one elementwise, data-movement or single-input reduce
  * instruction as a loop kernel of its own (false when it is none of those). */
-bool cg_fused_member_ok(const ir_instr *x);
 bool cg_fusion_supported(const ir_instr *in);
 bool cg_lower_fusion(cg_function *f, ir_instr *in);
 bool cg_lower_fused_single(cg_function *f, ir_instr *in);
@@ -255,16 +260,13 @@ void cg_lower_fft(cg_function *f, ir_instr *in);
 void cg_lower_rng(cg_function *f, ir_instr *in);
 void cg_lower_rng_bit_generator(cg_function *f, ir_instr *in);
 void cg_lower_rng_state(cg_function *f, ir_instr *in);
-/* feeds.c; also the private constant globals runtime calls take: an initializer, and the
- * instruction's name as a NUL-terminated string (for messages) */
+/* feeds.c; also the instruction's name as a NUL-terminated string global (for messages) */
 void cg_lower_infeed(cg_function *f, ir_instr *in);
 void cg_lower_outfeed(cg_function *f, ir_instr *in);
-LLVMValueRef cg_const_global(cg_module *cm, LLVMValueRef init, const char *name);
 LLVMValueRef cg_name_global(cg_module *cm, const ir_instr *in);
 /* channels.c: send, send-done, recv, recv-done through the runtime (hlo_rt_send, ...) */
 void cg_lower_send_recv(cg_function *f, ir_instr *in);
-/* collectives.c; cg_ptr_table: an entry-block array of n pointers (null entries for null) */
-LLVMValueRef cg_ptr_table(cg_function *f, LLVMValueRef *ptrs, int n, const char *name);
+/* collectives.c */
 void cg_lower_replica_id(cg_function *f, ir_instr *in);
 void cg_lower_collective(cg_function *f, ir_instr *in);
 void cg_lower_collective_done(cg_function *f, ir_instr *in);

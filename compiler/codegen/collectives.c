@@ -15,13 +15,6 @@
 #include "codegen/cg_internal.h"
 #include "hlo/rt.h"
 
-static LLVMValueRef const_global(cg_module *cm, LLVMValueRef init, const char *name) {
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), name);
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
-  return g;
-}
 
 void cg_lower_replica_id(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
@@ -155,21 +148,13 @@ static LLVMValueRef build_desc(cg_module *cm, const ir_instr *in, int kind, cons
   put(cm, d, reducer_code(in, kind));
   LLVMValueRef g = NULL;
   if (d->n <= (int)(sizeof d->v / sizeof d->v[0]))
-    g = const_global(cm, LLVMConstArray2(cm->i64, d->v, (uint64_t)d->n), "coll.desc");
+    g = cg_const_global(cm, LLVMConstArray2(cm->i64, d->v, (uint64_t)d->n), "coll.desc");
   else
     cg_fail(cm, in, "collective description too large");
   free(d);
   return g;
 }
 
-LLVMValueRef cg_ptr_table(cg_function *f, LLVMValueRef *ptrs, int n, const char *name) {
-  cg_module *cm = f->cm;
-  LLVMValueRef arr = cg_entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)(n ? n : 1)), name);
-  for (int i = 0; i < n; i++)
-    LLVMBuildStore(cm->b, ptrs[i] ? ptrs[i] : LLVMConstNull(cm->ptr),
-                   LLVMBuildGEP2(cm->b, cm->ptr, arr, (LLVMValueRef[]){cg_i64(cm, i)}, 1, ""));
-  return arr;
-}
 
 /* Every operand leaf, in order. */
 static cg_value operand_leaves(cg_function *f, const ir_instr *in) {
@@ -195,7 +180,7 @@ static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef desc, cg_value 
   int nl = snprintf(name, sizeof name, "%.*s", (int)in->name.len, in->name.p);
   if (nl < 0 || nl >= (int)sizeof name)
     nl = (int)sizeof name - 1;
-  LLVMValueRef nm = const_global(cm, LLVMConstStringInContext(cm->ctx, name, (unsigned)nl, 0), "coll.name");
+  LLVMValueRef nm = cg_const_global(cm, LLVMConstStringInContext(cm->ctx, name, (unsigned)nl, 0), "coll.name");
   bool reduces = in->op == IR_OP_ALL_REDUCE || in->op == IR_OP_ALL_REDUCE_START || in->op == IR_OP_REDUCE_SCATTER ||
                  in->op == IR_OP_COLLECTIVE_REDUCE;
   LLVMValueRef red = reduces && in->n_called > 0 ? cm->comp_fns[in->called[0]->id] : LLVMConstNull(cm->ptr);

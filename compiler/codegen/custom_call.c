@@ -117,13 +117,6 @@ static void push_tree(i64_buf *b, const ir_shape *s) {
     push_tree(b, s->elems[i]);
 }
 
-static LLVMValueRef private_global(cg_module *cm, LLVMValueRef init, const char *name) {
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), name);
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
-  return g;
-}
 
 static LLVMValueRef desc_global(cg_module *cm, const ir_instr *in, int n_op_leaves, int n_res_leaves) {
   i64_buf b = {0};
@@ -139,14 +132,14 @@ static LLVMValueRef desc_global(cg_module *cm, const ir_instr *in, int n_op_leav
   LLVMValueRef *c = calloc((size_t)b.n + 1, sizeof *c);
   for (int i = 0; c && i < b.n; i++)
     c[i] = cg_i64(cm, b.v[i]);
-  LLVMValueRef g = private_global(cm, LLVMConstArray2(cm->i64, c, (uint64_t)b.n), "cc.desc");
+  LLVMValueRef g = cg_const_global(cm, LLVMConstArray2(cm->i64, c, (uint64_t)b.n), "cc.desc");
   free(c);
   free(b.v);
   return g;
 }
 
 static LLVMValueRef string_global(cg_module *cm, const char *s, size_t len, const char *name) {
-  return private_global(cm, LLVMConstStringInContext(cm->ctx, s, (unsigned)len, 0), name);
+  return cg_const_global(cm, LLVMConstStringInContext(cm->ctx, s, (unsigned)len, 0), name);
 }
 
 /* backend_config as the target sees it: a quoted string unescaped, anything else verbatim. */
@@ -174,16 +167,6 @@ static char *opaque_text(const ir_instr *in, size_t *out_len) {
   out[n] = 0;
   *out_len = n;
   return out;
-}
-
-static LLVMValueRef pointer_table(cg_function *f, LLVMValueRef *ptrs, int n, const char *name) {
-  cg_module *cm = f->cm;
-  LLVMValueRef arr = cg_entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)(n ? n : 1)), name);
-  for (int i = 0; i < n; i++) {
-    LLVMValueRef slot = LLVMBuildGEP2(cm->b, cm->ptr, arr, (LLVMValueRef[]){cg_i64(cm, i)}, 1, "slot");
-    LLVMBuildStore(cm->b, ptrs[i] ? ptrs[i] : LLVMConstNull(cm->ptr), slot);
-  }
-  return arr;
 }
 
 /* ---- output_to_operand_aliasing={{out}: (operand, {in}), ...} ------------------------------ */
@@ -289,8 +272,8 @@ void cg_lower_custom_call(cg_function *f, ir_instr *in) {
         string_global(cm, name, strlen(name) + 1, "cc.name"),
         string_global(cm, opaque ? opaque : "", olen + 1, "cc.opaque"),
         cg_i64(cm, (int64_t)olen),
-        pointer_table(f, op_leaves, n_op, "cc.in"),
-        pointer_table(f, res.leaves, res.n, "cc.out"),
+        cg_ptr_table(f, op_leaves, n_op, "cc.in"),
+        cg_ptr_table(f, res.leaves, res.n, "cc.out"),
     };
     free(opaque);
     emit_call(f, in, args);

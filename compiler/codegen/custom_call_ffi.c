@@ -611,10 +611,7 @@ static bool decode_config(cg_module *cm, const ir_instr *in, fa_dict *d) {
 /* ---- emitting XLA_FFI_Attrs as constant data ------------------------------------------------ */
 
 static LLVMValueRef const_global(cg_module *cm, LLVMValueRef init, const char *name, unsigned align) {
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), name);
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMValueRef g = cg_const_global(cm, init, name);
   if (align)
     LLVMSetAlignment(g, align);
   return g;

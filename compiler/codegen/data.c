@@ -37,10 +37,7 @@ static void copy_bytes(cg_function *f, LLVMValueRef dst, LLVMValueRef src, const
 static LLVMValueRef literal_global(cg_function *f, const ir_instr *in, const ir_literal *lit) {
   cg_module *cm = f->cm;
   LLVMValueRef init = LLVMConstStringInContext(cm->ctx, lit->data ? lit->data : "", (unsigned)lit->nbytes, 1);
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), in->name.p);
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMValueRef g = cg_const_global(cm, init, in->name.p);
   LLVMSetAlignment(g, 64);
   return g;
 }

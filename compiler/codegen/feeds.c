@@ -10,13 +10,6 @@
 
 #include "codegen/cg_internal.h"
 
-LLVMValueRef cg_const_global(cg_module *cm, LLVMValueRef init, const char *name) {
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), name);
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
-  return g;
-}
 
 static LLVMValueRef dims_global(cg_module *cm, const ir_shape *s) {
   LLVMValueRef d[64];

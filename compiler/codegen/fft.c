@@ -46,10 +46,7 @@ static LLVMValueRef fft_desc(cg_module *cm, const ir_instr *in) {
   LLVMValueRef init = LLVMConstArray2(cm->i64, v, (uint64_t)n);
   char name[300];
   snprintf(name, sizeof name, "fft.desc.%s", in->name.p);
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), name);
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMValueRef g = cg_const_global(cm, init, name);
   LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
   return g;
 }

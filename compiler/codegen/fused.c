@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "codegen/cg_internal.h"
+#include "passes/passes.h"
 #include "codegen/ops.h"
 #include "hlo/rt.h"
 
@@ -131,10 +132,7 @@ static LLVMValueRef constant_value(fz *z, ir_instr *x, fz_index *idx) {
   cg_module *cm = z->f->cm;
   const ir_literal *lit = x->attrs.u.literal;
   LLVMValueRef init = LLVMConstStringInContext(cm->ctx, lit->data ? lit->data : "", (unsigned)lit->nbytes, 1);
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), x->name.p);
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMValueRef g = cg_const_global(cm, init, x->name.p);
   LLVMSetAlignment(g, 64);
   LLVMValueRef at = x->shape->rank == 0 ? cg_i64(cm, 0) : idx_lin(z, idx);
   return cg_load(z->f, x->shape->et, g, at);
@@ -258,8 +256,8 @@ static LLVMValueRef concat_value(fz *z, ir_instr *x, fz_index *idx) {
   int r = x->shape->rank;
   LLVMValueRef *m = idx_multi(z, idx);
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "concat.done");
-  LLVMValueRef vals[FZ_TILE];
-  LLVMBasicBlockRef from[FZ_TILE];
+  LLVMValueRef vals[FUSION_KERNEL_MAX_CONCAT_OPERANDS];
+  LLVMBasicBlockRef from[FUSION_KERNEL_MAX_CONCAT_OPERANDS];
   int n = 0;
   int64_t start = 0;
   for (int k = 0; k < x->n_operands; k++) {
@@ -1279,7 +1277,7 @@ static ir_instr **fusion_outputs(const ir_computation *c, int *n) {
   ir_instr **outs = malloc((size_t)*n * sizeof *outs);
   for (int k = 0; outs && k < *n; k++) {
     outs[k] = multi ? root->operands[k] : c->root;
-    if (outs[k]->op == IR_OP_PARAMETER || outs[k]->shape->et == IR_TUPLE || !cg_fused_member_ok(outs[k])) {
+    if (outs[k]->op == IR_OP_PARAMETER || outs[k]->shape->et == IR_TUPLE || !fusion_member_ok(outs[k])) {
       free(outs);
       return NULL;
     }
@@ -1476,31 +1474,13 @@ static bool fusion_supported(const ir_computation *c) {
       continue;
     if (x->op == IR_OP_REDUCE && !row_reduce_ok(x, hero))
       ok = false;
-    if (x->op != IR_OP_PARAMETER && !cg_fused_member_ok(x))
+    if (x->op != IR_OP_PARAMETER && !fusion_member_ok(x))
       ok = false;
     if (x->op == IR_OP_PARAMETER && (x->shape->et == IR_TUPLE || !ir_etype_is_array(x->shape->et)))
       ok = false;
   }
   free(outs);
   return ok;
-}
-
-bool cg_fused_member_ok(const ir_instr *x) {
-  if (x->shape->et == IR_TUPLE || !ir_etype_is_array(x->shape->et) || x->shape->dyn)
-    return false;
-  if (ir_is_elementwise(x))
-    return true;
-  switch (ir_opcode_table[x->op].family) {
-  case IR_FAM_BROADCAST: case IR_FAM_TRANSPOSE: case IR_FAM_SLICE: case IR_FAM_REVERSE: case IR_FAM_IOTA:
-  case IR_FAM_PAD: case IR_FAM_DYNAMIC_SLICE:
-    return true;
-  case IR_FAM_RESHAPE: case IR_FAM_BITCAST: case IR_FAM_COPY:
-    return x->operands[0]->shape->et == x->shape->et;
-  case IR_FAM_CONCATENATE: return x->n_operands <= FZ_TILE;
-  case IR_FAM_CONSTANT: return x->attrs.u.literal && x->attrs.u.literal->data && x->attrs.u.literal->n_elems == 0;
-  case IR_FAM_REDUCE: return x->n_operands == 2 && x->n_called == 1;
-  default: return false;
-  }
 }
 
 bool cg_fusion_supported(const ir_instr *in) { return in->n_called == 1 && fusion_supported(in->called[0]); }
@@ -1516,7 +1496,7 @@ bool cg_lower_fusion(cg_function *f, ir_instr *in) {
 }
 
 bool cg_lower_fused_single(cg_function *f, ir_instr *in) {
-  if (!cg_fused_member_ok(in) || in->op == IR_OP_CONSTANT)
+  if (!fusion_member_ok(in) || in->op == IR_OP_CONSTANT)
     return false;
   bool red = in->op == IR_OP_REDUCE;
   if (count_of(red ? in->operands[0]->shape : in->shape) <= 1)

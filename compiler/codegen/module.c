@@ -55,7 +55,6 @@ char *cg_symbol_for_module(const char *name) {
   return s;
 }
 
-LLVMValueRef cg_i64(cg_module *cm, int64_t v) { return LLVMConstInt(cm->i64, (unsigned long long)v, 1); }
 
 /* ---- buffers ------------------------------------------------------------------------- */
 
@@ -237,18 +236,6 @@ static void print_report(const cg_function *f) {
   }
 }
 
-LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name) {
-  LLVMBuilderRef b = f->cm->b;
-  LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
-  LLVMValueRef first = LLVMGetFirstInstruction(f->entry_bb);
-  if (first)
-    LLVMPositionBuilderBefore(b, first);
-  else
-    LLVMPositionBuilderAtEnd(b, f->entry_bb);
-  LLVMValueRef a = LLVMBuildAlloca(b, t, name);
-  LLVMPositionBuilderAtEnd(b, cur);
-  return a;
-}
 
 LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s) {
   cg_module *cm = f->cm;
@@ -429,16 +416,6 @@ LLVMValueRef cg_intrinsic(cg_module *cm, const char *name, LLVMTypeRef type, int
   return LLVMGetIntrinsicDeclaration(cm->mod, id, tys, 1);
 }
 
-static LLVMValueRef pointer_array(cg_function *f, LLVMValueRef *ptrs, int n) {
-  cg_module *cm = f->cm;
-  LLVMValueRef arr = cg_entry_alloca(f, LLVMArrayType2(cm->ptr, (uint64_t)(n ? n : 1)), "ptrs");
-  for (int i = 0; i < n; i++) {
-    LLVMValueRef slot = LLVMBuildGEP2(cm->b, cm->ptr, arr, (LLVMValueRef[]){cg_i64(cm, i)}, 1, "slot");
-    LLVMBuildStore(cm->b, ptrs[i], slot);
-  }
-  return arr;
-}
-
 void cg_fail_if_status(cg_function *f, LLVMValueRef st) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
@@ -477,8 +454,8 @@ void cg_call_computation(cg_function *f, ir_computation *c, LLVMValueRef *args, 
                          LLVMValueRef *outs, int n_outs) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
-  LLVMValueRef params = pointer_array(f, args, n_args);
-  LLVMValueRef results = pointer_array(f, outs, n_outs);
+  LLVMValueRef params = cg_ptr_table(f, args, n_args, "ptrs");
+  LLVMValueRef results = cg_ptr_table(f, outs, n_outs, "ptrs");
   LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, cm->comp_fns[c->id],
                                    (LLVMValueRef[]){f->ctx_arg, params, results, cg_callee_frame(f)}, 4, "st");
   cg_fail_if_status(f, st);
@@ -943,12 +920,7 @@ static void emit_empty(cg_module *cm, ir_computation *c) {
 /* ---- ABI: entry points and the descriptor ------------------------------------------------ */
 
 static LLVMValueRef const_string(cg_module *cm, const char *s, const char *name) {
-  LLVMValueRef init = LLVMConstStringInContext(cm->ctx, s, (unsigned)strlen(s), 0);
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), name);
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
-  return g;
+  return cg_const_global(cm, LLVMConstStringInContext(cm->ctx, s, (unsigned)strlen(s), 0), name);
 }
 
 /* The custom-call targets the module resolves by name, each once: a constant array of
@@ -977,11 +949,7 @@ static LLVMValueRef custom_call_targets(cg_module *cm, int32_t *n) {
       seen[*n] = t;
       elems[(*n)++] = const_string(cm, name, "module.cc_target");
     }
-  LLVMValueRef arr = LLVMConstArray2(cm->ptr, elems, (uint64_t)*n);
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(arr), "module.cc_targets");
-  LLVMSetInitializer(g, arr);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMValueRef g = cg_const_global(cm, LLVMConstArray2(cm->ptr, elems, (uint64_t)*n), "module.cc_targets");
   free(seen);
   free(elems);
   return g;
@@ -998,10 +966,7 @@ static LLVMValueRef array_descs(cg_module *cm, LLVMTypeRef desc_t, const ir_shap
     LLVMValueRef dims_init = LLVMConstArray2(cm->i64, dims_c, (uint64_t)s->rank);
     char gname[64];
     snprintf(gname, sizeof gname, "%s.dims.%d", tag, i);
-    LLVMValueRef dims_g = LLVMAddGlobal(cm->mod, LLVMTypeOf(dims_init), gname);
-    LLVMSetInitializer(dims_g, dims_init);
-    LLVMSetGlobalConstant(dims_g, 1);
-    LLVMSetLinkage(dims_g, LLVMPrivateLinkage);
+    LLVMValueRef dims_g = cg_const_global(cm, dims_init, gname);
     int64_t bytes = 0;
     if (ir_etype_is_array(s->et))
       ir_shape_byte_size(s, &bytes);
@@ -1015,11 +980,7 @@ static LLVMValueRef array_descs(cg_module *cm, LLVMTypeRef desc_t, const ir_shap
   free(elems);
   char gname[64];
   snprintf(gname, sizeof gname, "%s.descs", tag);
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), gname);
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
-  return g;
+  return cg_const_global(cm, init, gname);
 }
 
 static void leaf_names(const ir_shape *s, const char *base, char **out, int *n) {
@@ -1074,11 +1035,7 @@ static LLVMValueRef result_donors(cg_module *cm, int nr) {
     v[r] = LLVMConstInt(cm->i32, (unsigned long long)(int64_t)cp->result_donor[r], 1);
   LLVMValueRef arr = LLVMConstArray2(cm->i32, v, (uint64_t)nr);
   free(v);
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(arr), "module.result_donors");
-  LLVMSetInitializer(g, arr);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
-  return g;
+  return cg_const_global(cm, arr, "module.result_donors");
 }
 
 /* SYM_run(ctx, params, results): the entry computation with the call's arena. */
@@ -1176,10 +1133,7 @@ static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym, int
   vals[16] = custom_call_targets(cm, &n_targets);
   vals[15] = LLVMConstInt(cm->i32, (unsigned long long)n_targets, 0);
   vals[17] = result_donors(cm, nr);
-  LLVMValueRef desc = LLVMAddGlobal(cm->mod, mod_t, "module.desc");
-  LLVMSetInitializer(desc, LLVMConstNamedStruct(mod_t, vals, 18));
-  LLVMSetGlobalConstant(desc, 1);
-  LLVMSetLinkage(desc, LLVMPrivateLinkage);
+  LLVMValueRef desc = cg_const_global(cm, LLVMConstNamedStruct(mod_t, vals, 18), "module.desc");
   LLVMTypeRef describe_t = LLVMFunctionType(cm->ptr, NULL, 0, 0);
   snprintf(name, sizeof name, "%s_describe", sym);
   const char *names[2] = {name, "hlo_module_describe"};

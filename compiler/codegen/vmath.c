@@ -396,10 +396,7 @@ static LLVMValueRef sincos_reduce_large(const vm *v, LLVMValueRef x, LLVMValueRe
         el[j] = LLVMConstReal(cm->f64, SINCOS_2OPI[e][j]);
       rows[e] = LLVMConstArray2(cm->f64, el, 4);
     }
-    tab = LLVMAddGlobal(cm->mod, tab_t, "hlo.vmath.sincos_2opi");
-    LLVMSetInitializer(tab, LLVMConstArray2(row_t, rows, 104));
-    LLVMSetGlobalConstant(tab, 1);
-    LLVMSetLinkage(tab, LLVMPrivateLinkage);
+    tab = cg_const_global(cm, LLVMConstArray2(row_t, rows, 104), "hlo.vmath.sincos_2opi");
   }
   LLVMValueRef ax = fabs_(v, x);
   LLVMValueRef bits = LLVMBuildBitCast(v->b, ax, v->it, "");

@@ -30,6 +30,8 @@
 #include "passes/pass_names.h"
 #include "passes/passes.h"
 
+/* A cost choice, below what the kernel can do (FUSION_KERNEL_MAX_CONCAT_OPERANDS): a
+ * concatenate of more operands is left unfused, its branch per element not worth it. */
 enum { FUSION_MAX_CONCAT_OPERANDS = 8 };
 
 typedef fusion_membership membership;
@@ -55,23 +57,22 @@ static int64_t elements(const ir_shape *s) {
   return ir_shape_num_elements(s, &n) ? n : 0;
 }
 
-/* Whether `in` may be computed inside a loop fusion from its operands' elements. */
+/* Whether `in` may be computed inside a loop fusion from its operands' elements: what the
+ * kernel can compute (fusion_member_ok), but reduces (input fusions, below), concatenates of
+ * many operands and array constants. */
 static bool loop_fusible(const ir_instr *in) {
   if (!computable_array(in->shape) || in->common.n_control_predecessors || in->n_called)
     return false;
   for (int i = 0; i < in->n_operands; i++)
     if (!computable_array(in->operands[i]->shape))
       return false;
-  switch (ir_opcode_table[in->op].family) {
-  case IR_FAM_UNARY: case IR_FAM_BINARY: case IR_FAM_COMPARE: case IR_FAM_SELECT: case IR_FAM_CLAMP:
-  case IR_FAM_CONVERT: case IR_FAM_STOCHASTIC_CONVERT: case IR_FAM_BROADCAST: case IR_FAM_RESHAPE: case IR_FAM_BITCAST: case IR_FAM_COPY:
-  case IR_FAM_TRANSPOSE: case IR_FAM_SLICE: case IR_FAM_PAD: case IR_FAM_IOTA: case IR_FAM_REVERSE:
-  case IR_FAM_DYNAMIC_SLICE:
-    return true;
-  case IR_FAM_CONCATENATE: return in->n_operands <= FUSION_MAX_CONCAT_OPERANDS;
-  case IR_FAM_CONSTANT: return in->shape->rank == 0;
-  default: return false;
-  }
+  if (!fusion_member_ok(in) || in->op == IR_OP_REDUCE)
+    return false;
+  if (in->op == IR_OP_CONCATENATE)
+    return in->n_operands <= FUSION_MAX_CONCAT_OPERANDS;
+  if (ir_opcode_table[in->op].family == IR_FAM_CONSTANT)
+    return in->shape->rank == 0;
+  return true;
 }
 
 /* A reduce of one input to one array result, with a reducer computation. */

@@ -18,6 +18,16 @@ HLO_MUST_USE hlo_status pass_canonicalize_broadcasts(ir_module *m);
  * returns how many it filled in *out_count (callers say so on stderr). */
 HLO_MUST_USE hlo_status pass_fill_elided_constants(ir_module *m, int *out_count);
 
+/* The most operands a concatenate may have inside a fused loop kernel (one branch each). */
+enum { FUSION_KERNEL_MAX_CONCAT_OPERANDS = 32 };
+
+/* Whether a fused loop kernel can compute x element by element from its operands: an
+ * elementwise op, broadcast, transpose, slice, reverse, iota, pad, dynamic-slice, a reshape,
+ * bitcast or copy that keeps the element type, a concatenate of at most
+ * FUSION_KERNEL_MAX_CONCAT_OPERANDS operands, an array constant, or a single-input reduce
+ * (fusible.c: the one fusibility predicate, which code generation asks too). */
+bool fusion_member_ok(const ir_instr *x);
+
 /* Pre: verified, broadcasts canonical.  Groups elementwise and data-movement producers with
  * their consumers (and reduces with their producers) into `fusion` instructions calling new
  * fused computations (kinds kLoop and kInput); fusions already written are kept. */

@@ -1,0 +1,26 @@
+/* fusible.c — the one fusibility predicate: which instructions a fused loop kernel can
+ * compute element by element from its operands (fusion_member_ok).  The fusion pass groups
+ * only such instructions (and adds cost choices of its own: fusion.c), and the code generator
+ * (compiler/codegen/fused.c) asks the same predicate which members of a fusion, written or
+ * made, and which single instructions it emits as loop kernels.
+ * Tests: the golden suites (fused and unfused forms of every op), tests/hloc_cli_cases.sh.
+ */
+#include "passes/passes.h"
+
+bool fusion_member_ok(const ir_instr *x) {
+  if (x->shape->et == IR_TUPLE || !ir_etype_is_array(x->shape->et) || x->shape->dyn)
+    return false;
+  if (ir_is_elementwise(x))
+    return true;
+  switch (ir_opcode_table[x->op].family) {
+  case IR_FAM_BROADCAST: case IR_FAM_TRANSPOSE: case IR_FAM_SLICE: case IR_FAM_REVERSE: case IR_FAM_IOTA:
+  case IR_FAM_PAD: case IR_FAM_DYNAMIC_SLICE:
+    return true;
+  case IR_FAM_RESHAPE: case IR_FAM_BITCAST: case IR_FAM_COPY:
+    return x->operands[0]->shape->et == x->shape->et;
+  case IR_FAM_CONCATENATE: return x->n_operands <= FUSION_KERNEL_MAX_CONCAT_OPERANDS;
+  case IR_FAM_CONSTANT: return x->attrs.u.literal && x->attrs.u.literal->data && x->attrs.u.literal->n_elems == 0;
+  case IR_FAM_REDUCE: return x->n_operands == 2 && x->n_called == 1;
+  default: return false;
+  }
+}
