@@ -10,9 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grammar/parse.h"
 #include "passes/buffer_plan.h"
-#include "shape/shape.h"
+#include "passes/pass_test_util.h"
 
 static int failures;
 
@@ -24,24 +23,22 @@ static int failures;
     }                                                                                                                  \
   } while (0)
 
-static ir_module *parse_verified(const char *what, const char *text) {
-  ir_diag_list d;
-  ir_diag_init(&d, "t.hlo", text, strlen(text));
-  ir_module *m = NULL;
-  hlo_status st = ir_parse_module(text, strlen(text), &d, &m);
-  shape_options o = {0};
-  if (st || !shape_verify_module(m, &o, &d)) {
-    char *r = d.n ? ir_diag_render(&d, 0) : NULL;
-    fprintf(stderr, "%s: does not parse/verify: %s\n", what, r ? r : "?");
-    free(r);
+/* The module of `text`, numbered, and its plan in *out; NULL (a failure counted) when either
+ * fails. */
+static ir_module *planned(const char *what, const char *text, buffer_plan **out) {
+  *out = NULL;
+  ir_module *m = pass_test_parse(what, text, &failures);
+  if (!m)
+    return NULL;
+  ir_rebuild_uses(m);
+  hlo_status st = buffer_plan_build(m, out);
+  if (st) {
+    fprintf(stderr, "%s: %s\n", what, hlo_status_message(st));
+    hlo_status_free(st);
     failures++;
     ir_module_destroy(m);
-    m = NULL;
+    return NULL;
   }
-  hlo_status_free(st);
-  ir_diag_deinit(&d);
-  if (m)
-    ir_rebuild_uses(m);
   return m;
 }
 
@@ -93,13 +90,10 @@ static void chain(void) {
                      "  d = " F32_1K " transpose(c), dimensions={1,0}\n"
                      "  ROOT r = " F32_1K " negate(d)\n"
                      "}\n";
-  ir_module *m = parse_verified("chain", text);
-  buffer_plan *p = NULL;
-  if (!m || buffer_plan_build(m, &p)) {
-    failures++;
-    ir_module_destroy(m);
+  buffer_plan *p;
+  ir_module *m = planned("chain", text, &p);
+  if (!m)
     return;
-  }
   const comp_plan *cp = entry_plan(p, m);
   const ir_computation *c = m->entry;
   int a = find(c, "a")->id, b = find(c, "b")->id, cc = find(c, "c")->id, d = find(c, "d")->id, r = find(c, "r")->id;
@@ -127,13 +121,10 @@ static void no_reuse(void) {
                      "  s = " F32_1K " multiply(b, b)\n"
                      "  ROOT t = (" F32_1K ", " F32_1K ") tuple(s, a)\n"
                      "}\n";
-  ir_module *m = parse_verified("no_reuse", text);
-  buffer_plan *p = NULL;
-  if (!m || buffer_plan_build(m, &p)) {
-    failures++;
-    ir_module_destroy(m);
+  buffer_plan *p;
+  ir_module *m = planned("no_reuse", text, &p);
+  if (!m)
     return;
-  }
   const comp_plan *cp = entry_plan(p, m);
   const ir_computation *c = m->entry;
   int a = find(c, "a")->id, b = find(c, "b")->id, s = find(c, "s")->id;
@@ -181,13 +172,10 @@ static void while_pass_through(void) {
                      "  al = " F32_1K " get-tuple-element(loop), index=2\n"
                      "  ROOT r = " F32_1K " add(wl, al)\n"
                      "}\n";
-  ir_module *m = parse_verified("while", text);
-  buffer_plan *p = NULL;
-  if (!m || buffer_plan_build(m, &p)) {
-    failures++;
-    ir_module_destroy(m);
+  buffer_plan *p;
+  ir_module *m = planned("while", text, &p);
+  if (!m)
     return;
-  }
   const comp_plan *cp = entry_plan(p, m);
   const ir_computation *c = m->entry;
   int w0 = find(c, "w0")->id, acc0 = find(c, "acc0")->id, loop = find(c, "loop")->id, r = find(c, "r")->id;
@@ -268,17 +256,15 @@ static void random_modules(void) {
     char *text = random_module(seed, n, &peak);
     char what[32];
     snprintf(what, sizeof what, "random %u", seed);
-    ir_module *m = parse_verified(what, text);
-    buffer_plan *p = NULL;
-    if (m && !buffer_plan_build(m, &p)) {
+    buffer_plan *p;
+    ir_module *m = planned(what, text, &p);
+    if (m) {
       const comp_plan *cp = entry_plan(p, m);
       CHECK(what, placement_valid(cp));
       CHECK(what, cp->live_peak == peak);
       CHECK(what, cp->frame_bytes == peak); /* equal sizes: best fit reaches the lower bound */
       if (cp->frame_bytes != peak)
         fprintf(stderr, "%s: frame %lld, peak %lld\n%s", what, (long long)cp->frame_bytes, (long long)peak, text);
-    } else {
-      failures++;
     }
     buffer_plan_free(p);
     ir_module_destroy(m);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "grammar/parse.h"
+#include "passes/pass_test_util.h"
 #include "passes/passes.h"
 #include "shape/shape.h"
 
@@ -39,24 +40,7 @@ static void describe(const ir_computation *c, char *buf, size_t cap) {
   }
 }
 
-static ir_module *parse_verified(const char *what, const char *text) {
-  ir_diag_list d;
-  ir_diag_init(&d, "t.hlo", text, strlen(text));
-  ir_module *m = NULL;
-  hlo_status st = ir_parse_module(text, strlen(text), &d, &m);
-  shape_options o = {0};
-  if (st || !shape_verify_module(m, &o, &d)) {
-    char *r = d.n ? ir_diag_render(&d, 0) : NULL;
-    fprintf(stderr, "%s: does not parse/verify: %s\n", what, r ? r : "?");
-    free(r);
-    failures++;
-    ir_module_destroy(m);
-    m = NULL;
-  }
-  hlo_status_free(st);
-  ir_diag_deinit(&d);
-  return m;
-}
+static ir_module *parse_verified(const char *what, const char *text) { return pass_test_parse(what, text, &failures); }
 
 static bool verifies_strictly(const char *what, ir_module *m) {
   ir_diag_list d;
