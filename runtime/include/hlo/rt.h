@@ -90,6 +90,21 @@ HLO_RT_EXPORT void hlo_rt_gemm_indexed_f64(hlo_context *ctx, int64_t batch, int6
                                            const double *a, const int64_t *a_off, const double *b,
                                            const int64_t *b_off, double *c);
 
+/* bf16 operands (the bits, as uint16_t) in the layouts of hlo_rt_gemm_strided_* and
+ * hlo_rt_gemm_indexed_*, accumulated in f32 into c (dense row-major, batch x m x n f32);
+ * out: NULL, or a bf16 result of c's layout that receives each element of c rounded once to
+ * nearest even (NaN stays NaN).  Uses AMX or AVX512_BF16 where the CPU has them (pairwise
+ * products, denormals flushed: docs/performance-gemm.md), else f32 copies through
+ * hlo_rt_gemm_strided_f32.  HLO_GEMM_BF16=avx512|f32 in the environment picks a lesser
+ * kernel (tests, measurements).  runtime/src/rt_gemm_bf16.c. */
+HLO_RT_EXPORT void hlo_rt_gemm_strided_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                            const uint16_t *a, int64_t a_bs, int64_t a_rs, int64_t a_cs,
+                                            const uint16_t *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, float *c,
+                                            uint16_t *out);
+HLO_RT_EXPORT void hlo_rt_gemm_indexed_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                            const uint16_t *a, const int64_t *a_off, const uint16_t *b,
+                                            const int64_t *b_off, float *c, uint16_t *out);
+
 /* ---- sort, top-k, linear algebra, random bits (rt_sort.c, rt_linalg.c, rt_rng.c) ---- */
 /* Key orders of hlo_rt_sort's fast path, for elements of 1, 2, 4 or 8 bytes: unsigned
  * integers (and pred), signed integers, XLA's float total order (-NaN < -inf < ... < -0 < +0
