@@ -1,8 +1,11 @@
 /* dot.c — the matrix-multiply path of dot.  A dot whose operands and result are all f64, or
  * each f32, bf16 or f16, and that does at least 32768 multiply-adds per batch becomes one call
  * of the runtime's blocked kernel (runtime/src/rt_gemm.c), which accumulates in f32 or f64 as
- * XLA's CPU backend does (bf16/f16 operands are converted to f32 copies first and a bf16/f16
- * result is rounded once from the f32 product).  Each operand's dimensions fall in index groups (batch, rows or columns,
+ * XLA's CPU backend does.  bf16 x bf16 dots (bf16 or f32 result) call the bf16 kernel
+ * (runtime/src/rt_gemm_bf16.c: AMX or AVX512_BF16, f32 accumulation) on the operands as they
+ * are, which rounds a bf16 result once from its f32 product; other mixes with bf16 or f16
+ * operands are converted to f32 copies first and a bf16/f16 result is rounded once from the
+ * f32 product.  Each operand's dimensions fall in index groups (batch, rows or columns,
  * depth) in the order the result and the contraction pair them; when every group is one
  * strided dimension of the row-major buffer the call passes strides (transposed operands cost
  * nothing), else it passes element-offset tables emitted as constant globals.  Every other
@@ -236,11 +239,56 @@ bool cg_dot_gemm_epilogue(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMVa
   return true;
 }
 
+/* Whether the bf16 kernel takes the dot: bf16 operands, a bf16 or f32 result. */
+static bool dot_bf16(const ir_instr *in) {
+  ir_etype et = in->shape->et;
+  return in->operands[0]->shape->et == IR_BF16 && in->operands[1]->shape->et == IR_BF16 &&
+         (et == IR_BF16 || et == IR_F32);
+}
+
+/* The bf16 kernel's call: the operands as they are, the f32 product into `out` (an f32
+ * result) or into a scratch that the kernel rounds into `out` (a bf16 result). */
+static bool dot_gemm_bf16(cg_function *f, ir_instr *in, const dot_plan *p, LLVMValueRef out) {
+  cg_module *cm = f->cm;
+  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape;
+  LLVMValueRef a = f->values[in->operands[0]->id].leaves[0], b = f->values[in->operands[1]->id].leaves[0];
+  LLVMValueRef c = out, rounded = LLVMConstPointerNull(LLVMTypeOf(out));
+  int64_t st[6];
+  bool strided = dot_strides(in, p, st);
+  if (!strided && 2 * p->batch + p->m + 2 * p->k + p->n > DOT_MAX_TABLE)
+    return false;
+  if (in->shape->et == IR_BF16) {
+    c = dot_scratch_f32(f, in, p->batch * p->m * p->n);
+    rounded = out;
+    if (!c)
+      return true; /* the error is recorded */
+  }
+  if (strided) {
+    LLVMValueRef args[15] = {f->ctx_arg,         cg_i64(cm, p->batch), cg_i64(cm, p->m),  cg_i64(cm, p->n),
+                             cg_i64(cm, p->k),   a,                    cg_i64(cm, st[0]), cg_i64(cm, st[1]),
+                             cg_i64(cm, st[2]),  b,                    cg_i64(cm, st[3]), cg_i64(cm, st[4]),
+                             cg_i64(cm, st[5]),  c,                    rounded};
+    call_runtime(f, "hlo_rt_gemm_strided_bf16", args, 15);
+    return true;
+  }
+  LLVMValueRef ao = offsets_global(f, l, &p->lb, &p->lm, &p->lk, "dot.lhs.offsets");
+  LLVMValueRef bo = ao ? offsets_global(f, r, &p->rb, &p->rk, &p->rn, "dot.rhs.offsets") : NULL;
+  if (!bo)
+    return false; /* out of memory: the loop nest needs none */
+  LLVMValueRef args[11] = {f->ctx_arg, cg_i64(cm, p->batch), cg_i64(cm, p->m), cg_i64(cm, p->n), cg_i64(cm, p->k),
+                           a,          ao,                   b,                bo,               c,
+                           rounded};
+  call_runtime(f, "hlo_rt_gemm_indexed_bf16", args, 11);
+  return true;
+}
+
 bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   cg_module *cm = f->cm;
   dot_plan p;
   if (!dot_plan_make(in, &p))
     return false;
+  if (dot_bf16(in))
+    return dot_gemm_bf16(f, in, &p, out);
   const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape;
   LLVMValueRef a = dot_operand(f, in, 0), b = a ? dot_operand(f, in, 1) : NULL;
   int64_t final_n = 1;
