@@ -429,12 +429,12 @@ static void check_indexed_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64
 }
 
 /* The bf16 cases on one kernel: edges of the 32 x 32 tile and the 32-deep blocks, several
- * depth panels (k > 512), B panels (n > 1024), row blocks (m > 256), transposed operands,
+ * depth panels (k > 2048), B panels (n > 2048), row blocks (m > 128), transposed operands,
  * padded strides, batches, offset tables, k = 0, with and without the bf16 result. */
 static void run_bf16(hlo_context *ctx) {
   static const int64_t sizes[][3] = {{1, 1, 1},     {7, 13, 5},     {32, 32, 32},   {33, 31, 65},  {64, 64, 64},
                                      {129, 67, 250}, {31, 33, 600},  {300, 40, 800}, {40, 700, 300}, {500, 70, 37},
-                                     {256, 10, 700}, {2, 1100, 1030}, {97, 65, 1}, {5, 3, 0}};
+                                     {256, 10, 700}, {2, 1100, 1030}, {97, 65, 1}, {5, 3, 0},   {33, 40, 2100}, {3, 2100, 40}};
   uint64_t seed = 0x2545f4914f6cdd1dull;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     for (int layout = 0; layout < 4; layout++)
