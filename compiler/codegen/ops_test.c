@@ -103,6 +103,7 @@ static void define_runtime(LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
       {"hlo_rt_gemm_strided_f64", (void (*)(void))hlo_rt_gemm_strided_f64},
       {"hlo_rt_gemm_indexed_f32", (void (*)(void))hlo_rt_gemm_indexed_f32},
       {"hlo_rt_gemm_indexed_f64", (void (*)(void))hlo_rt_gemm_indexed_f64},
+      {"hlo_rt_gemm_bf16_native", (void (*)(void))hlo_rt_gemm_bf16_native},
       {"hlo_rt_gemm_strided_bf16", (void (*)(void))hlo_rt_gemm_strided_bf16},
       {"hlo_rt_gemm_indexed_bf16", (void (*)(void))hlo_rt_gemm_indexed_bf16},
   };
@@ -164,8 +165,9 @@ static bool jit_run(LLVMOrcThreadSafeContextRef tsc, LLVMModuleRef mod, void *co
 
 /* The runtime function a module calls, if any, among the matrix kernels. */
 static const char *gemm_called(LLVMModuleRef mod) {
-  static const char *names[] = {"hlo_rt_gemm_strided_f32", "hlo_rt_gemm_strided_f64", "hlo_rt_gemm_indexed_f32",
-                                "hlo_rt_gemm_indexed_f64", "hlo_rt_gemm_strided_bf16", "hlo_rt_gemm_indexed_bf16"};
+  /* the bf16 kernel first: a bf16 dot also holds the f32 kernel's call for hosts without it */
+  static const char *names[] = {"hlo_rt_gemm_strided_bf16", "hlo_rt_gemm_indexed_bf16", "hlo_rt_gemm_strided_f32",
+                                "hlo_rt_gemm_strided_f64",  "hlo_rt_gemm_indexed_f32",  "hlo_rt_gemm_indexed_f64"};
   for (int i = 0; i < 6; i++)
     if (LLVMGetNamedFunction(mod, names[i]))
       return names[i];

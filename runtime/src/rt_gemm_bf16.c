@@ -5,8 +5,9 @@
  * panels are packed straight from bf16 into the layout of AMX tiles (A: 16 rows x 32 depths
  * per tile; B: 16 depth pairs x 16 columns x 2), which is also what AVX512_BF16's vdpbf16ps
  * reads (a B tile row is one vector of 16 column pairs, an A pair one 32-bit broadcast).  A
- * 32 x 32 micro tile runs on AMX where the CPU and the kernel allow it, else on AVX512_BF16;
- * with neither the operands are widened to f32 and hlo_rt_gemm_strided_f32 runs.  Threads as
+ * 32 x 32 micro tile runs on AMX where the CPU and the kernel allow it; otherwise the operands
+ * are widened to f32 and hlo_rt_gemm_strided_f32 runs (an AVX512_BF16 kernel on the same
+ * layout is there for hosts where vdpbf16ps pays, chosen with HLO_GEMM_BF16=avx512).  Threads as
  * in rt_gemm.c: each computes its own slice of C with its own buffers.  Numerics and timings:
  * docs/performance-gemm.md.  Tests: runtime/src/rt_gemm_test.c.
  */
@@ -85,17 +86,22 @@ static int bf_isa_host(void) {
   return isa;
 }
 
-/* The kernel for this call: the host's best, lowered by HLO_GEMM_BF16=avx512|f32 (for tests
- * and measurements; never raised above what the host runs). */
+/* The kernel for this call.  AMX where the host has it; else the f32 route, because on the
+ * one CPU measured (docs/performance-gemm.md) vdpbf16ps retires half as many multiply-adds
+ * per cycle as f32 FMAs and the AVX512_BF16 kernel was slower than widening to f32 first.
+ * HLO_GEMM_BF16=avx512 picks the AVX512_BF16 kernel (where the host has it: tests, and
+ * hosts where it pays), HLO_GEMM_BF16=f32 the f32 route. */
 static int bf_isa(void) {
-  int isa = bf_isa_host();
+  int host = bf_isa_host();
   const char *want = getenv("HLO_GEMM_BF16");
   if (want && strcmp(want, "f32") == 0)
     return BF_ISA_F32;
-  if (want && strcmp(want, "avx512") == 0 && isa > BF_ISA_AVX512)
-    return BF_ISA_AVX512;
-  return isa;
+  if (want && strcmp(want, "avx512") == 0)
+    return host >= BF_ISA_AVX512 ? BF_ISA_AVX512 : BF_ISA_F32;
+  return host == BF_ISA_AMX ? BF_ISA_AMX : BF_ISA_F32;
 }
+
+HLO_RT_EXPORT int32_t hlo_rt_gemm_bf16_native(void) { return bf_isa() != BF_ISA_F32; }
 
 /* ---- micro-kernels: C[32 x 32] (row stride ldc) = (add ? C : 0) + A-panel · B-panel ---- */
 

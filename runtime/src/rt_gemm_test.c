@@ -447,7 +447,8 @@ static void run_bf16(hlo_context *ctx) {
   check_indexed_bf16(ctx, 1, 100, 200, 550, seed + 104);
 }
 
-/* Every bf16 kernel this host has (the best, AVX512_BF16 alone, the f32 route). */
+/* Every bf16 kernel this host has: the default (AMX, or the f32 route without it), the
+ * AVX512_BF16 kernel (the f32 route where the host lacks it), the f32 route. */
 static void run_bf16_kernels(hlo_context *ctx) {
   static const char *kernels[] = {NULL, "avx512", "f32"};
   for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {

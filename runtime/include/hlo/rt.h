@@ -93,10 +93,14 @@ HLO_RT_EXPORT void hlo_rt_gemm_indexed_f64(hlo_context *ctx, int64_t batch, int6
 /* bf16 operands (the bits, as uint16_t) in the layouts of hlo_rt_gemm_strided_* and
  * hlo_rt_gemm_indexed_*, accumulated in f32 into c (dense row-major, batch x m x n f32);
  * out: NULL, or a bf16 result of c's layout that receives each element of c rounded once to
- * nearest even (NaN stays NaN).  Uses AMX or AVX512_BF16 where the CPU has them (pairwise
- * products, denormals flushed: docs/performance-gemm.md), else f32 copies through
- * hlo_rt_gemm_strided_f32.  HLO_GEMM_BF16=avx512|f32 in the environment picks a lesser
- * kernel (tests, measurements).  runtime/src/rt_gemm_bf16.c. */
+ * nearest even (NaN stays NaN).  Uses AMX where the CPU and OS have it (denormal products
+ * flushed: docs/performance-gemm.md), else f32 copies through hlo_rt_gemm_strided_f32.
+ * HLO_GEMM_BF16=avx512 in the environment picks the AVX512_BF16 kernel where the CPU has
+ * it, HLO_GEMM_BF16=f32 the f32 copies (tests, measurements).  runtime/src/rt_gemm_bf16.c. */
+/* 1 when hlo_rt_gemm_*_bf16 run on bf16 instructions here (as chosen for this call: host and
+ * HLO_GEMM_BF16), 0 when they would widen the operands to f32 copies (compiled dots then
+ * convert into their own scratch instead, as fast as before the bf16 kernel). */
+HLO_RT_EXPORT int32_t hlo_rt_gemm_bf16_native(void);
 HLO_RT_EXPORT void hlo_rt_gemm_strided_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
                                             const uint16_t *a, int64_t a_bs, int64_t a_rs, int64_t a_cs,
                                             const uint16_t *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, float *c,
