@@ -248,9 +248,9 @@ static bool dot_bf16(const ir_instr *in) {
 }
 
 /* The bf16 kernel's call: the operands as they are, the f32 product into `out` (an f32
- * result) or into a scratch that the kernel rounds into `out` (a bf16 result).  Errors are
- * recorded. */
-static void dot_gemm_bf16(cg_function *f, ir_instr *in, const dot_plan *p, LLVMValueRef out) {
+ * result) or into `scratch` (f32, the result's size), which the kernel rounds into `out` (a
+ * bf16 result). */
+static void dot_gemm_bf16(cg_function *f, ir_instr *in, const dot_plan *p, LLVMValueRef out, LLVMValueRef scratch) {
   cg_module *cm = f->cm;
   const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape;
   LLVMValueRef a = f->values[in->operands[0]->id].leaves[0], b = f->values[in->operands[1]->id].leaves[0];
@@ -258,10 +258,8 @@ static void dot_gemm_bf16(cg_function *f, ir_instr *in, const dot_plan *p, LLVMV
   int64_t st[6];
   bool strided = dot_strides(in, p, st);
   if (in->shape->et == IR_BF16) {
-    c = dot_scratch_f32(f, in, p->batch * p->m * p->n);
+    c = scratch;
     rounded = out;
-    if (!c)
-      return; /* the error is recorded */
   }
   if (strided) {
     LLVMValueRef args[15] = {f->ctx_arg,         cg_i64(cm, p->batch), cg_i64(cm, p->m),  cg_i64(cm, p->n),
@@ -284,9 +282,9 @@ static void dot_gemm_bf16(cg_function *f, ir_instr *in, const dot_plan *p, LLVMV
 }
 
 /* The f32 kernel's call: bf16/f16 operands converted to f32 copies first, a bf16/f16 result
- * rounded once from the f32 product.  False (nothing emitted) without memory for the offset
- * tables. */
-static bool dot_gemm_f32(cg_function *f, ir_instr *in, const dot_plan *pp, LLVMValueRef out) {
+ * rounded once from the f32 product (in `scratch`, or a scratch of its own when NULL).  False
+ * (nothing emitted) without memory for the offset tables. */
+static bool dot_gemm_f32(cg_function *f, ir_instr *in, const dot_plan *pp, LLVMValueRef out, LLVMValueRef scratch) {
   cg_module *cm = f->cm;
   dot_plan p = *pp;
   const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape;
@@ -296,7 +294,7 @@ static bool dot_gemm_f32(cg_function *f, ir_instr *in, const dot_plan *pp, LLVMV
     final_n *= in->shape->dims[i];
   LLVMValueRef final_out = out;
   if (a && b && in->shape->et != IR_F32 && in->shape->et != IR_F64)
-    out = dot_scratch_f32(f, in, final_n);
+    out = scratch ? scratch : dot_scratch_f32(f, in, final_n);
   if (!a || !b || !out)
     return true; /* the error is recorded */
   const char *suf = in->shape->et == IR_F64 ? "f64" : "f32";
@@ -328,9 +326,13 @@ static bool dot_gemm_f32(cg_function *f, ir_instr *in, const dot_plan *pp, LLVMV
 
 /* A bf16 x bf16 dot: at run time, the bf16 kernel where it runs on bf16 instructions
  * (hlo_rt_gemm_bf16_native: AMX), else the f32 copies exactly as before it existed (no
- * slower than converting first on any host).  Each arm has its own scratch. */
+ * slower than converting first on any host).  A bf16 result's f32 scratch is shared by both
+ * arms; the f32 arm's operand copies are its own. */
 static void dot_gemm_bf16_or_f32(cg_function *f, ir_instr *in, const dot_plan *p, LLVMValueRef out) {
   cg_module *cm = f->cm;
+  LLVMValueRef scratch = NULL;
+  if (in->shape->et == IR_BF16 && !(scratch = dot_scratch_f32(f, in, p->batch * p->m * p->n)))
+    return; /* the error is recorded */
   LLVMTypeRef ft = LLVMFunctionType(cm->i32, NULL, 0, 0);
   LLVMValueRef native = LLVMBuildCall2(cm->b, ft, cg_runtime_fn(cm, "hlo_rt_gemm_bf16_native", ft), NULL, 0, "");
   LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "dot.bf16");
@@ -338,10 +340,10 @@ static void dot_gemm_bf16_or_f32(cg_function *f, ir_instr *in, const dot_plan *p
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "dot.done");
   LLVMBuildCondBr(cm->b, LLVMBuildICmp(cm->b, LLVMIntNE, native, LLVMConstInt(cm->i32, 0, 0), ""), yes, no);
   LLVMPositionBuilderAtEnd(cm->b, yes);
-  dot_gemm_bf16(f, in, p, out);
+  dot_gemm_bf16(f, in, p, out, scratch);
   LLVMBuildBr(cm->b, done);
   LLVMPositionBuilderAtEnd(cm->b, no);
-  if (!dot_gemm_f32(f, in, p, out))
+  if (!dot_gemm_f32(f, in, p, out, scratch))
     cg_fail(cm, in, "out of memory");
   LLVMBuildBr(cm->b, done);
   LLVMPositionBuilderAtEnd(cm->b, done);
@@ -355,7 +357,7 @@ bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   if (!dot_strides(in, &p, st) && 2 * p.batch + p.m + 2 * p.k + p.n > DOT_MAX_TABLE)
     return false; /* neither strides nor tables of a sane size: the loop nest */
   if (!dot_bf16(in))
-    return dot_gemm_f32(f, in, &p, out);
+    return dot_gemm_f32(f, in, &p, out, NULL);
   dot_gemm_bf16_or_f32(f, in, &p, out);
   return true;
 }

@@ -314,22 +314,27 @@ __attribute__((target("avx512f,avx512bw"))) static void bf_round_row(const float
 }
 #endif
 
-/* Rounds rows [i0, i0 + rows) x columns [c0, c0 + cols) of C, final now, into out. */
-static void bf_finish(const bf_job *j, int64_t i0, int64_t rows, int64_t c0, int64_t cols) {
-  if (!j->out)
-    return;
-  for (int64_t i = i0; i < i0 + rows; i++) {
-    const float *s = j->c + i * j->n + c0;
-    uint16_t *d = j->out + i * j->n + c0;
+/* Rounds rows x cols of f32 at s (row stride lds) into d (row stride ldd); fast: the CPU has
+ * AVX512BW. */
+static void bf_round(const float *s, int64_t lds, uint16_t *d, int64_t ldd, int64_t rows, int64_t cols, int fast) {
+  for (int64_t i = 0; i < rows; i++, s += lds, d += ldd) {
 #if BF_X86
-    if (j->micro) { /* both kernels imply AVX512BW */
+    if (fast) {
       bf_round_row(s, d, cols);
       continue;
     }
+#else
+    (void)fast;
 #endif
     for (int64_t x = 0; x < cols; x++)
       d[x] = bf_from_f32(s[x]);
   }
+}
+
+/* Rounds rows [i0, i0 + rows) x columns [c0, c0 + cols) of C, final now, into out. */
+static void bf_finish(const bf_job *j, int64_t i0, int64_t rows, int64_t c0, int64_t cols) {
+  if (j->out) /* both kernels imply AVX512BW */
+    bf_round(j->c + i0 * j->n + c0, j->n, j->out + i0 * j->n + c0, j->n, rows, cols, j->micro != NULL);
 }
 
 /* The reference loop nest (packing buffers could not be allocated): f32 accumulation. */
@@ -346,9 +351,11 @@ static void bf_naive(const bf_job *j, int64_t i0, int64_t rows, int64_t j0, int6
 }
 
 /* One packed A block (mc x kcp) times one packed B panel (kcp x nc) into C; add: accumulate
- * into C.  Partial tiles go through a local tile. */
+ * into C.  Partial tiles go through a local tile.  With `direct` (the whole depth in this
+ * panel, a bf16 result) every tile goes through the local tile straight into the bf16 result
+ * (the element C at c would be): C itself is never written. */
 static void bf_macro(const bf_job *j, const uint16_t *ap, const uint16_t *bp, int64_t mc, int64_t nc, int64_t kcp,
-                     float *c, int add) {
+                     float *c, int add, uint16_t *direct) {
   float tile[BF_T * BF_T] __attribute__((aligned(64)));
   for (int64_t j0 = 0; j0 < nc; j0 += BF_T) {
     int64_t cols = nc - j0 < BF_T ? nc - j0 : BF_T;
@@ -356,6 +363,11 @@ static void bf_macro(const bf_job *j, const uint16_t *ap, const uint16_t *bp, in
       int64_t rows = mc - i0 < BF_T ? mc - i0 : BF_T;
       const uint16_t *a = ap + i0 * kcp, *b = bp + j0 * kcp;
       float *cc = c + i0 * j->n + j0;
+      if (direct) {
+        j->micro(kcp, a, b, tile, BF_T, 0);
+        bf_round(tile, BF_T, direct + i0 * j->n + j0, j->n, rows, cols, 1);
+        continue;
+      }
       if (rows == BF_T && cols == BF_T) {
         j->micro(kcp, a, b, cc, j->n, add);
         continue;
@@ -396,6 +408,7 @@ static void bf_serial(const bf_job *j, int64_t i0, int64_t rows, int64_t j0, int
   int64_t blocks = (rows + BF_MC - 1) / BF_MC, mc = bf_round_up((rows + blocks - 1) / blocks, BF_T);
   int64_t nc = bf_round_up(cols < BF_NC ? cols : BF_NC, BF_T);
   uint16_t *ap = hlo_rt_alloc(NULL, 2 * mc * kc), *bp = ap ? hlo_rt_alloc(NULL, 2 * kc * nc) : NULL;
+  int direct = j->out && panels == 1; /* a bf16 result from one depth panel skips C */
   if (!bp) {
     hlo_rt_free(NULL, ap);
     bf_naive(j, i0, rows, j0, cols);
@@ -413,8 +426,9 @@ static void bf_serial(const bf_job *j, int64_t i0, int64_t rows, int64_t j0, int
       for (int64_t ic = 0; ic < rows; ic += mc) {
         int64_t mcur = rows - ic < mc ? rows - ic : mc;
         bf_pack_a_at(j, i0 + ic, pc, mcur, kcur, ap);
-        bf_macro(j, ap, bp, mcur, ncur, kcp, j->c + (i0 + ic) * j->n + j0 + jc, pc > 0);
-        if (pc + kcur == j->kk)
+        int64_t at = (i0 + ic) * j->n + j0 + jc;
+        bf_macro(j, ap, bp, mcur, ncur, kcp, j->c + at, pc > 0, direct ? j->out + at : NULL);
+        if (pc + kcur == j->kk && !direct)
           bf_finish(j, i0 + ic, mcur, j0 + jc, ncur);
       }
     }

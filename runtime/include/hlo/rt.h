@@ -92,8 +92,9 @@ HLO_RT_EXPORT void hlo_rt_gemm_indexed_f64(hlo_context *ctx, int64_t batch, int6
 
 /* bf16 operands (the bits, as uint16_t) in the layouts of hlo_rt_gemm_strided_* and
  * hlo_rt_gemm_indexed_*, accumulated in f32 into c (dense row-major, batch x m x n f32);
- * out: NULL, or a bf16 result of c's layout that receives each element of c rounded once to
- * nearest even (NaN stays NaN).  Uses AMX where the CPU and OS have it (denormal products
+ * out: NULL, or a bf16 result of c's layout that receives each f32 sum rounded once to
+ * nearest even (NaN stays NaN); c is then scratch that the kernel may leave unwritten (a
+ * depth of at most 2048 goes from the tiles to out directly).  Uses AMX where the CPU and OS have it (denormal products
  * flushed: docs/performance-gemm.md), else f32 copies through hlo_rt_gemm_strided_f32.
  * HLO_GEMM_BF16=avx512 in the environment picks the AVX512_BF16 kernel where the CPU has
  * it, HLO_GEMM_BF16=f32 the f32 copies (tests, measurements).  runtime/src/rt_gemm_bf16.c. */
