@@ -21,6 +21,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
 #define BF_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -65,6 +66,13 @@ static uint16_t bf_from_f32(float f) {
 #if BF_X86
 /* Asks Linux for the AMX tile state (ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); 1 if granted. */
 static int bf_amx_permit(void) { return syscall(SYS_arch_prctl, 0x1023, 18) == 0; }
+
+/* AMX-BF16 and AMX-TILE: CPUID leaf 7, EDX bits 22 and 24 (read directly: not every compiler's
+ * __builtin_cpu_supports knows them; the OS side is bf_amx_permit). */
+static int bf_cpu_amx(void) {
+  unsigned a, b, c, d;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 22 & 1) && (d >> 24 & 1);
+}
 #endif
 
 /* The best kernel this CPU and OS run, found once (the run-time dispatch cache). */
@@ -78,8 +86,7 @@ static int bf_isa_host(void) {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw"))
     isa = BF_ISA_AVX512;
-  if (isa == BF_ISA_AVX512 && __builtin_cpu_supports("amx-bf16") && __builtin_cpu_supports("amx-tile") &&
-      bf_amx_permit())
+  if (isa == BF_ISA_AVX512 && bf_cpu_amx() && bf_amx_permit())
     isa = BF_ISA_AMX;
 #endif
   atomic_store_explicit(&cached, isa, memory_order_relaxed);
