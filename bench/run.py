@@ -166,14 +166,24 @@ def f32(rng, *shape):
     return rng.uniform(-1, 1, size=shape).astype(np.float32)
 
 
+def to_bf16(x):
+    """float32 -> bf16 bits (uint16, as hlorun reads and writes bf16), round to nearest even."""
+    b = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16(b):
+    return (np.asarray(b, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
 def workloads(quick):
     W = []
 
     def add(name, hlo, kind, make, np_fn, tol, quick_map=None, c=None, blas=None, nbytes=None,
-            flops=None, ref=None, np_reps=None):
+            flops=None, ref=None, np_reps=None, f32_twin=None):
         W.append(dict(name=name, hlo=hlo, kind=kind, make=make, np_fn=np_fn, tol=tol,
                       quick_map=quick_map or {}, c=c, blas=blas, nbytes=nbytes, flops=flops,
-                      ref=ref, np_reps=np_reps))
+                      ref=ref, np_reps=np_reps, f32_twin=f32_twin))
 
     n = 1 << 20 if quick else 1 << 24
     add("gelu", "gelu.hlo", "mem", lambda r: [f32(r, n)], lambda x: [gelu_np(x)], (1e-5, 1e-6),
@@ -213,6 +223,19 @@ def workloads(quick):
                    f32(r, 10)],
         lambda *a: [mlp_np(*a)], (1e-4, 1e-4), blas=("mlp_blas.c", [256, 784, 2048, 10]),
         flops=2.0 * 256 * (784 * 2048 + 2048 * 2048 + 2048 * 10))
+    # bf16 twins of matmul2048 and the MLP (bf16 bits in and out; numpy widens to f32 first).
+    # Each also times hloc's f32 workload on the same values and hloc with HLO_GEMM_BF16=f32
+    # (the operands widened to f32 first, as before the bf16 kernel).
+    mat = lambda r: [to_bf16(f32(r, 2048, 2048)), to_bf16(f32(r, 2048, 2048))]
+    add("matmul2048_bf16", "matmul2048_bf16.hlo", "bf16", mat,
+        lambda a, b: [from_bf16(a) @ from_bf16(b)], (8e-3, 2e-2), flops=2.0 * 2048 ** 3,
+        ref=lambda a, b: [from_bf16(a).astype(np.float64) @ from_bf16(b)], f32_twin="matmul2048.hlo")
+    mlp_in = lambda r: [to_bf16(x) for x in (f32(r, 256, 784), f32(r, 784, 2048) * 0.05, f32(r, 2048) * 0.1,
+                                              f32(r, 2048, 2048) * 0.03, f32(r, 2048) * 0.1,
+                                              f32(r, 2048, 10) * 0.03, f32(r, 10))]
+    add("mlp_bf16", "mlp_bf16.hlo", "bf16", mlp_in, lambda *a: [mlp_np(*[from_bf16(x) for x in a])],
+        (3e-2, 3e-2), flops=2.0 * 256 * (784 * 2048 + 2048 * 2048 + 2048 * 10),
+        ref=lambda *a: [mlp_np(*[from_bf16(x).astype(np.float64) for x in a])], f32_twin="mlp.hlo")
     add("conv", "conv.hlo", "conv",
         lambda r: [f32(r, 8, 56, 56, 64), f32(r, 3, 3, 64, 64) * 0.05],
         lambda x, w: [conv_np(x, w)], (1e-4, 1e-4), blas=("conv_blas.c", [8, 56, 56, 64, 64]),
@@ -294,38 +317,58 @@ def check_all(outs, refs, tol):
                 err="; ".join(x["err"] for x in res if "err" in x) or None)
 
 
-def run_hlorun(args, hlo, inputs, wdir, refs, tol, res):
-    """One call writes the results (and fills the compile cache), then --benchmark times."""
+def run_hlorun(args, hlo, inputs, wdir, refs, tol, res, key="hloc", env=None, prefix="in"):
+    """One call writes the results (and fills the compile cache), then --benchmark times.
+    Results go to res[key + "_ms"], res[key + "_check"] or res[key + "_error"]; env: extra
+    environment; prefix: the input files' names (prefix<i>.npy).  bf16 outputs (uint16 bits)
+    are compared as float32."""
     base = [args.hlorun, hlo, "--threads", str(args.threads)]
     for i in range(len(inputs)):
-        base += ["--input", os.path.join(wdir, "in%d.npy" % i)]
+        base += ["--input", os.path.join(wdir, "%s%d.npy" % (prefix, i))]
     odir = os.path.join(wdir, "hout")
+    run_env = dict(os.environ, **env) if env else None
     t0 = time.perf_counter()
     try:
         r = subprocess.run(base + ["--output-dir", odir], capture_output=True, text=True,
-                           timeout=args.timeout)
+                           timeout=args.timeout, env=run_env)
     except subprocess.TimeoutExpired:
-        res["hloc_error"] = "first call timed out after %d s" % args.timeout
+        res[key + "_error"] = "first call timed out after %d s" % args.timeout
         return
     first_s = time.perf_counter() - t0
     if r.returncode != 0:
-        res["hloc_error"] = "exit %d: %s" % (r.returncode, (r.stderr or r.stdout).strip()[-300:])
+        res[key + "_error"] = "exit %d: %s" % (r.returncode, (r.stderr or r.stdout).strip()[-300:])
         return
     outs = [np.load(os.path.join(odir, "out%d.npy" % i)) for i in range(len(refs))
             if os.path.exists(os.path.join(odir, "out%d.npy" % i))]
-    res["hloc_check"] = check_all(outs, refs, tol)
+    outs = [from_bf16(o) if o.dtype == np.uint16 else o for o in outs]
+    res[key + "_check"] = check_all(outs, refs, tol)
     reps = max(3, min(args.reps, int(args.budget / max(first_s, 1e-3))))
     try:
         r = subprocess.run(base + ["--benchmark", str(reps)], capture_output=True, text=True,
-                           timeout=args.timeout)
+                           timeout=args.timeout, env=run_env)
     except subprocess.TimeoutExpired:
-        res["hloc_error"] = "--benchmark timed out after %d s" % args.timeout
+        res[key + "_error"] = "--benchmark timed out after %d s" % args.timeout
         return
     mo = re.search(r"benchmark:.*median_ms=([0-9.eE+-]+)", r.stdout + r.stderr)
     if r.returncode != 0 or not mo:
-        res["hloc_error"] = "benchmark exit %d: %s" % (r.returncode, (r.stderr or r.stdout).strip()[-300:])
+        res[key + "_error"] = "benchmark exit %d: %s" % (r.returncode, (r.stderr or r.stdout).strip()[-300:])
         return
-    res["hloc_ms"] = float(mo.group(1))
+    res[key + "_ms"] = float(mo.group(1))
+
+
+def run_bf16_twins(args, w, inputs, wdir, refs, res):
+    """For a bf16 workload: hloc on its f32 twin (the same values widened) and hloc with the
+    bf16 kernel off (HLO_GEMM_BF16=f32: operands widened to f32 first)."""
+    for i, x in enumerate(inputs):
+        np.save(os.path.join(wdir, "f32in%d.npy" % i), from_bf16(x))
+    with open(os.path.join(HERE, "workloads", w["f32_twin"])) as f:
+        text = f.read()
+    twin = os.path.join(wdir, w["f32_twin"])
+    with open(twin, "w") as f:
+        f.write(text)
+    run_hlorun(args, twin, inputs, wdir, refs, w["tol"], res, key="f32", prefix="f32in")
+    hlo = os.path.join(wdir, w["hlo"])
+    run_hlorun(args, hlo, inputs, wdir, refs, w["tol"], res, key="viaf32", env={"HLO_GEMM_BF16": "f32"})
 
 
 def run_c(args, builder, spec, blas, wdir, refs, tol, res, key):
@@ -376,6 +419,8 @@ def run_workload(args, builder, w, scratch):
     refs = [np.asarray(r) for r in ref_fn(*inputs)]
     res["shapes"] = [list(x.shape) for x in inputs]
     run_hlorun(args, hlo, inputs, wdir, refs, w["tol"], res)
+    if w["f32_twin"]:
+        run_bf16_twins(args, w, inputs, wdir, refs, res)
     np_reps = w["np_reps"] or args.reps
     ms, outs = time_py(lambda: w["np_fn"](*inputs), np_reps, args.budget)
     res["numpy_ms"] = ms
@@ -410,6 +455,13 @@ def targets(r):
         t.append(("< min(numpy, OpenBLAS+C)", ok_h and h < best if h else None))
     elif k == "conv":
         t.append((">=0.8x im2col+OpenBLAS", ok_h and h <= b / 0.8 if h and b else None))
+    elif k == "bf16":
+        f, v = r.get("f32_ms"), r.get("viaf32_ms")
+        if r["name"].startswith("matmul"):
+            t.append((">=2x hloc f32 GF/s", ok_h and h * 2 <= f if h and f else None))
+        else:
+            t.append(("< hloc f32", ok_h and h < f if h and f else None))
+        t.append(("<= via f32", ok_h and h <= v if h and v else None))
     elif k == "loop":
         t.append(("<=2x C", ok_h and h <= 2 * c if h and c else None))
     return [(s, None if m is None else bool(m)) for s, m in t]
@@ -427,7 +479,7 @@ def gfs(r, key):
 def report_rows(results, triad):
     head = ["workload", "hloc ms", "C ms", "numpy ms", "OpenBLAS ms", "hloc/C", "numpy/hloc",
             "hloc GB/s", "% triad", "hloc GF/s", "BLAS GF/s", "hloc/BLAS", "max rel err",
-            "tol (rtol, atol)", "checks", "targets"]
+            "tol (rtol, atol)", "checks", "targets", "hloc f32 ms", "via f32 ms"]
     rows = []
     for r in results:
         h, c, n = r.get("hloc_ms"), r.get("c_ms"), r.get("numpy_ms")
@@ -438,7 +490,10 @@ def report_rows(results, triad):
                          ("blas_check", "BLAS")):
             if key in r:
                 chk.append("%s:%s" % (lab, "ok" if r[key]["ok"] else "FAIL"))
-        for key in ("hloc_error", "c_error", "blas_error"):
+        for key, lab in (("f32_check", "f32"), ("viaf32_check", "via-f32")):
+            if key in r:
+                chk.append("%s:%s" % (lab, "ok" if r[key]["ok"] else "FAIL"))
+        for key in ("hloc_error", "c_error", "blas_error", "f32_error", "viaf32_error"):
             if key in r:
                 chk.append("%s ERROR" % key.split("_")[0])
         tg = ", ".join("%s %s" % (s, {True: "met", False: "NOT met", None: "n/a"}[m])
@@ -449,7 +504,8 @@ def report_rows(results, triad):
                      fmt(100 * gbs / triad if gbs and triad else None, "%.0f%%"),
                      fmt(hg, "%.1f"), fmt(bg, "%.1f"), fmt(hg / bg if hg and bg else None, "%.2f"),
                      fmt(r.get("hloc_check", {}).get("max_rel"), "%.1e"),
-                     "%g, %g" % tuple(r["tol"]), " ".join(chk), tg])
+                     "%g, %g" % tuple(r["tol"]), " ".join(chk), tg, fmt(r.get("f32_ms")),
+                     fmt(r.get("viaf32_ms"))])
     return head, rows
 
 
@@ -616,7 +672,7 @@ def main():
                 r = dict(name=w["name"], kind=w["kind"], tol=w["tol"], harness_error=repr(e))
                 print("bench: %s: harness error %r" % (w["name"], e), flush=True)
             r["targets"] = targets(r) if "harness_error" not in r else []
-            for key in ("hloc_error", "c_error", "blas_error"):
+            for key in ("hloc_error", "c_error", "blas_error", "f32_error", "viaf32_error"):
                 if key in r:
                     print("bench: %s: %s: %s" % (w["name"], key, r[key]), flush=True)
             results.append(r)

@@ -1,8 +1,12 @@
 /* dot.c — the matrix-multiply path of dot.  A dot whose operands and result are all f64, or
  * each f32, bf16 or f16, and that does at least 32768 multiply-adds per batch becomes one call
  * of the runtime's blocked kernel (runtime/src/rt_gemm.c), which accumulates in f32 or f64 as
- * XLA's CPU backend does (bf16/f16 operands are converted to f32 copies first and a bf16/f16
- * result is rounded once from the f32 product).  Each operand's dimensions fall in index groups (batch, rows or columns,
+ * XLA's CPU backend does.  bf16 x bf16 dots (bf16 or f32 result) call the bf16 kernel
+ * (runtime/src/rt_gemm_bf16.c: AMX tiles, f32 accumulation) on the operands as they are, which
+ * rounds a bf16 result once from its f32 product, when the host runs it on bf16 instructions
+ * (a run-time test); otherwise, and for other mixes with bf16 or f16 operands, the operands
+ * are converted to f32 copies first and a bf16/f16 result is rounded once from the f32
+ * product.  Each operand's dimensions fall in index groups (batch, rows or columns,
  * depth) in the order the result and the contraction pair them; when every group is one
  * strided dimension of the row-major buffer the call passes strides (transposed operands cost
  * nothing), else it passes element-offset tables emitted as constant globals.  Every other
@@ -236,11 +240,53 @@ bool cg_dot_gemm_epilogue(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMVa
   return true;
 }
 
-bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
+/* Whether the bf16 kernel takes the dot: bf16 operands, a bf16 or f32 result. */
+static bool dot_bf16(const ir_instr *in) {
+  ir_etype et = in->shape->et;
+  return in->operands[0]->shape->et == IR_BF16 && in->operands[1]->shape->et == IR_BF16 &&
+         (et == IR_BF16 || et == IR_F32);
+}
+
+/* The bf16 kernel's call: the operands as they are, the f32 product into `out` (an f32
+ * result) or into `scratch` (f32, the result's size), which the kernel rounds into `out` (a
+ * bf16 result). */
+static void dot_gemm_bf16(cg_function *f, ir_instr *in, const dot_plan *p, LLVMValueRef out, LLVMValueRef scratch) {
   cg_module *cm = f->cm;
-  dot_plan p;
-  if (!dot_plan_make(in, &p))
-    return false;
+  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape;
+  LLVMValueRef a = f->values[in->operands[0]->id].leaves[0], b = f->values[in->operands[1]->id].leaves[0];
+  LLVMValueRef c = out, rounded = LLVMConstPointerNull(LLVMTypeOf(out));
+  int64_t st[6];
+  bool strided = dot_strides(in, p, st);
+  if (in->shape->et == IR_BF16) {
+    c = scratch;
+    rounded = out;
+  }
+  if (strided) {
+    LLVMValueRef args[15] = {f->ctx_arg,         cg_i64(cm, p->batch), cg_i64(cm, p->m),  cg_i64(cm, p->n),
+                             cg_i64(cm, p->k),   a,                    cg_i64(cm, st[0]), cg_i64(cm, st[1]),
+                             cg_i64(cm, st[2]),  b,                    cg_i64(cm, st[3]), cg_i64(cm, st[4]),
+                             cg_i64(cm, st[5]),  c,                    rounded};
+    call_runtime(f, "hlo_rt_gemm_strided_bf16", args, 15);
+    return;
+  }
+  LLVMValueRef ao = offsets_global(f, l, &p->lb, &p->lm, &p->lk, "dot.lhs.offsets");
+  LLVMValueRef bo = ao ? offsets_global(f, r, &p->rb, &p->rk, &p->rn, "dot.rhs.offsets") : NULL;
+  if (!bo) {
+    cg_fail(cm, in, "out of memory");
+    return;
+  }
+  LLVMValueRef args[11] = {f->ctx_arg, cg_i64(cm, p->batch), cg_i64(cm, p->m), cg_i64(cm, p->n), cg_i64(cm, p->k),
+                           a,          ao,                   b,                bo,               c,
+                           rounded};
+  call_runtime(f, "hlo_rt_gemm_indexed_bf16", args, 11);
+}
+
+/* The f32 kernel's call: bf16/f16 operands converted to f32 copies first, a bf16/f16 result
+ * rounded once from the f32 product (in `scratch`, or a scratch of its own when NULL).  False
+ * (nothing emitted) without memory for the offset tables. */
+static bool dot_gemm_f32(cg_function *f, ir_instr *in, const dot_plan *pp, LLVMValueRef out, LLVMValueRef scratch) {
+  cg_module *cm = f->cm;
+  dot_plan p = *pp;
   const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape;
   LLVMValueRef a = dot_operand(f, in, 0), b = a ? dot_operand(f, in, 1) : NULL;
   int64_t final_n = 1;
@@ -248,7 +294,7 @@ bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
     final_n *= in->shape->dims[i];
   LLVMValueRef final_out = out;
   if (a && b && in->shape->et != IR_F32 && in->shape->et != IR_F64)
-    out = dot_scratch_f32(f, in, final_n);
+    out = scratch ? scratch : dot_scratch_f32(f, in, final_n);
   if (!a || !b || !out)
     return true; /* the error is recorded */
   const char *suf = in->shape->et == IR_F64 ? "f64" : "f32";
@@ -275,5 +321,43 @@ bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   snprintf(name, sizeof name, "hlo_rt_gemm_indexed_%s", suf);
   call_runtime(f, name, args, 10);
   dot_finish(f, in, out, final_out, final_n);
+  return true;
+}
+
+/* A bf16 x bf16 dot: at run time, the bf16 kernel where it runs on bf16 instructions
+ * (hlo_rt_gemm_bf16_native: AMX), else the f32 copies exactly as before it existed (no
+ * slower than converting first on any host).  A bf16 result's f32 scratch is shared by both
+ * arms; the f32 arm's operand copies are its own. */
+static void dot_gemm_bf16_or_f32(cg_function *f, ir_instr *in, const dot_plan *p, LLVMValueRef out) {
+  cg_module *cm = f->cm;
+  LLVMValueRef scratch = NULL;
+  if (in->shape->et == IR_BF16 && !(scratch = dot_scratch_f32(f, in, p->batch * p->m * p->n)))
+    return; /* the error is recorded */
+  LLVMTypeRef ft = LLVMFunctionType(cm->i32, NULL, 0, 0);
+  LLVMValueRef native = LLVMBuildCall2(cm->b, ft, cg_runtime_fn(cm, "hlo_rt_gemm_bf16_native", ft), NULL, 0, "");
+  LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "dot.bf16");
+  LLVMBasicBlockRef no = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "dot.f32");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "dot.done");
+  LLVMBuildCondBr(cm->b, LLVMBuildICmp(cm->b, LLVMIntNE, native, LLVMConstInt(cm->i32, 0, 0), ""), yes, no);
+  LLVMPositionBuilderAtEnd(cm->b, yes);
+  dot_gemm_bf16(f, in, p, out, scratch);
+  LLVMBuildBr(cm->b, done);
+  LLVMPositionBuilderAtEnd(cm->b, no);
+  if (!dot_gemm_f32(f, in, p, out, scratch))
+    cg_fail(cm, in, "out of memory");
+  LLVMBuildBr(cm->b, done);
+  LLVMPositionBuilderAtEnd(cm->b, done);
+}
+
+bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  dot_plan p;
+  int64_t st[6];
+  if (!dot_plan_make(in, &p))
+    return false;
+  if (!dot_strides(in, &p, st) && 2 * p.batch + p.m + 2 * p.k + p.n > DOT_MAX_TABLE)
+    return false; /* neither strides nor tables of a sane size: the loop nest */
+  if (!dot_bf16(in))
+    return dot_gemm_f32(f, in, &p, out, NULL);
+  dot_gemm_bf16_or_f32(f, in, &p, out);
   return true;
 }

@@ -103,6 +103,9 @@ static void define_runtime(LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
       {"hlo_rt_gemm_strided_f64", (void (*)(void))hlo_rt_gemm_strided_f64},
       {"hlo_rt_gemm_indexed_f32", (void (*)(void))hlo_rt_gemm_indexed_f32},
       {"hlo_rt_gemm_indexed_f64", (void (*)(void))hlo_rt_gemm_indexed_f64},
+      {"hlo_rt_gemm_bf16_native", (void (*)(void))hlo_rt_gemm_bf16_native},
+      {"hlo_rt_gemm_strided_bf16", (void (*)(void))hlo_rt_gemm_strided_bf16},
+      {"hlo_rt_gemm_indexed_bf16", (void (*)(void))hlo_rt_gemm_indexed_bf16},
   };
   enum { N = sizeof rt / sizeof *rt };
   LLVMOrcCSymbolMapPair pairs[N];
@@ -162,9 +165,10 @@ static bool jit_run(LLVMOrcThreadSafeContextRef tsc, LLVMModuleRef mod, void *co
 
 /* The runtime function a module calls, if any, among the matrix kernels. */
 static const char *gemm_called(LLVMModuleRef mod) {
-  static const char *names[] = {"hlo_rt_gemm_strided_f32", "hlo_rt_gemm_strided_f64", "hlo_rt_gemm_indexed_f32",
-                                "hlo_rt_gemm_indexed_f64"};
-  for (int i = 0; i < 4; i++)
+  /* the bf16 kernel first: a bf16 dot also holds the f32 kernel's call for hosts without it */
+  static const char *names[] = {"hlo_rt_gemm_strided_bf16", "hlo_rt_gemm_indexed_bf16", "hlo_rt_gemm_strided_f32",
+                                "hlo_rt_gemm_strided_f64",  "hlo_rt_gemm_indexed_f32",  "hlo_rt_gemm_indexed_f64"};
+  for (int i = 0; i < 6; i++)
     if (LLVMGetNamedFunction(mod, names[i]))
       return names[i];
   return "";
@@ -379,10 +383,17 @@ static void fill(double *v, int64_t n, uint32_t seed) {
   }
 }
 
+/* The value and the bits of bf16 x truncated (test data: exact in bf16 afterwards). */
+static uint16_t bf16_trunc(double *x) {
+  uint32_t u = bits_of((float)*x) & 0xFFFF0000u;
+  *x = float_of(u);
+  return (uint16_t)(u >> 16);
+}
+
 static void run_dot_case(const dot_case *c, uint32_t seed) {
-  bool f32 = strcmp(c->et, "f32") == 0;
+  bool f32 = strcmp(c->et, "f32") == 0, bf = strcmp(c->et, "bf16") == 0;
   int64_t od[12], na = count_of(c->ld, c->lr), nb = count_of(c->rd, c->rr);
-  int64_t no = count_of(od, result_dims(c, od)), es = f32 ? 4 : 8;
+  int64_t no = count_of(od, result_dims(c, od)), es = f32 ? 4 : bf ? 2 : 8;
   char text[1024];
   dot_text(c, text, sizeof text);
   double *a = malloc(sizeof(double) * (size_t)na), *b = malloc(sizeof(double) * (size_t)nb);
@@ -390,9 +401,11 @@ static void run_dot_case(const dot_case *c, uint32_t seed) {
   fill(a, na, seed);
   fill(b, nb, seed * 7 + 1);
   for (int64_t i = 0; i < na; i++)
-    f32 ? (void)(((float *)pa)[i] = (float)a[i]) : (void)(((double *)pa)[i] = a[i]);
+    bf ? (void)(((uint16_t *)pa)[i] = bf16_trunc(&a[i]))
+       : f32 ? (void)(((float *)pa)[i] = (float)a[i]) : (void)(((double *)pa)[i] = a[i]);
   for (int64_t i = 0; i < nb; i++)
-    f32 ? (void)(((float *)pb)[i] = (float)b[i]) : (void)(((double *)pb)[i] = b[i]);
+    bf ? (void)(((uint16_t *)pb)[i] = bf16_trunc(&b[i]))
+       : f32 ? (void)(((float *)pb)[i] = (float)b[i]) : (void)(((double *)pb)[i] = b[i]);
   void *p[2] = {pa, pb}, *r[1] = {po};
   int64_t bytes = no * es;
   const char *kernel = "";
@@ -401,11 +414,12 @@ static void run_dot_case(const dot_case *c, uint32_t seed) {
     int64_t k = 1;
     for (int i = 0; i < c->nc; i++)
       k *= c->ld[c->lc[i]];
-    long double eps = f32 ? FLT_EPSILON : DBL_EPSILON;
+    long double eps = f32 || bf ? FLT_EPSILON : DBL_EPSILON;
     for (int64_t o = 0; o < no; o++) {
       long double mag, want = dot_ref(c, a, b, o, &mag);
-      long double got = f32 ? ((float *)po)[o] : ((double *)po)[o];
-      if (fabsl(got - want) > (k + 2) * eps * mag) {
+      long double got = f32 ? ((float *)po)[o] : bf ? float_of((uint32_t)((uint16_t *)po)[o] << 16) : ((double *)po)[o];
+      /* bf16: f32 accumulation, then one rounding to 8 significant bits */
+      if (fabsl(got - want) > (k + 2) * eps * mag + (bf ? 0x1p-8L * fabsl(want) : 0)) {
         CHECK(false, "%s: element %lld = %.10Lg, expected %.10Lg", text, (long long)o, got, want);
         break;
       }
@@ -436,6 +450,11 @@ static void test_dot_gemm(void) {
       {"f32", 2, 1, {40, 1000}, {1000}, 0, 1, {0}, {0}, {1}, {0}, "hlo_rt_gemm_strided_f32"},
       /* two batch dimensions swapped between the operands */
       {"f32", 4, 4, {2, 3, 40, 30}, {3, 2, 30, 35}, 2, 1, {0, 1}, {1, 0}, {3}, {2}, "hlo_rt_gemm_indexed_f32"},
+      /* bf16: the bf16 kernel, strided (plain, transposed, batched) and with tables */
+      {"bf16", 2, 2, {64, 48}, {48, 40}, 0, 1, {0}, {0}, {1}, {0}, "hlo_rt_gemm_strided_bf16"},
+      {"bf16", 2, 2, {48, 64}, {40, 48}, 0, 1, {0}, {0}, {0}, {1}, "hlo_rt_gemm_strided_bf16"},
+      {"bf16", 3, 3, {3, 41, 53}, {3, 53, 29}, 1, 1, {0}, {0}, {2}, {1}, "hlo_rt_gemm_strided_bf16"},
+      {"bf16", 4, 4, {8, 2, 40, 6}, {6, 2, 8, 30}, 1, 2, {1}, {1}, {3, 0}, {0, 2}, "hlo_rt_gemm_indexed_bf16"},
       /* small: the inline loop nest */
       {"f32", 2, 2, {7, 13}, {13, 5}, 0, 1, {0}, {0}, {1}, {0}, ""},
   };

@@ -297,6 +297,179 @@ static void check_hand(void) {
   checks += 2;
 }
 
+/* ---- bf16 (rt_gemm_bf16.c) ---- */
+
+/* bf16 bits of x, round to nearest even (written independently of the runtime's). */
+static uint16_t to_bf16(double x) {
+  float f = (float)x;
+  uint32_t w;
+  memcpy(&w, &f, 4);
+  if (f != f)
+    return (uint16_t)((w >> 16) | 0x40);
+  uint32_t lsb = (w >> 16) & 1;
+  return (uint16_t)((w + 0x7FFFu + lsb) >> 16);
+}
+
+static double from_bf16(uint16_t h) {
+  uint32_t w = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &w, 4);
+  return f;
+}
+
+/* Checks one bf16 product's f32 result c (m x n) against the exact sum in long double, bound
+ * (k + 2) * FLT_EPSILON * sum|a||b| (the products of bf16 values are exact in f32; only the
+ * sums round), and the bf16 result out of a second call (if any) against c rounded once to
+ * nearest even: the same sums, rounded once. */
+static void check_bf16_result(const char *what, int64_t m, int64_t n, int64_t k, const uint16_t *a, const int64_t *ai,
+                              const int64_t *ap, const uint16_t *b, const int64_t *bp, const int64_t *bj,
+                              const float *c, const uint16_t *out) {
+  int bad = 0;
+  for (int64_t i = 0; i < m && !bad; i++)
+    for (int64_t j = 0; j < n && !bad; j++) {
+      long double s = 0, mag = 0;
+      for (int64_t p = 0; p < k; p++) {
+        long double x = (long double)from_bf16(a[ai[i] + ap[p]]) * from_bf16(b[bp[p] + bj[j]]);
+        s += x;
+        mag += fabsl(x);
+      }
+      long double got = c[i * n + j];
+      if (fabsl(got - s) > (long double)(k + 2) * FLT_EPSILON * mag + 1e-30L) {
+        printf("FAIL %s: c[%lld][%lld] = %.9Lg, expected %.9Lg\n", what, (long long)i, (long long)j, got, s);
+        bad = 1;
+      }
+      if (out && out[i * n + j] != to_bf16(c[i * n + j])) {
+        printf("FAIL %s: out[%lld][%lld] = 0x%04x, c rounds to 0x%04x\n", what, (long long)i, (long long)j,
+               out[i * n + j], to_bf16(c[i * n + j]));
+        bad = 1;
+      }
+    }
+  failures += bad;
+  checks++;
+}
+
+/* Offsets of a strided group: v[x] = x * stride. */
+static int64_t *stride_table(int64_t n, int64_t stride) {
+  int64_t *v = malloc(sizeof *v * (size_t)(n + 1));
+  for (int64_t x = 0; x < n; x++)
+    v[x] = x * stride;
+  return v;
+}
+
+/* One batched bf16 product through hlo_rt_gemm_strided_bf16: A row-major or transposed
+ * (ta), B row-major or transposed (tb), each with `pad` extra elements per row and per
+ * batch; with a bf16 result when with_out. */
+static void check_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, int ta, int tb, int64_t pad,
+                       int with_out, uint64_t seed) {
+  int64_t ars = ta ? 1 : k + pad, acs = ta ? m + pad : 1, brs = tb ? 1 : n + pad, bcs = tb ? k + pad : 1;
+  int64_t abs_ = (ta ? k : m) * (ta ? m + pad : k + pad) + pad, bbs = (tb ? n : k) * (tb ? k + pad : n + pad) + pad;
+  uint16_t *a = malloc(2 * (size_t)(batch * abs_ + 1)), *b = malloc(2 * (size_t)(batch * bbs + 1));
+  float *c = malloc(sizeof(float) * (size_t)(batch * m * n + 1));
+  uint16_t *out = with_out ? malloc(2 * (size_t)(batch * m * n + 1)) : NULL;
+  for (int64_t i = 0; i < batch * abs_; i++)
+    a[i] = to_bf16(next_value(&seed));
+  for (int64_t i = 0; i < batch * bbs; i++)
+    b[i] = to_bf16(next_value(&seed));
+  hlo_rt_gemm_strided_bf16(ctx, batch, m, n, k, a, abs_, ars, acs, b, bbs, brs, bcs, c, NULL);
+  if (out) { /* the same sums rounded once: into out, with c scratch the kernel may skip */
+    float *scratch = malloc(sizeof(float) * (size_t)(batch * m * n + 1));
+    hlo_rt_gemm_strided_bf16(ctx, batch, m, n, k, a, abs_, ars, acs, b, bbs, brs, bcs, scratch, out);
+    free(scratch);
+  }
+  int64_t *ai = stride_table(m, ars), *ap = stride_table(k, acs), *bp = stride_table(k, brs), *bj = stride_table(n, bcs);
+  for (int64_t t = 0; t < batch; t++) {
+    char what[128];
+    snprintf(what, sizeof what, "bf16 [%s] batch %lld/%lld %lldx%lldx%lld ta %d tb %d pad %lld",
+             getenv("HLO_GEMM_BF16") ? getenv("HLO_GEMM_BF16") : "best", (long long)t, (long long)batch,
+             (long long)m, (long long)n, (long long)k, ta, tb, (long long)pad);
+    check_bf16_result(what, m, n, k, a + t * abs_, ai, ap, b + t * bbs, bp, bj, c + t * m * n,
+                      out ? out + t * m * n : NULL);
+  }
+  free(ai);
+  free(ap);
+  free(bp);
+  free(bj);
+  free(a);
+  free(b);
+  free(c);
+  free(out);
+}
+
+/* hlo_rt_gemm_indexed_bf16 with rows of A and columns of B in reverse order (no strides). */
+static void check_indexed_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, uint64_t seed) {
+  uint16_t *a = malloc(2 * (size_t)(batch * m * k + 1)), *b = malloc(2 * (size_t)(batch * k * n + 1));
+  float *c = malloc(sizeof(float) * (size_t)(batch * m * n + 1));
+  uint16_t *out = malloc(2 * (size_t)(batch * m * n + 1));
+  int64_t *ao = malloc(sizeof(int64_t) * (size_t)(batch + m + k)), *bo = malloc(sizeof(int64_t) * (size_t)(batch + k + n));
+  for (int64_t i = 0; i < batch * m * k; i++)
+    a[i] = to_bf16(next_value(&seed));
+  for (int64_t i = 0; i < batch * k * n; i++)
+    b[i] = to_bf16(next_value(&seed));
+  for (int64_t t = 0; t < batch; t++) {
+    ao[t] = t * m * k;
+    bo[t] = t * k * n;
+  }
+  for (int64_t i = 0; i < m; i++)
+    ao[batch + i] = (m - 1 - i) * k;
+  for (int64_t p = 0; p < k; p++) {
+    ao[batch + m + p] = p;
+    bo[batch + p] = p * n;
+  }
+  for (int64_t j = 0; j < n; j++)
+    bo[batch + k + j] = n - 1 - j;
+  hlo_rt_gemm_indexed_bf16(ctx, batch, m, n, k, a, ao, b, bo, c, NULL);
+  float *scratch = malloc(sizeof(float) * (size_t)(batch * m * n + 1));
+  hlo_rt_gemm_indexed_bf16(ctx, batch, m, n, k, a, ao, b, bo, scratch, out);
+  free(scratch);
+  for (int64_t t = 0; t < batch; t++) {
+    char what[128];
+    snprintf(what, sizeof what, "bf16 indexed [%s] batch %lld/%lld %lldx%lldx%lld",
+             getenv("HLO_GEMM_BF16") ? getenv("HLO_GEMM_BF16") : "best", (long long)t, (long long)batch,
+             (long long)m, (long long)n, (long long)k);
+    check_bf16_result(what, m, n, k, a + ao[t], ao + batch, ao + batch + m, b + bo[t], bo + batch, bo + batch + k,
+                      c + t * m * n, out + t * m * n);
+  }
+  free(a);
+  free(b);
+  free(c);
+  free(out);
+  free(ao);
+  free(bo);
+}
+
+/* The bf16 cases on one kernel: edges of the 32 x 32 tile and the 32-deep blocks, several
+ * depth panels (k > 2048), B panels (n > 2048), row blocks (m > 128), transposed operands,
+ * padded strides, batches, offset tables, k = 0, with and without the bf16 result. */
+static void run_bf16(hlo_context *ctx) {
+  static const int64_t sizes[][3] = {{1, 1, 1},     {7, 13, 5},     {32, 32, 32},   {33, 31, 65},  {64, 64, 64},
+                                     {129, 67, 250}, {31, 33, 600},  {300, 40, 800}, {40, 700, 300}, {500, 70, 37},
+                                     {256, 10, 700}, {2, 1100, 1030}, {97, 65, 1}, {5, 3, 0},   {33, 40, 2100}, {3, 2100, 40}};
+  uint64_t seed = 0x2545f4914f6cdd1dull;
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    for (int layout = 0; layout < 4; layout++)
+      check_bf16(ctx, 1, sizes[i][0], sizes[i][1], sizes[i][2], layout & 1, layout >> 1, layout == 3 ? 3 : 0,
+                 (int)(i + layout) % 2, seed + i * 4 + (uint64_t)layout);
+  check_bf16(ctx, 3, 45, 50, 70, 0, 0, 5, 1, seed + 100);
+  check_bf16(ctx, 5, 64, 96, 130, 1, 1, 0, 1, seed + 101);
+  check_bf16(ctx, 2, 200, 300, 100, 0, 1, 1, 0, seed + 102);
+  check_indexed_bf16(ctx, 2, 35, 40, 70, seed + 103);
+  check_indexed_bf16(ctx, 1, 100, 200, 550, seed + 104);
+}
+
+/* Every bf16 kernel this host has: the default (AMX, or the f32 route without it), the
+ * AVX512_BF16 kernel (the f32 route where the host lacks it), the f32 route. */
+static void run_bf16_kernels(hlo_context *ctx) {
+  static const char *kernels[] = {NULL, "avx512", "f32"};
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    if (kernels[i])
+      setenv("HLO_GEMM_BF16", kernels[i], 1);
+    else
+      unsetenv("HLO_GEMM_BF16");
+    run_bf16(ctx);
+  }
+  unsetenv("HLO_GEMM_BF16");
+}
+
 static void run_sizes(hlo_context *ctx) {
   static const int64_t sizes[][3] = {{1, 1, 1},     {7, 13, 5},    {64, 64, 64},  {129, 67, 250}, {3, 1, 17},
                                      {1, 100, 9},   {33, 2, 400},  {200, 33, 1},  {17, 31, 385},  {150, 150, 150},
@@ -326,6 +499,7 @@ static void run_sizes(hlo_context *ctx) {
   check_epilogue_f32(ctx, 1, 500, 70, 600, seed + 10); /* row blocks */
   check_epilogue_f32(ctx, 3, 20, 10, 40, seed + 11);   /* batches, a narrow tile */
   check_epilogue_f32(ctx, 2, 5, 7, 0, seed + 12);      /* k = 0: the epilogue of zeros */
+  run_bf16_kernels(ctx);
 }
 
 int main(void) {

@@ -1013,6 +1013,30 @@ def half_dot_cases():
                  "f16[67,33]{1,0}")
     case("dot_f16_transposed", hlo, [a, b], [(a.astype(np.float64) @ b.T.astype(np.float64)).astype(np.float16)],
          {"rtol": 1e-3, "atol": 1e-3})
+    bf16_kernel_cases()
+
+
+def bf16_kernel_cases():
+    """bf16 x bf16 dots the bf16 GEMM takes (runtime/src/rt_gemm_bf16.c: AMX or AVX512_BF16):
+    odd sizes across its 32 x 32 tiles and 512-deep panels, a transposed lhs, an f32 result.
+    Expected: exact products of the bf16 values summed in float64, rounded once to the
+    result type (bf16 by round-to-nearest-even through float32)."""
+    rng = np.random.default_rng(18)
+    a = f32_to_bf16_bits(rng.uniform(-1, 1, (70, 600)).astype(np.float32))
+    b = f32_to_bf16_bits(rng.uniform(-1, 1, (600, 90)).astype(np.float32))
+    e = bf16_bits_to_f32(a).astype(np.float64) @ bf16_bits_to_f32(b).astype(np.float64)
+    hlo = module("dot_bf16_kernel_odd", [(BF16, a.shape), (BF16, b.shape)],
+                 ["%r = bf16[70,90]{1,0} dot(%p0, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}"],
+                 "bf16[70,90]{1,0}")
+    case("dot_bf16_kernel_odd", hlo, [a, b], [f32_to_bf16_bits(e.astype(np.float32))],
+         {"bf16": True, "rtol": 8e-3, "atol": 1e-6})
+    a = f32_to_bf16_bits(rng.uniform(-1, 1, (300, 40)).astype(np.float32))
+    b = f32_to_bf16_bits(rng.uniform(-1, 1, (300, 70)).astype(np.float32))
+    e = bf16_bits_to_f32(a).astype(np.float64).T @ bf16_bits_to_f32(b).astype(np.float64)
+    hlo = module("dot_bf16_kernel_lhs_t_f32", [(BF16, a.shape), (BF16, b.shape)],
+                 ["%r = f32[40,70]{1,0} dot(%p0, %p1), lhs_contracting_dims={0}, rhs_contracting_dims={0}"],
+                 "f32[40,70]{1,0}")
+    case("dot_bf16_kernel_lhs_t_f32", hlo, [a, b], [e.astype(np.float32)], {"rtol": 1e-5, "atol": 1e-4})
 
 
 def main():

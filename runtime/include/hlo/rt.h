@@ -90,6 +90,26 @@ HLO_RT_EXPORT void hlo_rt_gemm_indexed_f64(hlo_context *ctx, int64_t batch, int6
                                            const double *a, const int64_t *a_off, const double *b,
                                            const int64_t *b_off, double *c);
 
+/* bf16 operands (the bits, as uint16_t) in the layouts of hlo_rt_gemm_strided_* and
+ * hlo_rt_gemm_indexed_*, accumulated in f32 into c (dense row-major, batch x m x n f32);
+ * out: NULL, or a bf16 result of c's layout that receives each f32 sum rounded once to
+ * nearest even (NaN stays NaN); c is then scratch that the kernel may leave unwritten (a
+ * depth of at most 2048 goes from the tiles to out directly).  Uses AMX where the CPU and OS have it (denormal products
+ * flushed: docs/performance-gemm.md), else f32 copies through hlo_rt_gemm_strided_f32.
+ * HLO_GEMM_BF16=avx512 in the environment picks the AVX512_BF16 kernel where the CPU has
+ * it, HLO_GEMM_BF16=f32 the f32 copies (tests, measurements).  runtime/src/rt_gemm_bf16.c. */
+/* 1 when hlo_rt_gemm_*_bf16 run on bf16 instructions here (as chosen for this call: host and
+ * HLO_GEMM_BF16), 0 when they would widen the operands to f32 copies (compiled dots then
+ * convert into their own scratch instead, as fast as before the bf16 kernel). */
+HLO_RT_EXPORT int32_t hlo_rt_gemm_bf16_native(void);
+HLO_RT_EXPORT void hlo_rt_gemm_strided_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                            const uint16_t *a, int64_t a_bs, int64_t a_rs, int64_t a_cs,
+                                            const uint16_t *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, float *c,
+                                            uint16_t *out);
+HLO_RT_EXPORT void hlo_rt_gemm_indexed_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                            const uint16_t *a, const int64_t *a_off, const uint16_t *b,
+                                            const int64_t *b_off, float *c, uint16_t *out);
+
 /* ---- sort, top-k, linear algebra, random bits (rt_sort.c, rt_linalg.c, rt_rng.c) ---- */
 /* Key orders of hlo_rt_sort's fast path, for elements of 1, 2, 4 or 8 bytes: unsigned
  * integers (and pred), signed integers, XLA's float total order (-NaN < -inf < ... < -0 < +0

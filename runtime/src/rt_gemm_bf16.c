@@ -1,0 +1,608 @@
+/* rt_gemm_bf16.c — dense matrix products of bf16 operands for compiled dot instructions
+ * (hlo/rt.h): C = A·B accumulated in f32 into a dense row-major f32 C, optionally rounded once
+ * (to nearest even) into a bf16 result as each part of C becomes final.  A and B come with
+ * element strides or offset tables and a batch dimension, as in rt_gemm.c.  A blocks and B
+ * panels are packed straight from bf16 into the layout of AMX tiles (A: 16 rows x 32 depths
+ * per tile; B: 16 depth pairs x 16 columns x 2), which is also what AVX512_BF16's vdpbf16ps
+ * reads (a B tile row is one vector of 16 column pairs, an A pair one 32-bit broadcast).  A
+ * 32 x 32 micro tile runs on AMX where the CPU and the kernel allow it; otherwise the operands
+ * are widened to f32 and hlo_rt_gemm_strided_f32 runs (an AVX512_BF16 kernel on the same
+ * layout is there for hosts where vdpbf16ps pays, chosen with HLO_GEMM_BF16=avx512).  Threads as
+ * in rt_gemm.c: each computes its own slice of C with its own buffers.  Numerics and timings:
+ * docs/performance-gemm.md.  Tests: runtime/src/rt_gemm_test.c.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlo/rt.h"
+#include "hlo/rt_parallel.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#define BF_X86 1
+#include <cpuid.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#else
+#define BF_X86 0
+#endif
+
+/* The micro tile: BF_T rows x BF_T columns of C; depths go in blocks of BF_KB (one tile). */
+#define BF_T 32
+#define BF_KB 32
+#define BF_BLOCK (BF_T * BF_KB) /* elements of one packed depth block of a micro-panel */
+/* Cache blocking: depth panels of at most BF_KC, row blocks of at most BF_MC (128 x 2048 of A,
+ * 512 KiB, stays in L2), B panels of BF_NC columns.  The depth panel is deep because the AMX
+ * kernel's cost beside its tile products is loading and storing its C tile once per panel (8 KB
+ * strided rows): at 2048^3 on one core (CPU time, best of 5) KC 512 gave 450-470 GFLOP/s,
+ * 1024 560-600, 2048 600-640 (docs/performance-gemm.md). */
+#define BF_KC 2048
+#define BF_MC 128
+#define BF_NC 2048
+
+enum { BF_ISA_F32 = 0, BF_ISA_AVX512 = 1, BF_ISA_AMX = 2 };
+
+static int64_t bf_round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+static float bf_to_f32(uint16_t h) {
+  uint32_t w = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &w, 4);
+  return f;
+}
+
+/* float -> bf16 bits, round to nearest even; NaN stays a quiet NaN (as codegen's convert). */
+static uint16_t bf_from_f32(float f) {
+  uint32_t w;
+  memcpy(&w, &f, 4);
+  if (f != f)
+    return (uint16_t)((w >> 16) | 0x40);
+  return (uint16_t)((w + 0x7FFF + ((w >> 16) & 1)) >> 16);
+}
+
+/* ---- which kernel: the CPU, the OS (AMX needs a permission per process), HLO_GEMM_BF16 ---- */
+
+#if BF_X86
+/* Asks Linux for the AMX tile state (ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); 1 if granted. */
+static int bf_amx_permit(void) { return syscall(SYS_arch_prctl, 0x1023, 18) == 0; }
+
+/* AMX-BF16 and AMX-TILE: CPUID leaf 7, EDX bits 22 and 24 (read directly: not every compiler's
+ * __builtin_cpu_supports knows them; the OS side is bf_amx_permit). */
+static int bf_cpu_amx(void) {
+  unsigned a, b, c, d;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 22 & 1) && (d >> 24 & 1);
+}
+#endif
+
+/* The best kernel this CPU and OS run, found once (the run-time dispatch cache). */
+static int bf_isa_host(void) {
+  static _Atomic int cached = -1;
+  int isa = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (isa >= 0)
+    return isa;
+  isa = BF_ISA_F32;
+#if BF_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw"))
+    isa = BF_ISA_AVX512;
+  if (isa == BF_ISA_AVX512 && bf_cpu_amx() && bf_amx_permit())
+    isa = BF_ISA_AMX;
+#endif
+  atomic_store_explicit(&cached, isa, memory_order_relaxed);
+  return isa;
+}
+
+/* The kernel for this call.  AMX where the host has it; else the f32 route, because on the
+ * one CPU measured (docs/performance-gemm.md) vdpbf16ps retires half as many multiply-adds
+ * per cycle as f32 FMAs and the AVX512_BF16 kernel was slower than widening to f32 first.
+ * HLO_GEMM_BF16=avx512 picks the AVX512_BF16 kernel (where the host has it: tests, and
+ * hosts where it pays), HLO_GEMM_BF16=f32 the f32 route. */
+static int bf_isa(void) {
+  int host = bf_isa_host();
+  const char *want = getenv("HLO_GEMM_BF16");
+  if (want && strcmp(want, "f32") == 0)
+    return BF_ISA_F32;
+  if (want && strcmp(want, "avx512") == 0)
+    return host >= BF_ISA_AVX512 ? BF_ISA_AVX512 : BF_ISA_F32;
+  return host == BF_ISA_AMX ? BF_ISA_AMX : BF_ISA_F32;
+}
+
+HLO_RT_EXPORT int32_t hlo_rt_gemm_bf16_native(void) { return bf_isa() != BF_ISA_F32; }
+
+/* ---- micro-kernels: C[32 x 32] (row stride ldc) = (add ? C : 0) + A-panel · B-panel ---- */
+
+typedef void (*bf_micro_fn)(int64_t kcp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc, int add);
+
+#if BF_X86
+/* AMX: accumulator tiles 0-3 (C quadrants), A tiles 4-5 (rows 0-15, 16-31), B tiles 6-7
+ * (columns 0-15, 16-31).  The tile configuration is loaded by bf_tiles_begin. */
+__attribute__((target("amx-tile,amx-bf16"))) static void bf_micro_amx(int64_t kcp, const uint16_t *a,
+                                                                     const uint16_t *b, float *c, int64_t ldc,
+                                                                     int add) {
+  size_t cs = (size_t)ldc * sizeof(float);
+  if (add) {
+    _tile_loadd(0, c, cs);
+    _tile_loadd(1, c + 16, cs);
+    _tile_loadd(2, c + 16 * ldc, cs);
+    _tile_loadd(3, c + 16 * ldc + 16, cs);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
+  for (int64_t q = 0; q < kcp; q += BF_KB, a += BF_BLOCK, b += BF_BLOCK) {
+    _tile_loadd(4, a, 64);
+    _tile_loadd(6, b, 64);
+    _tile_loadd(5, a + 512, 64);
+    _tile_loadd(7, b + 512, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, cs);
+  _tile_stored(1, c + 16, cs);
+  _tile_stored(2, c + 16 * ldc, cs);
+  _tile_stored(3, c + 16 * ldc + 16, cs);
+}
+
+/* The tile configuration (palette 1: eight tiles of 16 rows x 64 bytes), loaded on the
+ * calling thread before its AMX micro-kernels run. */
+typedef struct bf_tilecfg {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} bf_tilecfg;
+
+static const bf_tilecfg bf_tiles = {.palette = 1,
+                                   .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
+                                   .rows = {16, 16, 16, 16, 16, 16, 16, 16}};
+
+/* A constant in memory: GCC 12's _tile_loadconfig tells the compiler it reads only a pointer's
+ * worth of the configuration, so a local one's stores were dropped. */
+__attribute__((target("amx-tile"))) static void bf_tiles_begin(void) { _tile_loadconfig(&bf_tiles); }
+
+__attribute__((target("amx-tile"))) static void bf_tiles_end(void) { _tile_release(); }
+
+/* AVX512_BF16: R rows of the tile (from the row the pointers are at) by 32 columns, 2R
+ * accumulators; per depth pair two B vectors and R broadcast pairs of A. */
+#define BF_MICRO_AVX(NAME, R)                                                                               \
+  __attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl"))) static void NAME(                         \
+      int64_t kcp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc, int add) {                  \
+    __m512 acc[R][2];                                                                                       \
+    _Pragma("GCC unroll 16") for (int i = 0; i < R; i++) for (int v = 0; v < 2; v++) acc[i][v] =             \
+        add ? _mm512_loadu_ps(c + i * ldc + 16 * v) : _mm512_setzero_ps();                                   \
+    for (int64_t q = 0; q < kcp; q += BF_KB, a += BF_BLOCK, b += BF_BLOCK)                                  \
+      for (int t = 0; t < 16; t++) {                                                                        \
+        __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + t * 32);                                              \
+        __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + 512 + t * 32);                                        \
+        _Pragma("GCC unroll 16") for (int i = 0; i < R; i++) {                                              \
+          int32_t pair;                                                                                     \
+          memcpy(&pair, a + i * 32 + 2 * t, 4);                                                             \
+          __m512bh av = (__m512bh)_mm512_set1_epi32(pair);                                                  \
+          acc[i][0] = _mm512_dpbf16_ps(acc[i][0], av, b0);                                                  \
+          acc[i][1] = _mm512_dpbf16_ps(acc[i][1], av, b1);                                                  \
+        }                                                                                                   \
+      }                                                                                                     \
+    _Pragma("GCC unroll 16") for (int i = 0; i < R; i++) for (int v = 0; v < 2; v++)                        \
+        _mm512_storeu_ps(c + i * ldc + 16 * v, acc[i][v]);                                                  \
+  }
+BF_MICRO_AVX(bf_micro_avx14, 14)
+BF_MICRO_AVX(bf_micro_avx4, 4)
+#undef BF_MICRO_AVX
+
+/* The 32-row tile as rows 0-13, 14-27 and 28-31 (an A depth block holds row i at i*32). */
+static void bf_micro_avx(int64_t kcp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc, int add) {
+  bf_micro_avx14(kcp, a, b, c, ldc, add);
+  bf_micro_avx14(kcp, a + 14 * 32, b, c + 14 * ldc, ldc, add);
+  bf_micro_avx4(kcp, a + 28 * 32, b, c + 28 * ldc, ldc, add);
+}
+
+/* One depth pair (rows r0, r1) of a full 32-column group of a row-major B into its two tile
+ * rows: d[0..31] = r0[0], r1[0], ..., r0[15], r1[15] and d[512..543] the same for columns
+ * 16-31. */
+__attribute__((target("avx512f,avx512bw"))) static void bf_pack_pair32(const uint16_t *r0, const uint16_t *r1,
+                                                                     uint16_t *d) {
+  static const uint16_t lo[32] = {0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+                                  8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  __m512i x = _mm512_loadu_si512(r0), y = _mm512_loadu_si512(r1);
+  __m512i il = _mm512_loadu_si512(lo), ih = _mm512_add_epi16(il, _mm512_set1_epi16(16));
+  _mm512_storeu_si512(d, _mm512_permutex2var_epi16(x, il, y));
+  _mm512_storeu_si512(d + 512, _mm512_permutex2var_epi16(x, ih, y));
+}
+#endif
+
+/* ---- packing ---- */
+
+/* Packs rows [0, rows) x depths [0, depth) of A into micro-panels of 32 rows, each depth block
+ * one AMX A tile pair: (i = r*32 + ii, p = q*32 + pp) at dst[r*32*kcp + q*1024 + ii*32 + pp];
+ * rows and depths past the operand are zero (kcp: depth rounded up to 32).  Element (i, p)
+ * is at a[row[i] + dep[p]] with offset tables, else at a[i*rs + p*cs]. */
+static void bf_pack_a(const uint16_t *a, const int64_t *row, const int64_t *dep, int64_t rs, int64_t cs,
+                      int64_t rows, int64_t depth, uint16_t *dst) {
+  int64_t kcp = bf_round_up(depth, BF_KB), mp = bf_round_up(rows, BF_T);
+  for (int64_t i = 0; i < mp; i++) {
+    uint16_t *d = dst + (i / BF_T) * BF_T * kcp + (i % BF_T) * BF_KB;
+    if (i >= rows) {
+      for (int64_t q = 0; q < kcp; q += BF_KB)
+        memset(d + q * BF_T, 0, BF_KB * 2);
+      continue;
+    }
+    if (!row && cs == 1) {
+      const uint16_t *s = a + i * rs;
+      for (int64_t q = 0; q < kcp; q += BF_KB) {
+        int64_t n = depth - q < BF_KB ? depth - q : BF_KB;
+        memcpy(d + q * BF_T, s + q, (size_t)n * 2);
+        if (n < BF_KB)
+          memset(d + q * BF_T + n, 0, (size_t)(BF_KB - n) * 2);
+      }
+      continue;
+    }
+    for (int64_t p = 0; p < kcp; p++)
+      d[(p / BF_KB) * BF_BLOCK + p % BF_KB] =
+          p >= depth ? 0 : row ? a[row[i] + dep[p]] : a[i * rs + p * cs];
+  }
+}
+
+/* Where (p, j) of a B panel goes: micro-panel j/32, depth block p/32, tile (j%32)/16, tile
+ * row (p%32)/2, column pair j%16, pair member p%2. */
+static int64_t bf_b_at(int64_t p, int64_t j, int64_t kcp) {
+  return (j / BF_T) * BF_T * kcp + (p / BF_KB) * BF_BLOCK + ((j % BF_T) / 16) * 512 + ((p % BF_KB) / 2) * 32 +
+         (j % 16) * 2 + (p & 1);
+}
+
+/* Packs depths [0, depth) x columns [0, cols) of B into micro-panels of 32 columns, each depth
+ * block two AMX B tiles (bf_b_at); zeros past the operand.  Element (p, j) is at
+ * b[dep[p] + col[j]] with offset tables, else at b[p*rs + j*cs].  fast: the CPU has
+ * AVX512BW (row-major B is interleaved 32 columns at a time). */
+static void bf_pack_b(const uint16_t *b, const int64_t *dep, const int64_t *col, int64_t rs, int64_t cs,
+                      int64_t depth, int64_t cols, int fast, uint16_t *dst) {
+  int64_t kcp = bf_round_up(depth, BF_KB), np = bf_round_up(cols, BF_T);
+  int64_t p = 0;
+  if (!(fast && !col && cs == 1 && cols % BF_T == 0 && depth % BF_KB == 0))
+    memset(dst, 0, (size_t)(kcp * np) * 2); /* padding; the copies below overwrite the rest */
+#if BF_X86
+  if (!col && cs == 1 && fast) { /* row-major: pairs of rows, 32 columns at a time */
+    int64_t full = cols / BF_T * BF_T;
+    for (; p + 1 < depth; p += 2)
+      for (int64_t j = 0; j < full; j += BF_T)
+        bf_pack_pair32(b + p * rs + j, b + (p + 1) * rs + j, dst + bf_b_at(p, j, kcp));
+    for (int64_t q = 0; q < depth; q++) /* the columns past the last full group */
+      for (int64_t j = full; j < cols; j++)
+        dst[bf_b_at(q, j, kcp)] = b[q * rs + j];
+  } else if (!col && rs == 1) { /* transposed: a depth pair of one column is 4 adjacent bytes */
+    for (int64_t j = 0; j < cols; j++)
+      for (int64_t q = 0; q + 1 < depth; q += 2)
+        memcpy(dst + bf_b_at(q, j, kcp), b + j * cs + q, 4);
+    p = depth / 2 * 2;
+  }
+#else
+  (void)fast;
+#endif
+  for (; p < depth; p++)
+    for (int64_t j = 0; j < cols; j++)
+      dst[bf_b_at(p, j, kcp)] = col ? b[dep[p] + col[j]] : b[p * rs + j * cs];
+}
+
+/* ---- the blocked product ---- */
+
+/* One product: operands, result, and the split over threads (parts slices of rows, or of
+ * columns when by_cols). */
+typedef struct bf_job {
+  bf_micro_fn micro;
+  int amx;
+  int64_t m, n, kk;
+  const uint16_t *a, *b;
+  int64_t a_rs, a_cs, b_rs, b_cs;
+  const int64_t *a_row, *a_dep, *b_dep, *b_col; /* offset tables (all four or none) */
+  float *c;                                     /* m x n, row stride n */
+  uint16_t *out;                                /* NULL, or the bf16 result (same layout) */
+  int64_t parts;
+  int by_cols;
+} bf_job;
+
+#if BF_X86
+/* n floats to bf16 as bf_from_f32 does, 16 at a time (same bits; denormals kept, unlike
+ * vcvtneps2bf16, so that every kernel rounds alike). */
+__attribute__((target("avx512f,avx512bw"))) static void bf_round_row(const float *s, uint16_t *d, int64_t n) {
+  int64_t x = 0;
+  const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7FFF), quiet = _mm512_set1_epi32(0x40);
+  for (; x + 16 <= n; x += 16) {
+    __m512 v = _mm512_loadu_ps(s + x);
+    __m512i w = _mm512_castps_si512(v), hi = _mm512_srli_epi32(w, 16);
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(w, _mm512_add_epi32(bias, _mm512_and_si512(hi, one))), 16);
+    r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), hi, quiet);
+    _mm256_storeu_si256((__m256i *)(d + x), _mm512_cvtepi32_epi16(r));
+  }
+  for (; x < n; x++)
+    d[x] = bf_from_f32(s[x]);
+}
+#endif
+
+/* Rounds rows x cols of f32 at s (row stride lds) into d (row stride ldd); fast: the CPU has
+ * AVX512BW. */
+static void bf_round(const float *s, int64_t lds, uint16_t *d, int64_t ldd, int64_t rows, int64_t cols, int fast) {
+  for (int64_t i = 0; i < rows; i++, s += lds, d += ldd) {
+#if BF_X86
+    if (fast) {
+      bf_round_row(s, d, cols);
+      continue;
+    }
+#else
+    (void)fast;
+#endif
+    for (int64_t x = 0; x < cols; x++)
+      d[x] = bf_from_f32(s[x]);
+  }
+}
+
+/* Rounds rows [i0, i0 + rows) x columns [c0, c0 + cols) of C, final now, into out. */
+static void bf_finish(const bf_job *j, int64_t i0, int64_t rows, int64_t c0, int64_t cols) {
+  if (j->out) /* both kernels imply AVX512BW */
+    bf_round(j->c + i0 * j->n + c0, j->n, j->out + i0 * j->n + c0, j->n, rows, cols, j->micro != NULL);
+}
+
+/* The reference loop nest (packing buffers could not be allocated): f32 accumulation. */
+static void bf_naive(const bf_job *j, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  for (int64_t i = i0; i < i0 + rows; i++)
+    for (int64_t x = j0; x < j0 + cols; x++) {
+      float s = 0;
+      for (int64_t p = 0; p < j->kk; p++)
+        s += j->a_row ? bf_to_f32(j->a[j->a_row[i] + j->a_dep[p]]) * bf_to_f32(j->b[j->b_dep[p] + j->b_col[x]])
+                      : bf_to_f32(j->a[i * j->a_rs + p * j->a_cs]) * bf_to_f32(j->b[p * j->b_rs + x * j->b_cs]);
+      j->c[i * j->n + x] = s;
+    }
+  bf_finish(j, i0, rows, j0, cols);
+}
+
+/* One packed A block (mc x kcp) times one packed B panel (kcp x nc) into C; add: accumulate
+ * into C.  Partial tiles go through a local tile.  With `direct` (the whole depth in this
+ * panel, a bf16 result) every tile goes through the local tile straight into the bf16 result
+ * (the element C at c would be): C itself is never written. */
+static void bf_macro(const bf_job *j, const uint16_t *ap, const uint16_t *bp, int64_t mc, int64_t nc, int64_t kcp,
+                     float *c, int add, uint16_t *direct) {
+  float tile[BF_T * BF_T] __attribute__((aligned(64)));
+  for (int64_t j0 = 0; j0 < nc; j0 += BF_T) {
+    int64_t cols = nc - j0 < BF_T ? nc - j0 : BF_T;
+    for (int64_t i0 = 0; i0 < mc; i0 += BF_T) {
+      int64_t rows = mc - i0 < BF_T ? mc - i0 : BF_T;
+      const uint16_t *a = ap + i0 * kcp, *b = bp + j0 * kcp;
+      float *cc = c + i0 * j->n + j0;
+      if (direct) {
+        j->micro(kcp, a, b, tile, BF_T, 0);
+        bf_round(tile, BF_T, direct + i0 * j->n + j0, j->n, rows, cols, 1);
+        continue;
+      }
+      if (rows == BF_T && cols == BF_T) {
+        j->micro(kcp, a, b, cc, j->n, add);
+        continue;
+      }
+      j->micro(kcp, a, b, tile, BF_T, 0);
+      for (int64_t i = 0; i < rows; i++)
+        for (int64_t x = 0; x < cols; x++)
+          cc[i * j->n + x] = add ? cc[i * j->n + x] + tile[i * BF_T + x] : tile[i * BF_T + x];
+    }
+  }
+}
+
+/* Packs rows [i, i + rows) x depths [p, p + depth) of the job's A into dst. */
+static void bf_pack_a_at(const bf_job *j, int64_t i, int64_t p, int64_t rows, int64_t depth, uint16_t *dst) {
+  if (j->a_row)
+    bf_pack_a(j->a, j->a_row + i, j->a_dep + p, 0, 0, rows, depth, dst);
+  else
+    bf_pack_a(j->a + i * j->a_rs + p * j->a_cs, NULL, NULL, j->a_rs, j->a_cs, rows, depth, dst);
+}
+
+/* Packs depths [p, p + depth) x columns [x, x + cols) of the job's B into dst. */
+static void bf_pack_b_at(const bf_job *j, int64_t p, int64_t x, int64_t depth, int64_t cols, uint16_t *dst) {
+  int fast = j->micro != NULL; /* both kernels imply AVX512BW */
+  if (j->b_col)
+    bf_pack_b(j->b, j->b_dep + p, j->b_col + x, 0, 0, depth, cols, fast, dst);
+  else
+    bf_pack_b(j->b + p * j->b_rs + x * j->b_cs, NULL, NULL, j->b_rs, j->b_cs, depth, cols, fast, dst);
+}
+
+/* Rows [i0, i0 + rows) x columns [j0, j0 + cols) of C on the calling thread, GotoBLAS order
+ * (B panels of nc columns, depth panels of kc, A blocks of mc rows), its own buffers.  The
+ * depth panels are even multiples of 32 and depend on k alone, so every element of C sees the
+ * same sums in the same order whatever the split. */
+static void bf_serial(const bf_job *j, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  if (rows <= 0 || cols <= 0)
+    return;
+  int64_t panels = (j->kk + BF_KC - 1) / BF_KC, kc = bf_round_up((j->kk + panels - 1) / panels, BF_KB);
+  int64_t blocks = (rows + BF_MC - 1) / BF_MC, mc = bf_round_up((rows + blocks - 1) / blocks, BF_T);
+  int64_t nc = bf_round_up(cols < BF_NC ? cols : BF_NC, BF_T);
+  uint16_t *ap = hlo_rt_alloc(NULL, 2 * mc * kc), *bp = ap ? hlo_rt_alloc(NULL, 2 * kc * nc) : NULL;
+  int direct = j->out && panels == 1; /* a bf16 result from one depth panel skips C */
+  if (!bp) {
+    hlo_rt_free(NULL, ap);
+    bf_naive(j, i0, rows, j0, cols);
+    return;
+  }
+#if BF_X86
+  if (j->amx)
+    bf_tiles_begin();
+#endif
+  for (int64_t jc = 0; jc < cols; jc += nc) {
+    int64_t ncur = cols - jc < nc ? cols - jc : nc;
+    for (int64_t pc = 0; pc < j->kk; pc += kc) {
+      int64_t kcur = j->kk - pc < kc ? j->kk - pc : kc, kcp = bf_round_up(kcur, BF_KB);
+      bf_pack_b_at(j, pc, j0 + jc, kcur, ncur, bp);
+      for (int64_t ic = 0; ic < rows; ic += mc) {
+        int64_t mcur = rows - ic < mc ? rows - ic : mc;
+        bf_pack_a_at(j, i0 + ic, pc, mcur, kcur, ap);
+        int64_t at = (i0 + ic) * j->n + j0 + jc;
+        bf_macro(j, ap, bp, mcur, ncur, kcp, j->c + at, pc > 0, direct ? j->out + at : NULL);
+        if (pc + kcur == j->kk && !direct)
+          bf_finish(j, i0 + ic, mcur, j0 + jc, ncur);
+      }
+    }
+  }
+#if BF_X86
+  if (j->amx)
+    bf_tiles_end();
+#endif
+  hlo_rt_free(NULL, ap);
+  hlo_rt_free(NULL, bp);
+}
+
+/* Slices [begin, end) of the job's split, each a run of whole 32-wide tiles of columns
+ * (by_cols) or rows (a hlo_rt_range_fn). */
+static void bf_slices(void *arg, int64_t begin, int64_t end) {
+  const bf_job *j = arg;
+  int64_t size = j->by_cols ? j->n : j->m, units = (size + BF_T - 1) / BF_T;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t lo = units * t / j->parts * BF_T, hi = units * (t + 1) / j->parts * BF_T;
+    hi = hi < size ? hi : size;
+    if (j->by_cols)
+      bf_serial(j, 0, j->m, lo, hi - lo);
+    else
+      bf_serial(j, lo, hi - lo, 0, j->n);
+  }
+}
+
+/* Threads worth using: about 2^20 multiply-adds each at least (the tiles are fast). */
+static int bf_threads(hlo_context *ctx, int64_t m, int64_t n, int64_t k) {
+  int t = hlo_rt_num_threads(ctx);
+  double most = (double)m * (double)n * (double)(k > 0 ? k : 1) / 1048576.0;
+  if (most < t)
+    t = most < 1 ? 1 : (int)most;
+  return t;
+}
+
+/* C = A·B on `threads` threads: slices of columns when the busiest thread then has fewer
+ * tiles plus packing (as rt_gemm.c's gemm_split_cols), else of rows. */
+static void bf_gemm(hlo_context *ctx, int threads, bf_job *j) {
+  if (j->m <= 0 || j->n <= 0)
+    return;
+  if (j->kk <= 0) {
+    memset(j->c, 0, sizeof(float) * (size_t)(j->m * j->n));
+    bf_finish(j, 0, j->m, 0, j->n);
+    return;
+  }
+  double rt = (double)((j->m + BF_T - 1) / BF_T), ct = (double)((j->n + BF_T - 1) / BF_T), t = threads;
+  double tile = (double)BF_T * BF_T * j->kk, mk = (double)j->m * j->kk, kn = (double)j->kk * j->n;
+  double by_cols = __builtin_ceil(ct / t) * rt * tile + 16.0 * (mk + kn / t);
+  double by_rows = __builtin_ceil(rt / t) * ct * tile + 16.0 * (mk / t + kn);
+  j->parts = threads;
+  j->by_cols = by_cols <= by_rows;
+  hlo_rt_parallel_for(threads > 1 ? ctx : NULL, threads, bf_slices, j);
+}
+
+/* ---- batches, and the f32 route for CPUs without bf16 instructions ---- */
+
+typedef struct bf_batch_job {
+  bf_job proto;
+  int64_t a_bs, b_bs;
+  const int64_t *a_boff, *b_boff; /* batch offsets (tables) instead of a_bs, b_bs */
+} bf_batch_job;
+
+static bf_job bf_batch_at(const bf_batch_job *bj, int64_t t) {
+  bf_job j = bj->proto;
+  j.a += bj->a_boff ? bj->a_boff[t] : t * bj->a_bs;
+  j.b += bj->b_boff ? bj->b_boff[t] : t * bj->b_bs;
+  j.c += t * j.m * j.n;
+  if (j.out)
+    j.out += t * j.m * j.n;
+  return j;
+}
+
+static void bf_batches(void *arg, int64_t begin, int64_t end) {
+  const bf_batch_job *bj = arg;
+  for (int64_t t = begin; t < end; t++) {
+    bf_job j = bf_batch_at(bj, t);
+    bf_gemm(NULL, 1, &j);
+  }
+}
+
+/* Widens operand A (which = 0) or B of every batch into a dense row-major f32 copy:
+ * batch x m x k or batch x k x n.  NULL without memory. */
+static float *bf_widen(const bf_batch_job *bj, int64_t batch, int which) {
+  const bf_job *p = &bj->proto;
+  int64_t r = which ? p->kk : p->m, s = which ? p->n : p->kk;
+  float *w = hlo_rt_alloc(NULL, (int64_t)sizeof(float) * batch * r * s);
+  for (int64_t t = 0; w && t < batch; t++) {
+    bf_job j = bf_batch_at(bj, t);
+    float *d = w + t * r * s;
+    for (int64_t x = 0; x < r; x++)
+      for (int64_t y = 0; y < s; y++) {
+        uint16_t v = which ? (j.b_col ? j.b[j.b_dep[x] + j.b_col[y]] : j.b[x * j.b_rs + y * j.b_cs])
+                           : (j.a_row ? j.a[j.a_row[x] + j.a_dep[y]] : j.a[x * j.a_rs + y * j.a_cs]);
+        d[x * s + y] = bf_to_f32(v);
+      }
+  }
+  return w;
+}
+
+/* Without bf16 instructions: f32 copies of the operands through the f32 kernel (what codegen
+ * did before this kernel), then the rounding.  0 without memory. */
+static int bf_via_f32(hlo_context *ctx, int64_t batch, bf_batch_job *bj) {
+  const bf_job *p = &bj->proto;
+  float *a = bf_widen(bj, batch, 0), *b = a ? bf_widen(bj, batch, 1) : NULL;
+  if (b) {
+    hlo_rt_gemm_strided_f32(ctx, batch, p->m, p->n, p->kk, a, p->m * p->kk, p->kk, 1, b, p->kk * p->n, p->n, 1,
+                            p->c);
+    for (int64_t t = 0; t < batch; t++) {
+      bf_job j = bf_batch_at(bj, t);
+      bf_finish(&j, 0, j.m, 0, j.n);
+    }
+  }
+  hlo_rt_free(NULL, a);
+  hlo_rt_free(NULL, b);
+  return b != NULL;
+}
+
+/* Runs every batch: batches in parallel when there are enough of them, else one after the
+ * other with each product split over the threads. */
+static void bf_run_batches(hlo_context *ctx, int64_t batch, bf_batch_job *bj) {
+  bf_job *p = &bj->proto;
+  if (batch <= 0 || p->m <= 0 || p->n <= 0)
+    return;
+  int isa = bf_isa();
+  if (isa == BF_ISA_F32 && p->kk > 0 && bf_via_f32(ctx, batch, bj))
+    return;
+#if BF_X86
+  p->micro = isa == BF_ISA_AMX ? bf_micro_amx : isa == BF_ISA_AVX512 ? bf_micro_avx : NULL;
+#endif
+  p->amx = isa == BF_ISA_AMX;
+  int threads = bf_threads(ctx, p->m, p->n, p->kk);
+  if (!p->micro) { /* no kernel and no memory for f32 copies */
+    for (int64_t t = 0; t < batch; t++) {
+      bf_job j = bf_batch_at(bj, t);
+      bf_naive(&j, 0, j.m, 0, j.n);
+    }
+    return;
+  }
+  if (batch > 1 && (batch >= threads || threads == 1)) {
+    hlo_rt_parallel_for(threads > 1 ? ctx : NULL, batch, bf_batches, bj);
+    return;
+  }
+  for (int64_t t = 0; t < batch; t++) {
+    bf_job j = bf_batch_at(bj, t);
+    bf_gemm(ctx, threads, &j);
+  }
+}
+
+HLO_RT_EXPORT void hlo_rt_gemm_strided_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                            const uint16_t *a, int64_t a_bs, int64_t a_rs, int64_t a_cs,
+                                            const uint16_t *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, float *c,
+                                            uint16_t *out) {
+  bf_batch_job bj = {.proto = {.m = m, .n = n, .kk = k, .a = a, .b = b, .a_rs = a_rs, .a_cs = a_cs, .b_rs = b_rs,
+                               .b_cs = b_cs, .c = c, .out = out},
+                     .a_bs = a_bs,
+                     .b_bs = b_bs};
+  bf_run_batches(ctx, batch, &bj);
+}
+
+HLO_RT_EXPORT void hlo_rt_gemm_indexed_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                            const uint16_t *a, const int64_t *a_off, const uint16_t *b,
+                                            const int64_t *b_off, float *c, uint16_t *out) {
+  bf_batch_job bj = {.proto = {.m = m, .n = n, .kk = k, .a = a, .b = b, .a_row = a_off + batch,
+                               .a_dep = a_off + batch + m, .b_dep = b_off + batch, .b_col = b_off + batch + k,
+                               .c = c, .out = out},
+                     .a_boff = a_off,
+                     .b_boff = b_off};
+  bf_run_batches(ctx, batch, &bj);
+}
