@@ -405,18 +405,15 @@ bool ml_dense_bytes(ml_ctx *c, const ml_attr *a, const ml_type *t, unsigned char
       continue; /* [ ] ( ) , */
     if (tk.kind == MT_ERROR)
       return ml_error(c, tk.loc, "malformed dense value"), false;
-    if (n >= total && !(n == (cplx ? 2 : 1) && count <= 1)) {
+    if (n >= total && n >= (cplx ? 2 : 1)) /* a splat of an empty tensor still has one element */
       return ml_error(c, tk.loc, "dense value has more than %lld elements", (long long)count), false;
-    }
-    if (n >= total)
-      return ml_error(c, tk.loc, "dense value has too many elements"), false;
     if (!encode_leaf(c, cplx ? ct : t->et, tk, neg, buf + n * (cplx ? cb : eb)))
       return false;
     neg = false;
     n++;
   }
   int64_t per = cplx ? 2 : 1;
-  if (n == per && count > 1) {
+  if (n == per && count != 1) {
     for (int64_t i = 1; i < count; i++)
       memcpy(buf + i * eb, buf, (size_t)eb);
   } else if (n != total) {
@@ -767,29 +764,24 @@ static bool is_return(const ml_op *op) {
          ml_str_is(op->name, "stablehlo.return") || ml_str_is(op->name, "\"func.return\"");
 }
 
-const char *ml_region_comp(ml_ctx *c, ml_comp *outer, const ml_region *r, bool tuple_param,
+const char *ml_region_comp(ml_ctx *c, ml_comp *outer, const ml_region *r, int mode,
                            const ml_type *tuple_type, ir_loc loc) {
   char name[64];
   snprintf(name, sizeof name, "region_%d", c->next_region++);
   ml_comp k;
   ml_comp_init(c, &k, outer, name);
-  bool ok = bind_params(c, &k, r, tuple_param, tuple_type, r->loc.line ? r->loc : loc);
+  bool ok = bind_params(c, &k, r, mode & ML_TUPLE_PARAM, tuple_type, r->loc.line ? r->loc : loc);
   int n = r->n_ops;
   const ml_op *ret = n && is_return(r->ops[n - 1]) ? r->ops[n - 1] : NULL;
   ok = ok && ml_emit_ops(c, &k, r->ops, ret ? n - 1 : n);
   if (ok && !ret)
     ok = (ml_error(c, r->loc, "the region does not end with a return"), false);
-  if (ok && tuple_param && ret->n_operands != 1) /* while body: always a tuple */
-    ok = emit_return(c, &k, ret, NULL, 0);
-  else if (ok && tuple_param) {
+  if (ok && (mode & ML_TUPLE_RESULT) && ret->n_operands == 1) { /* a loop of one state value */
     const ml_value *v = ml_lookup(c, &k, &ret->operands[0]);
-    ok = v != NULL;
-    if (ok && v->type && v->type->kind != MLT_TUPLE) /* a body of one state value */
-      ok = emit_return(c, &k, NULL, &v, 1);
-    else if (ok)
-      ok = emit_return(c, &k, ret, NULL, 0);
-  } else if (ok)
+    ok = v && emit_return(c, &k, NULL, &v, 1);
+  } else if (ok) {
     ok = emit_return(c, &k, ret, NULL, 0);
+  }
   if (ok)
     ml_comp_finish(c, &k, false);
   ml_comp_free(&k);

@@ -236,9 +236,10 @@ ml_type *ml_tensor(ml_ctx *c, ir_etype et, int rank, const int64_t *dims);
 ml_type *ml_operand_type(ml_ctx *c, ml_comp *k, const ml_op *op, int i);
 
 /* Translates a region into a new computation; returns its name (arena) or NULL.  The block
- * arguments become parameters; with `tuple_param` they arrive as one tuple parameter (while
- * loops).  `scalar_ops`: a reducer region written as `applies stablehlo.add` (op name). */
-const char *ml_region_comp(ml_ctx *c, ml_comp *outer, const ml_region *r, bool tuple_param,
+ * arguments become parameters; with ML_TUPLE_PARAM they arrive as one tuple parameter (while
+ * loops, conditional branches); with ML_TUPLE_RESULT the result is always a tuple (while body). */
+enum { ML_TUPLE_PARAM = 1, ML_TUPLE_RESULT = 2 };
+const char *ml_region_comp(ml_ctx *c, ml_comp *outer, const ml_region *r, int mode,
                            const ml_type *tuple_type, ir_loc loc);
 /* A computation applying one binary HLO opcode to two scalars of type et. */
 const char *ml_binary_comp(ml_ctx *c, const char *opcode, ir_etype et, int n_pairs, const ir_etype *ets,

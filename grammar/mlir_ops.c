@@ -479,7 +479,7 @@ static bool op_convolution(ml_ctx *c, ml_comp *k, const ml_op *op, const char *h
 /* The reducer: a region, or `applies stablehlo.op` (one binary op on scalars). */
 static const char *reducer(ml_ctx *c, ml_comp *k, const ml_op *op, int region, const ml_type *et_from) {
   if (op->n_regions > region)
-    return ml_region_comp(c, k, op->regions[region], false, NULL, op->loc);
+    return ml_region_comp(c, k, op->regions[region], 0, NULL, op->loc);
   if (op->n_words && et_from) {
     ml_str w = op->words[0];
     static const char *const map[][2] = {{"stablehlo.add", "add"}, {"stablehlo.multiply", "multiply"},
@@ -552,8 +552,8 @@ static bool op_select_and_scatter(ml_ctx *c, ml_comp *k, const ml_op *op, const 
     ml_buf_free(&a);
     return op->n_regions == 2 ? false : (ml_error(c, op->loc, "select_and_scatter needs two regions"), false);
   }
-  const char *sel = ml_region_comp(c, k, op->regions[0], false, NULL, op->loc);
-  const char *sc = sel ? ml_region_comp(c, k, op->regions[1], false, NULL, op->loc) : NULL;
+  const char *sel = ml_region_comp(c, k, op->regions[0], 0, NULL, op->loc);
+  const char *sc = sel ? ml_region_comp(c, k, op->regions[1], 0, NULL, op->loc) : NULL;
   if (!sc) {
     ml_buf_free(&a);
     return false;
@@ -602,9 +602,8 @@ static bool op_scatter(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) 
   dict_list(c, &a, d, "scatter_dims_to_operand_dims", "scatter_dims_to_operand_dims", true);
   dict_list(c, &a, d, "input_batching_dims", "input_batching_dims", false);
   dict_list(c, &a, d, "scatter_indices_batching_dims", "scatter_indices_batching_dims", false);
-  const ml_attr *ivd = ml_dict_get(d, "index_vector_dim");
-  ml_type *idx = op->n_operands >= 3 ? ml_operand_type(c, k, op, (op->n_operands - 1) / 2) : NULL;
-  ml_buf_printf(&a, ", index_vector_dim=%lld", (long long)(ivd ? ivd->i : idx ? idx->rank : 0));
+  const ml_attr *ivd = ml_dict_get(d, "index_vector_dim"); /* omitted when 0 */
+  ml_buf_printf(&a, ", index_vector_dim=%lld", (long long)(ivd ? ivd->i : 0));
   if (get_bool(op, "indices_are_sorted"))
     ml_buf_put(&a, ", indices_are_sorted=true", 25);
   if (get_bool(op, "unique_indices"))
@@ -625,9 +624,8 @@ static bool op_gather(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
   dict_list(c, &a, d, "start_index_map", "start_index_map", true);
   dict_list(c, &a, d, "operand_batching_dims", "operand_batching_dims", false);
   dict_list(c, &a, d, "start_indices_batching_dims", "start_indices_batching_dims", false);
-  const ml_attr *ivd = ml_dict_get(d, "index_vector_dim");
-  ml_type *idx = ml_operand_type(c, k, op, 1);
-  ml_buf_printf(&a, ", index_vector_dim=%lld", (long long)(ivd ? ivd->i : idx ? idx->rank : 0));
+  const ml_attr *ivd = ml_dict_get(d, "index_vector_dim"); /* omitted when 0 */
+  ml_buf_printf(&a, ", index_vector_dim=%lld", (long long)(ivd ? ivd->i : 0));
   ml_buf_put(&a, ", slice_sizes=", 14);
   ints_text(&a, ss, nss);
   if (get_bool(op, "indices_are_sorted"))
@@ -680,8 +678,8 @@ static bool op_while(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
   ml_type *t = tuple_of(c, k, op, 0, op->n_operands, tup);
   if (!t)
     return false;
-  const char *cond = ml_region_comp(c, k, op->regions[0], true, t, op->loc);
-  const char *body = cond ? ml_region_comp(c, k, op->regions[1], true, t, op->loc) : NULL;
+  const char *cond = ml_region_comp(c, k, op->regions[0], ML_TUPLE_PARAM, t, op->loc);
+  const char *body = cond ? ml_region_comp(c, k, op->regions[1], ML_TUPLE_PARAM | ML_TUPLE_RESULT, t, op->loc) : NULL;
   if (!body)
     return false;
   char w[24];
@@ -708,7 +706,7 @@ static bool op_conditional(ml_ctx *c, ml_comp *k, const ml_op *op, const char *h
     r.n_args = 0;
     r.arg_names = NULL;
     r.arg_types = NULL;
-    const char *b = ml_region_comp(c, k, &r, true, &empty, op->loc);
+    const char *b = ml_region_comp(c, k, &r, ML_TUPLE_PARAM, &empty, op->loc);
     if (!b) {
       ml_buf_free(&a);
       ml_buf_free(&args);
