@@ -9,6 +9,7 @@
  * broadcasting binary ops.  The formulas are in docs/stablehlo.md.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,11 +70,19 @@ static const char *K(ex *e, double v) {
     snprintf(num, sizeof num, "%s", v < 0 ? "-inf" : "inf");
   else if (isnan(v))
     snprintf(num, sizeof num, "nan");
-  else if (!ir_etype_is_float(e->et))
-    snprintf(num, sizeof num, "%llu", (unsigned long long)v);
   else
     snprintf(num, sizeof num, "%.17g", v);
   ml_line(e->c, e->k, e->loc, "%%%s = %s[] constant(%s)", s, ir_etype_table[e->et].spelling, num);
+  ml_line(e->c, e->k, e->loc, "%%%s = %s broadcast(%%%s), dimensions={}", b, e->shape, s);
+  return b;
+}
+
+/* An unsigned integer constant broadcast to the shape (exact for all 64 bits). */
+static const char *KU(ex *e, uint64_t v) {
+  const char *s = ex_name(e), *b = ex_name(e);
+  if (!s || !b)
+    return NULL;
+  ml_line(e->c, e->k, e->loc, "%%%s = %s[] constant(%llu)", s, ir_etype_table[e->et].spelling, (unsigned long long)v);
   ml_line(e->c, e->k, e->loc, "%%%s = %s broadcast(%%%s), dimensions={}", b, e->shape, s);
   return b;
 }
@@ -291,14 +300,14 @@ static bool emit_next_after(ml_ctx *c, ml_comp *k, const ml_op *op) {
     return false;
   const char *x = xv->hlo, *y = yv->hlo;
   const char *xi = un(&u, "bitcast-convert", x), *yi = un(&u, "bitcast-convert", y);
-  double sign = ldexp(1, bits - 1);
-  const char *sb = K(&u, sign), *mag = K(&u, sign - 1);
+  uint64_t sign = 1ull << (bits - 1);
+  const char *sb = KU(&u, sign), *mag = KU(&u, sign - 1);
   const char *xa = bin(&u, "and", xi, mag), *ya = bin(&u, "and", yi, mag);
   const char *xs = bin(&u, "and", xi, sb), *ys = bin(&u, "and", yi, sb);
-  const char *one = K(&u, 1);
+  const char *one = KU(&u, 1);
   const char *dec = pred_op(&u, "or", cmp(&u, "GT", xa, ya), cmp(&u, "NE", xs, ys));
   const char *r = sel(&u, dec, sub(&u, xi, one), add(&u, xi, one));
-  r = sel(&u, cmp(&u, "EQ", xa, K(&u, 0)), sel(&u, cmp(&u, "EQ", ya, K(&u, 0)), yi, bin(&u, "or", ys, one)), r);
+  r = sel(&u, cmp(&u, "EQ", xa, KU(&u, 0)), sel(&u, cmp(&u, "EQ", ya, KU(&u, 0)), yi, bin(&u, "or", ys, one)), r);
   const char *rf = un(&f, "bitcast-convert", r);
   rf = sel(&f, cmp(&f, "EQ", x, y), y, rf);
   const char *nan = pred_op(&f, "or", cmp(&f, "NE", x, x), cmp(&f, "NE", y, y));
