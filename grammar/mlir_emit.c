@@ -620,6 +620,15 @@ static const ml_value *find(const ml_comp *k, const ml_use *u) {
   return NULL;
 }
 
+const ml_value *ml_find(const ml_comp *k, const ml_use *u) {
+  for (const ml_comp *o = k; o; o = o->outer) {
+    const ml_value *v = find(o, u);
+    if (v)
+      return v;
+  }
+  return NULL;
+}
+
 const ml_value *ml_lookup(ml_ctx *c, ml_comp *k, const ml_use *u) {
   const ml_value *v = find(k, u);
   if (v)

@@ -228,6 +228,8 @@ void ml_shape_text(const ml_type *t, ml_buf *b);
 char *ml_shape_str(ml_ctx *c, const ml_type *t);
 /* Looks a use up (capturing from enclosing computations where allowed); NULL + error if unknown. */
 const ml_value *ml_lookup(ml_ctx *c, ml_comp *k, const ml_use *u);
+/* The value a use names in k or an enclosing computation, or NULL (no diagnostic). */
+const ml_value *ml_find(const ml_comp *k, const ml_use *u);
 bool ml_bind(ml_ctx *c, ml_comp *k, ml_str name, int index, const char *hlo, ml_type *t);
 /* Binds an op's results to `hlo` (tuple-shaped when several: get-tuple-elements are emitted). */
 bool ml_bind_results(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo);

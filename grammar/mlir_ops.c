@@ -671,9 +671,131 @@ static bool bind_tuple(ml_ctx *c, ml_comp *k, const ml_op *op, const char *name,
   return true;
 }
 
-static bool op_while(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
-  if (op->n_regions != 2)
-    return ml_error(c, op->loc, "while needs cond and body regions"), false;
+/* ---- values used inside a region but defined outside it (while, if, case) ----------------- */
+
+typedef struct capture_set {
+  const ml_str **defs;
+  int n_defs;
+  const ml_use **uses;
+  int n_uses;
+} capture_set;
+
+static bool is_def(const capture_set *s, ml_str n) {
+  for (int i = 0; i < s->n_defs; i++)
+    if (s->defs[i]->n == n.n && memcmp(s->defs[i]->p, n.p, n.n) == 0)
+      return true;
+  return false;
+}
+
+static bool is_captured(const capture_set *s, const ml_use *u) {
+  for (int i = 0; i < s->n_uses; i++)
+    if (s->uses[i]->name.n == u->name.n && memcmp(s->uses[i]->name.p, u->name.p, u->name.n) == 0 &&
+        s->uses[i]->index == u->index)
+      return true;
+  return false;
+}
+
+static bool collect(ml_ctx *c, const ml_comp *k, const ml_region *r, capture_set *s, int depth) {
+  if (depth > 64)
+    return true;
+  for (int i = 0; i < r->n_args; i++)
+    if (!ml_push(c, (void ***)&s->defs, &s->n_defs, (void *)&r->arg_names[i]))
+      return false;
+  for (int o = 0; o < r->n_ops; o++) {
+    const ml_op *op = r->ops[o];
+    for (int i = 0; i < op->n_operands; i++) {
+      const ml_use *u = &op->operands[i];
+      if (!is_def(s, u->name) && !is_captured(s, u) && ml_find(k, u) &&
+          !ml_push(c, (void ***)&s->uses, &s->n_uses, (void *)u))
+        return false;
+    }
+    for (int g = 0; g < op->n_regions; g++)
+      if (!collect(c, k, op->regions[g], s, depth + 1))
+        return false;
+    for (int g = 0; g < op->n_result_groups; g++)
+      if (!ml_push(c, (void ***)&s->defs, &s->n_defs, (void *)&op->results[g]))
+        return false;
+  }
+  return true;
+}
+
+/* A copy of region r whose block takes the captured values as extra arguments; with
+ * `pass_through` its final return hands them on unchanged (a while body). */
+static ml_region *with_captures(ml_ctx *c, const ml_comp *k, const ml_region *r, const capture_set *s, bool keep_args,
+                                bool pass_through) {
+  ml_region *n = ml_alloc(c, sizeof *n);
+  if (!n)
+    return NULL;
+  *n = *r;
+  int base = keep_args ? r->n_args : 0;
+  n->n_args = base + s->n_uses;
+  n->arg_names = ml_alloc(c, sizeof(ml_str) * (size_t)(n->n_args + 1));
+  n->arg_types = ml_alloc(c, sizeof(ml_type *) * (size_t)(n->n_args + 1));
+  if (!n->arg_names || !n->arg_types)
+    return NULL;
+  for (int i = 0; i < base; i++) {
+    n->arg_names[i] = r->arg_names[i];
+    n->arg_types[i] = r->arg_types[i];
+  }
+  for (int i = 0; i < s->n_uses; i++) {
+    const ml_value *v = ml_find(k, s->uses[i]);
+    if (s->uses[i]->index >= 0)
+      return ml_error(c, s->uses[i]->loc, "a region may not capture one result of a multi-result op"), NULL;
+    n->arg_names[base + i] = s->uses[i]->name;
+    n->arg_types[base + i] = v ? v->type : NULL;
+  }
+  if (pass_through && r->n_ops) {
+    ml_op *ret = ml_alloc(c, sizeof *ret);
+    ml_op **ops = ml_alloc(c, sizeof *ops * (size_t)r->n_ops);
+    if (!ret || !ops)
+      return NULL;
+    *ret = *r->ops[r->n_ops - 1];
+    ret->operands = ml_alloc(c, sizeof(ml_use) * (size_t)(ret->n_operands + s->n_uses + 1));
+    if (!ret->operands)
+      return NULL;
+    memcpy(ret->operands, r->ops[r->n_ops - 1]->operands, sizeof(ml_use) * (size_t)ret->n_operands);
+    for (int i = 0; i < s->n_uses; i++)
+      ret->operands[ret->n_operands++] = *s->uses[i];
+    memcpy(ops, r->ops, sizeof *ops * (size_t)r->n_ops);
+    ops[r->n_ops - 1] = ret;
+    n->ops = ops;
+  }
+  return n;
+}
+
+/* op with the values its regions capture added as operands (and as block arguments). */
+static const ml_op *capturing(ml_ctx *c, const ml_comp *k, const ml_op *op, bool is_while) {
+  capture_set s = {0};
+  for (int i = 0; i < op->n_regions; i++)
+    if (!collect(c, k, op->regions[i], &s, 0))
+      return NULL;
+  if (s.n_uses == 0)
+    return op;
+  ml_op *n = ml_alloc(c, sizeof *n);
+  if (!n)
+    return NULL;
+  *n = *op;
+  n->operands = ml_alloc(c, sizeof(ml_use) * (size_t)(op->n_operands + s.n_uses + 1));
+  n->regions = ml_alloc(c, sizeof(ml_region *) * (size_t)(op->n_regions + 1));
+  if (!n->operands || !n->regions)
+    return NULL;
+  memcpy(n->operands, op->operands, sizeof(ml_use) * (size_t)op->n_operands);
+  for (int i = 0; i < s.n_uses; i++)
+    n->operands[n->n_operands++] = *s.uses[i];
+  for (int i = 0; i < op->n_regions; i++) {
+    n->regions[i] = with_captures(c, k, op->regions[i], &s, is_while, is_while && i == 1);
+    if (!n->regions[i])
+      return NULL;
+  }
+  return n;
+}
+
+static bool op_while(ml_ctx *c, ml_comp *k, const ml_op *op0, const char *hlo) {
+  if (op0->n_regions != 2)
+    return ml_error(c, op0->loc, "while needs cond and body regions"), false;
+  const ml_op *op = capturing(c, k, op0, true);
+  if (!op)
+    return false;
   char tup[24];
   ml_type *t = tuple_of(c, k, op, 0, op->n_operands, tup);
   if (!t)
@@ -689,24 +811,29 @@ static bool op_while(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
 }
 
 /* if/case: branches take no arguments in StableHLO; in HLO each gets an empty tuple. */
-static bool op_conditional(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
-  if (op->n_regions < 1 || op->n_operands < 1)
-    return ml_error(c, op->loc, "%.*s needs a predicate or index and branches", (int)op->name.n, op->name.p), false;
+static bool op_conditional(ml_ctx *c, ml_comp *k, const ml_op *op0, const char *hlo) {
+  if (op0->n_regions < 1 || op0->n_operands < 1)
+    return ml_error(c, op0->loc, "%.*s needs a predicate or index and branches", (int)op0->name.n, op0->name.p), false;
+  const ml_op *op = capturing(c, k, op0, false);
+  if (!op)
+    return false;
   ml_type *rt = op->n_results ? ml_result_type(c, op) : NULL;
   if (op->n_results && !rt)
     return false;
-  ml_type empty = {.kind = MLT_TUPLE};
   ml_buf a = {0}, args = {0};
-  bool is_if = ml_str_is(op->name, "stablehlo.if") || ml_str_is(op->name, "\"stablehlo.if\"");
+  bool is_if = ml_str_is(op->name, "stablehlo.if");
   char et[24];
-  ml_new_name(c, et);
-  ml_line(c, k, op->loc, "%%%s = () tuple()", et);
+  ml_type *empty = tuple_of(c, k, op, op0->n_operands, op->n_operands, et); /* the captured values */
+  if (!empty)
+    return false;
   for (int i = 0; i < op->n_regions; i++) {
     ml_region r = *op->regions[i];
-    r.n_args = 0;
-    r.arg_names = NULL;
-    r.arg_types = NULL;
-    const char *b = ml_region_comp(c, k, &r, ML_TUPLE_PARAM, &empty, op->loc);
+    if (op == op0) {
+      r.n_args = 0;
+      r.arg_names = NULL;
+      r.arg_types = NULL;
+    }
+    const char *b = ml_region_comp(c, k, &r, ML_TUPLE_PARAM, empty, op->loc);
     if (!b) {
       ml_buf_free(&a);
       ml_buf_free(&args);
