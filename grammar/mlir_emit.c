@@ -337,7 +337,8 @@ static bool encode_leaf(ml_ctx *c, ir_etype et, ml_tok t, bool neg, unsigned cha
       st = ir_lit_encode_int(et, -(int64_t)u, 0, false, out);
     else
       st = ir_lit_encode_int(et, (int64_t)u, u, true, out);
-    if (st != IR_LIT_OK) { /* MLIR prints ui64/i64 bit patterns either way: wrap */
+    int bits = ir_etype_table[et].bits;
+    if (st != IR_LIT_OK && (bits >= 64 || u < (1ull << bits))) { /* a bit pattern (255 as i8) */
       memcpy(out, &u, (size_t)ir_etype_table[et].storage_bytes);
       st = IR_LIT_OK;
     }

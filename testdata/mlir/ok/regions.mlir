@@ -1,7 +1,7 @@
 // Multi-result reduce (argmax) in the pretty form, a while loop, sort, iota, dot_general with
 // batching dims, slice, concatenate, transpose, pad, a call; expected values by hand.
 module @regions {
-  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  func.func public @main() -> tensor<4xf32> {
     %x = stablehlo.constant dense<[3.0, 9.0, -1.0, 9.5]> : tensor<4xf32>
     %io = stablehlo.iota dim = 0 : tensor<4xi32>
     %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
@@ -55,7 +55,7 @@ module @regions {
     %pd = stablehlo.pad %sl, %ninf, low = [1], high = [0], interior = [1] : (tensor<2xf32>, tensor<f32>) -> tensor<4xf32>
     %wp = stablehlo.constant dense<[0xFF800000, 9.0, 0xFF800000, 9.5]> : tensor<4xf32>
     stablehlo.custom_call @check.expect_eq(%pd, %wp) {has_side_effect = true} : (tensor<4xf32>, tensor<4xf32>) -> ()
-    %sq = func.call @square(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+    %sq = func.call @square(%x) : (tensor<4xf32>) -> tensor<4xf32>
     return %sq : tensor<4xf32>
   }
   func.func private @square(%v: tensor<4xf32>) -> tensor<4xf32> {
