@@ -1,6 +1,6 @@
 /* checks.c — evaluates a StableHLO file's check ops (check.expect_eq, expect_close,
  * expect_almost_eq) on the results of a run, as StableHLO's interpreter does
- * (stablehlo/tests/CheckOps.cpp, tools/StablehloTranslateMain.cpp): ULP distance for
+ * (CheckOps.cpp and StablehloTranslateMain.cpp in openxla/stablehlo): ULP distance for
  * expect_close, an absolute tolerance for expect_almost_eq, exact equality for expect_eq.
  * The translator (grammar/mlir.h) made each check's actual and expected values extra
  * results of the entry.  Tests: tests/stablehlo.cmake (testdata pass count, a corrupted
