@@ -8,7 +8,7 @@ out=$1
 mkdir -p "$out"/{parse,npy,literal,codegen,mlir}
 cp testdata/mlir/ok/*.mlir testdata/mlir/err/*.mlir "$out/mlir/"
 if [ -d ../shared/stablehlo/testdata ]; then  # the small StableHLO test files
-  find ../shared/stablehlo/testdata -name '*.mlir' -size -8k | head -200 | while read -r f; do cp "$f" "$out/mlir/"; done
+  find ../shared/stablehlo/testdata -name '*.mlir' -size -8k | sort | sed -n 1,200p | while read -r f; do cp "$f" "$out/mlir/"; done
 fi
 cp testdata/parse/ok/*.hlo testdata/parse/err/*.hlo testdata/verify/err/*.hlo testdata/broadcast/*.hlo "$out/parse/"
 find testdata -name '*.npy' -size -64k | while read -r f; do cp "$f" "$out/npy/$(echo "$f" | tr / _)"; done

@@ -138,6 +138,9 @@ static ir_loc body_loc(const ml_attr *a, ml_str body) {
   return l;
 }
 
+/* -u or u as a two's-complement int64 (wrapping, never undefined). */
+static int64_t signed_of(uint64_t u, bool neg) { return (int64_t)(neg ? 0 - u : u); }
+
 ml_str ml_enum_word(const ml_attr *a) {
   if (!a)
     return (ml_str){"", 0};
@@ -187,7 +190,7 @@ ml_attr *ml_hash_dict(ml_ctx *c, const ml_attr *hash) {
           if (!k)
             return NULL;
           k->kind = t.kind == MT_INT ? MA_INT : MA_WORD;
-          k->i = strtoll(t.p, NULL, 0) * (neg ? -1 : 1);
+          k->i = signed_of(strtoull(t.p, NULL, 0), neg);
           k->text = (ml_str){t.p, t.n};
           if (!ml_push(c, (void ***)&v->kids, &v->n, k))
             return NULL;
@@ -204,7 +207,7 @@ ml_attr *ml_hash_dict(ml_ctx *c, const ml_attr *hash) {
         if (neg)
           t = ml_lex(&lx);
         v->kind = MA_INT;
-        v->i = strtoll(t.p, NULL, 0) * (neg ? -1 : 1);
+        v->i = signed_of(strtoull(t.p, NULL, 0), neg);
       } else {
         v->kind = t.kind == MT_STRING ? MA_STRING : MA_WORD;
         v->text = (ml_str){t.p, t.n};
@@ -232,7 +235,7 @@ static bool body_ints(ml_ctx *c, const ml_attr *a, ml_str b, int64_t **out, int 
     if (t.kind == MT_PUNCT && t.c == '-') {
       neg = true;
     } else if (t.kind == MT_INT) {
-      v[n++] = (int64_t)strtoull(t.p, NULL, 0) * (neg ? -1 : 1);
+      v[n++] = signed_of(strtoull(t.p, NULL, 0), neg);
       neg = false;
     } else if (t.kind == MT_BARE && (ml_str_is((ml_str){t.p, t.n}, "true") || ml_str_is((ml_str){t.p, t.n}, "false"))) {
       v[n++] = t.p[0] == 't';
@@ -333,12 +336,14 @@ static bool encode_leaf(ml_ctx *c, ir_etype et, ml_tok t, bool neg, unsigned cha
     if (t.kind != MT_INT)
       return ml_error(c, t.loc, "expected an integer, found '%s'", buf), false;
     uint64_t u = strtoull(buf, NULL, 0);
-    if (neg)
-      st = ir_lit_encode_int(et, -(int64_t)u, 0, false, out);
+    if (neg && u > (1ull << 63))
+      st = IR_LIT_OUT_OF_RANGE;
+    else if (neg)
+      st = ir_lit_encode_int(et, (int64_t)(0 - u), 0, false, out);
     else
       st = ir_lit_encode_int(et, (int64_t)u, u, true, out);
     int bits = ir_etype_table[et].bits;
-    if (st != IR_LIT_OK && (bits >= 64 || u < (1ull << bits))) { /* a bit pattern (255 as i8) */
+    if (st != IR_LIT_OK && !neg && (bits >= 64 || u < (1ull << bits))) { /* a bit pattern (255 as i8) */
       memcpy(out, &u, (size_t)ir_etype_table[et].storage_bytes);
       st = IR_LIT_OK;
     }

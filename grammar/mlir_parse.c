@@ -348,7 +348,7 @@ static ml_attr *number(ml_parser *p, bool neg) {
   errno = 0;
   if (a->kind == MA_INT) {
     unsigned long long u = strtoull(buf, NULL, 0);
-    a->i = neg ? -(int64_t)u : (int64_t)u;
+    a->i = (int64_t)(neg ? 0 - (uint64_t)u : (uint64_t)u);
     a->f = neg ? -(double)u : (double)u;
   } else {
     a->f = strtod(buf, NULL);
