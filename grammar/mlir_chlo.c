@@ -3,7 +3,7 @@
  * map 1:1.  The others are written out as elementwise HLO instructions over the operand's
  * shape, computed in f32 for f16/bf16 operands (as the legalization upcasts) and rounded
  * once: lgamma and digamma (Lanczos approximation with reflection), erf_inv (Giles'
- * single-precision polynomial), erfc (a Chebyshev fit of exp(-x^2)-scaled erfc, relative
+ * single-precision polynomial; two Newton steps for f64), erfc (a Chebyshev fit of exp(-x^2)-scaled erfc, relative
  * error below 1.2e-7), next_after (bit arithmetic), bessel_i1e (power series below 15,
  * asymptotic expansion above), square, is_inf/is_pos_inf/is_neg_inf, constant_like and the
  * broadcasting binary ops.  The formulas are in docs/stablehlo.md.
@@ -206,6 +206,12 @@ static const char *erf_inv_of(ex *e, const char *x) {
   for (int i = 1; i < 9; i++)
     p = add(e, sel(e, lt, K(e, lt5[i]), K(e, ge5[i])), mul(e, p, ww));
   const char *r = mul(e, p, x);
+  /* f64: the f32 polynomial is good to ~1e-7; two Newton steps on erf(r) = x make it good to
+   * the last bits (XLA uses a longer f64 polynomial instead). */
+  for (int i = 0; e->et == IR_F64 && i < 2; i++) {
+    const char *d = mul(e, K(e, 2 / sqrt(M_PI)), un(e, "exponential", un(e, "negate", mul(e, r, r))));
+    r = sub(e, r, dvd(e, sub(e, un(e, "erf", r), x), d));
+  }
   return sel(e, cmp(e, "EQ", un(e, "abs", x), K(e, 1)), mul(e, x, K(e, INFINITY)), r);
 }
 
