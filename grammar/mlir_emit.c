@@ -775,8 +775,7 @@ static bool bind_params(ml_ctx *c, ml_comp *k, const ml_region *r, bool tuple_pa
 }
 
 static bool is_return(const ml_op *op) {
-  return ml_str_is(op->name, "return") || ml_str_is(op->name, "func.return") ||
-         ml_str_is(op->name, "stablehlo.return") || ml_str_is(op->name, "\"func.return\"");
+  return ml_str_is(op->name, "return") || ml_str_is(op->name, "func.return") || ml_str_is(op->name, "stablehlo.return");
 }
 
 const char *ml_region_comp(ml_ctx *c, ml_comp *outer, const ml_region *r, int mode,
@@ -808,14 +807,12 @@ const char *ml_region_comp(ml_ctx *c, ml_comp *outer, const ml_region *r, int mo
   return s;
 }
 
-const char *ml_binary_comp(ml_ctx *c, const char *opcode, ir_etype et, int n_pairs, const ir_etype *ets, ir_loc loc) {
+const char *ml_binary_comp(ml_ctx *c, const char *opcode, ir_etype et, ir_loc loc) {
   char name[64];
   snprintf(name, sizeof name, "region_%d", c->next_region++);
   ml_comp k;
   ml_comp_init(c, &k, NULL, name);
   const char *sp = ir_etype_table[et].spelling;
-  (void)n_pairs;
-  (void)ets;
   ml_line(c, &k, loc, "%%a = %s[] parameter(0)", sp);
   ml_line(c, &k, loc, "%%b = %s[] parameter(1)", sp);
   ml_line(c, &k, loc, "%%r = %s[] %s(%%a, %%b)", sp, opcode);
@@ -882,7 +879,7 @@ typedef struct check_pairs {
 
 static bool check_kind(const ml_op *op, mlir_check *chk, bool *is_const) {
   ml_str target = op->callee;
-  bool custom = ml_str_is(op->name, "stablehlo.custom_call") || ml_str_is(op->name, "\"stablehlo.custom_call\"");
+  bool custom = ml_str_is(op->name, "stablehlo.custom_call");
   if (custom && !target.n) {
     const ml_attr *t = ml_attr_get(op, "call_target_name");
     if (t)
@@ -1027,7 +1024,7 @@ static bool translate(ml_ctx *c, const ml_op *m) {
   const ml_op *entry = NULL, *first_public = NULL;
   for (int i = 0; i < r->n_ops; i++) {
     const ml_op *f = r->ops[i];
-    if (!ml_str_is(f->name, "func.func") && !ml_str_is(f->name, "\"func.func\""))
+    if (!ml_str_is(f->name, "func.func"))
       return ml_error(c, f->loc, "unsupported top-level operation %.*s", (int)f->name.n, f->name.p), false;
     if (ml_str_is(func_name(f), "main"))
       entry = f;

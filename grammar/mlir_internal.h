@@ -244,8 +244,7 @@ enum { ML_TUPLE_PARAM = 1, ML_TUPLE_RESULT = 2 };
 const char *ml_region_comp(ml_ctx *c, ml_comp *outer, const ml_region *r, int mode,
                            const ml_type *tuple_type, ir_loc loc);
 /* A computation applying one binary HLO opcode to two scalars of type et. */
-const char *ml_binary_comp(ml_ctx *c, const char *opcode, ir_etype et, int n_pairs, const ir_etype *ets,
-                           ir_loc loc);
+const char *ml_binary_comp(ml_ctx *c, const char *opcode, ir_etype et, ir_loc loc);
 /* Translates every op of a block into k. */
 bool ml_emit_ops(ml_ctx *c, ml_comp *k, ml_op **ops, int n);
 /* One op (mlir_ops.c); false on error (reported). */

@@ -389,6 +389,41 @@ static bool window_pad(ml_ctx *c, ml_buf *b, const ml_attr *v, int n) {
   return true;
 }
 
+/* The generic form's #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]> as the pretty
+ * form's three label lists (an MA_CROSS). */
+static ml_attr *conv_labels(ml_ctx *c, const ml_attr *hash) {
+  const char *lt = memchr(hash->text.p, '<', hash->text.n);
+  if (!lt || hash->text.p[hash->text.n - 1] != '>')
+    return ml_error(c, hash->loc, "malformed convolution dimension numbers"), NULL;
+  ml_lexer lx;
+  ml_lexer_init(&lx, lt + 1, (size_t)(hash->text.p + hash->text.n - 1 - (lt + 1)), hash->loc);
+  ml_attr *cross = ml_alloc(c, sizeof *cross);
+  if (!cross)
+    return NULL;
+  cross->kind = MA_CROSS;
+  ml_attr *cur = NULL;
+  for (ml_tok t = ml_lex(&lx); t.kind != MT_EOF; t = ml_lex(&lx)) {
+    if (t.kind == MT_PUNCT && t.c == '[') {
+      cur = ml_alloc(c, sizeof *cur);
+      if (!cur || !ml_push(c, (void ***)&cross->kids, &cross->n, cur))
+        return NULL;
+      cur->kind = MA_LIST;
+    } else if (t.kind == MT_PUNCT && t.c == ']') {
+      cur = NULL;
+    } else if (cur && (t.kind == MT_INT || t.kind == MT_BARE)) {
+      ml_attr *x = ml_alloc(c, sizeof *x);
+      if (!x || !ml_push(c, (void ***)&cur->kids, &cur->n, x))
+        return NULL;
+      x->kind = t.kind == MT_INT ? MA_INT : MA_WORD;
+      x->i = strtoll(t.p, NULL, 10);
+      x->text = (ml_str){t.p, t.n};
+    } else if (t.kind == MT_ERROR) {
+      return ml_error(c, t.loc, "malformed convolution dimension numbers"), NULL;
+    }
+  }
+  return cross;
+}
+
 static bool op_convolution(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
   ml_type *kt = ml_operand_type(c, k, op, 1);
   if (!kt)
@@ -397,39 +432,10 @@ static bool op_convolution(ml_ctx *c, ml_comp *k, const ml_op *op, const char *h
   ml_attr *parsed = NULL;
   const ml_attr *gdn = ml_attr_get(op, "dimension_numbers");
   if (!dn && gdn && gdn->kind == MA_HASH) { /* #stablehlo.conv<[b, 0, 1, f]x[..]->[..]> */
-    ml_str body = {memchr(gdn->text.p, '<', gdn->text.n), 0};
-    if (body.p) {
-      body.p++;
-      body.n = (size_t)(gdn->text.p + gdn->text.n - 1 - body.p);
-      ml_ctx *cc = c;
-      ml_lexer lx;
-      ml_lexer_init(&lx, body.p, body.n, gdn->loc);
-      /* reuse the main parser through a tiny module-free path: build lists by hand */
-      parsed = ml_alloc(cc, sizeof *parsed);
-      if (!parsed)
-        return false;
-      parsed->kind = MA_CROSS;
-      ml_attr *cur = NULL;
-      for (ml_tok t = ml_lex(&lx); t.kind != MT_EOF; t = ml_lex(&lx)) {
-        if (t.kind == MT_PUNCT && t.c == '[') {
-          cur = ml_alloc(cc, sizeof *cur);
-          if (!cur || !ml_push(cc, (void ***)&parsed->kids, &parsed->n, cur))
-            return false;
-          cur->kind = MA_LIST;
-        } else if (cur && (t.kind == MT_INT || t.kind == MT_BARE)) {
-          ml_attr *x = ml_alloc(cc, sizeof *x);
-          if (!x || !ml_push(cc, (void ***)&cur->kids, &cur->n, x))
-            return false;
-          x->kind = t.kind == MT_INT ? MA_INT : MA_WORD;
-          x->i = strtoll(t.p, NULL, 10);
-          x->text = (ml_str){t.p, t.n};
-          if (t.kind == MT_BARE && t.n > 1 && t.p[0] == 'x') { /* "x" glued: ]x[ lexes as x */
-            return ml_error(c, gdn->loc, "malformed convolution dimension numbers"), false;
-          }
-        }
-      }
-      dn = parsed;
-    }
+    parsed = conv_labels(c, gdn);
+    if (!parsed)
+      return false;
+    dn = parsed;
   }
   if (!dn || dn->kind != MA_CROSS || dn->n != 3)
     return ml_error(c, op->loc, "convolution: unsupported dimension numbers"), false;
@@ -487,7 +493,7 @@ static const char *reducer(ml_ctx *c, ml_comp *k, const ml_op *op, int region, c
                                          {"stablehlo.and", "and"}, {"stablehlo.or", "or"}, {"stablehlo.xor", "xor"}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
       if (ml_str_is(w, map[i][0]))
-        return ml_binary_comp(c, map[i][1], et_from->et, 1, NULL, op->loc);
+        return ml_binary_comp(c, map[i][1], et_from->et, op->loc);
     ml_error(c, op->loc, "reduce applies %.*s: unsupported", (int)w.n, w.p);
     return NULL;
   }

@@ -847,8 +847,6 @@ static bool parse_pretty(ml_parser *p, ml_op *op) {
         return false;
     } else if (p->tok.kind == MT_BARE) {
       ml_str w = tok_str(p);
-      ml_lexer save = p->lx;
-      ml_tok save_tok = p->tok;
       next(p);
       if (is_punct(p, '=')) {
         next(p);
@@ -856,8 +854,6 @@ static bool parse_pretty(ml_parser *p, ml_op *op) {
         if (!v || !add_attr(p, op, w, v))
           return false;
       } else {
-        (void)save;
-        (void)save_tok;
         ml_str *words = ml_alloc(p->c, sizeof *words * (size_t)(op->n_words + 1));
         if (!words)
           return false;

@@ -8,13 +8,67 @@
  */
 #include "checks.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/literal.h"
 #include "ir/print.h"
+
+static hlo_status slurp(const char *path, char **out, size_t *out_len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return hlo_status_make(HLO_NOT_FOUND, "%s: cannot open: %s", path, strerror(errno));
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n + 65536 > cap) {
+      cap = cap ? 2 * cap : 1 << 20;
+      char *g = realloc(buf, cap);
+      if (!g) {
+        free(buf);
+        fclose(f);
+        return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "%s: out of memory", path);
+      }
+      buf = g;
+    }
+    size_t k = fread(buf + n, 1, cap - n, f);
+    n += k;
+    if (k == 0)
+      break;
+  }
+  bool bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return hlo_status_make(HLO_IO, "%s: read error", path);
+  }
+  *out = buf;
+  *out_len = n;
+  return NULL;
+}
+
+hlo_status checks_read(const char *path, mlir_checks *out) {
+  memset(out, 0, sizeof *out);
+  char *text = NULL;
+  size_t len = 0;
+  HLO_RETURN_IF_ERROR(slurp(path, &text, &len));
+  size_t pn = strlen(path);
+  hlo_status s = NULL;
+  if ((pn > 5 && strcmp(path + pn - 5, ".mlir") == 0) || ir_text_is_mlir(text, len)) {
+    ir_diag_list d;
+    ir_diag_init(&d, path, text, len);
+    char *hlo = NULL;
+    s = ir_mlir_to_hlo(text, len, &d, &hlo, NULL, NULL, NULL, out);
+    free(hlo);
+    ir_diag_deinit(&d);
+  }
+  free(text);
+  return s;
+}
 
 /* The interpreter's ULP difference: 0 for identical bits or two NaNs, the distance on the
  * magnitude line (through zero when the signs differ) for finite values, UINT64_MAX when

@@ -10,6 +10,11 @@
 #include "hlo/abi.h"
 #include "hlo/status.h"
 
+/* The check table of a StableHLO file (its check.expect_* ops and the entry results they
+ * compare), read by translating the file again (grammar/mlir.h: no compiler, no LLVM); empty
+ * for HLO text.  Free with mlir_checks_free. */
+HLO_MUST_USE hlo_status checks_read(const char *path, mlir_checks *out);
+
 /* Evaluates every check of `ch` on `results` (the entry's result leaves, as desc describes
  * them).  Each failing check is one line on err ("FILE:LINE:COL: check.expect_close failed:
  * worst element [i,j] actual X expected Y ..."); the status is FAILED_PRECONDITION when any

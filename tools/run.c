@@ -21,7 +21,6 @@
 
 #include "cache.h"
 #include "checks.h"
-#include "driver/driver.h"
 #include "hlo/runtime.h"
 #include "inputs.h"
 #include "ir/literal.h"
@@ -1076,8 +1075,8 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
     print_benchmark(o->benchmark, reps[0].times, out);
   /* A StableHLO file with checks prints their summary instead of its results. */
   bool print = printing(o) && checks->n == 0;
-  if (!s)
-    s = checks->n && printing(o) ? (write_outputs(o, desc, reps, count)) : emit_results(o, desc, reps, count, out);
+  if (!s && !(checks->n && printing(o)))
+    s = emit_results(o, desc, reps, count, out);
   if (!s && o->outfeed_dir)
     s = write_outfeeds(o, reps, count);
   else if (!s && print)
@@ -1162,7 +1161,7 @@ hlo_status run_model(const run_options *o, FILE *out) {
     s = read_all_inputs(o, desc, &inputs, count, sets, params);
   mlir_checks checks = {0};
   if (!s && !ends_with(o->model, ".so"))
-    s = drv_read_checks(o->model, &checks);
+    s = checks_read(o->model, &checks);
   if (!s)
     s = run_loaded(o, desc, params, count, &checks, out);
   mlir_checks_free(&checks);

@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "grammar/mlir.h"
 #include "hlo/status.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
@@ -54,11 +53,6 @@ HLO_MUST_USE hlo_status drv_emit_native(ir_module *m, const char *out_path, drv_
 
 /* Is `path` (with contents text) StableHLO MLIR?  By the .mlir suffix, else by its content. */
 bool drv_is_mlir(const char *path, const char *text, size_t len);
-
-/* The check table of a StableHLO file (its check.expect_* ops and the entry results they
- * compare), read by translating the file again without compiling; empty for HLO text.
- * Free with mlir_checks_free. */
-HLO_MUST_USE hlo_status drv_read_checks(const char *path, mlir_checks *out);
 
 /* Picks the emit kind from an output file's suffix (.so .o .ll .s .hlo .h); false if none. */
 bool drv_emit_from_suffix(const char *out_path, drv_emit *out_emit);

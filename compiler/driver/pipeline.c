@@ -183,24 +183,6 @@ bool drv_is_mlir(const char *path, const char *text, size_t len) {
   return ir_text_is_mlir(text, len);
 }
 
-hlo_status drv_read_checks(const char *path, mlir_checks *out) {
-  memset(out, 0, sizeof *out);
-  char *text = NULL;
-  size_t len = 0;
-  HLO_RETURN_IF_ERROR(read_file(path, &text, &len));
-  hlo_status s = NULL;
-  if (drv_is_mlir(path, text, len)) {
-    ir_diag_list d;
-    ir_diag_init(&d, path, text, len);
-    char *hlo = NULL;
-    s = ir_mlir_to_hlo(text, len, &d, &hlo, NULL, NULL, NULL, out);
-    free(hlo);
-    ir_diag_deinit(&d);
-  }
-  free(text);
-  return s;
-}
-
 hlo_status drv_load(const char *path, const drv_options *o, bool run_pipeline, ir_module **out_module) {
   *out_module = NULL;
   char *text = NULL;
