@@ -874,6 +874,27 @@ static bool parse_pretty(ml_parser *p, ml_op *op) {
   }
 }
 
+/* Shardy's top-level definitions (sdy.mesh @mesh = <["x"=2]>): read and kept as an op the
+ * translator ignores (sharding does not change what one device computes). */
+static bool parse_symbol_def(ml_parser *p, ml_op *op) {
+  op->callee = tok_str(p);
+  next(p);
+  if (!expect(p, '='))
+    return false;
+  if (!is_punct(p, '<')) {
+    ml_attr *v = parse_value(p);
+    return v != NULL;
+  }
+  int depth = 0;
+  do {
+    if (p->tok.kind == MT_EOF || p->tok.kind == MT_ERROR)
+      return fail(p, "'>'");
+    depth += is_punct(p, '<') - is_punct(p, '>');
+    next(p);
+  } while (depth > 0);
+  return true;
+}
+
 static bool parse_results(ml_parser *p, ml_op *op) {
   while (p->tok.kind == MT_VALUE) {
     ml_str name = tok_str(p);
@@ -923,7 +944,9 @@ static ml_op *parse_op(ml_parser *p) {
   } else if (p->tok.kind == MT_BARE) {
     op->name = tok_str(p);
     next(p);
-    if (ml_str_is(op->name, "stablehlo.reduce") && is_punct(p, '('))
+    if (op->name.n > 4 && memcmp(op->name.p, "sdy.", 4) == 0 && p->tok.kind == MT_SYMBOL)
+      ok = parse_symbol_def(p, op);
+    else if (ml_str_is(op->name, "stablehlo.reduce") && is_punct(p, '('))
       ok = parse_reduce(p, op);
     else if (ml_str_is(op->name, "stablehlo.while"))
       ok = parse_while(p, op);

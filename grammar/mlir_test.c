@@ -133,6 +133,23 @@ static void checks(void) {
   free(hlo);
 }
 
+/* Shardy's mesh definitions and sharding attributes are read and ignored. */
+static void shardy(void) {
+  const char *text = "module @m attributes {mhlo.frontend_attributes = {xla.sdy.meshes = \"{}\"}} {\n"
+                     "  sdy.mesh @mesh = <[\"x\"=2, \"y\"=1]>\n"
+                     "  func.func public @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> "
+                     "tensor<4xf32> {\n"
+                     "    %0 = stablehlo.negate %a : tensor<4xf32>\n"
+                     "    return %0 : tensor<4xf32>\n  }\n}\n";
+  char err[512];
+  char *hlo = translate(text, NULL, err, sizeof err);
+  if (!hlo || !strstr(hlo, "f32[4] negate(%v0)")) {
+    fprintf(stderr, "FAIL shardy: %s\n%s\n", err, hlo ? hlo : "");
+    failures++;
+  }
+  free(hlo);
+}
+
 static void errors(void) {
   expect_error("unknown op", "func.func @f() {\n  %0 = stablehlo.nope : tensor<f32>\n  return\n}\n",
                "t.mlir:2:3: error: unsupported operation stablehlo.nope");
@@ -174,6 +191,7 @@ int main(void) {
   ops();
   detection();
   checks();
+  shardy();
   errors();
   prefixes();
   if (failures)
