@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# fuzz/seeds.sh OUT — fills OUT/{parse,npy,literal,codegen} with the fuzz targets' seed corpora,
+# fuzz/seeds.sh OUT — fills OUT/{parse,npy,literal,codegen,mlir} with the fuzz targets' seed corpora,
 # taken from testdata (docs/testing.md "Fuzzing").  Literal seeds are the first literal of every
 # golden model's constants, behind the two bytes literal_fuzz reads as element type and shape.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$1
-mkdir -p "$out"/{parse,npy,literal,codegen}
+mkdir -p "$out"/{parse,npy,literal,codegen,mlir}
+cp testdata/mlir/ok/*.mlir testdata/mlir/err/*.mlir "$out/mlir/"
+if [ -d ../shared/stablehlo/testdata ]; then  # the small StableHLO test files
+  find ../shared/stablehlo/testdata -name '*.mlir' -size -8k | sort | sed -n 1,200p | while read -r f; do cp "$f" "$out/mlir/"; done
+fi
 cp testdata/parse/ok/*.hlo testdata/parse/err/*.hlo testdata/verify/err/*.hlo testdata/broadcast/*.hlo "$out/parse/"
 find testdata -name '*.npy' -size -64k | while read -r f; do cp "$f" "$out/npy/$(echo "$f" | tr / _)"; done
 for f in testdata/golden/*/model.hlo testdata/parse/ok/*.hlo; do

@@ -13,9 +13,10 @@
 static const char usage[] =
     "usage: hloc MODEL.hlo -o OUT [options]\n"
     "\n"
-    "Compiles an XLA HLO text module.  OUT's suffix picks what is written when --emit is not\n"
-    "given: .so (shared object), .o (object), .ll (LLVM IR), .s (assembly), .hlo (canonical\n"
-    "HLO text), .h (C header).  -o - writes text kinds to standard output.\n"
+    "Compiles an XLA HLO text module, or StableHLO MLIR (MODEL.mlir).  OUT's suffix picks what\n"
+    "is written when --emit is not given: .so (shared object), .o (object), .ll (LLVM IR),\n"
+    ".s (assembly), .hlo (canonical HLO text), .h (C header).  -o - writes text kinds to\n"
+    "standard output.\n"
     "\n"
     "options:\n"
     "  -o FILE                output file; - is standard output (llvm, asm, hlo, header only);\n"

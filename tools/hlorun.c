@@ -15,7 +15,9 @@
 static const char usage[] =
     "usage: hlorun MODEL.hlo|MODEL.so [options]\n"
     "\n"
-    "Compiles (through a cache) and runs an XLA HLO module, or runs a shared object built by hloc.\n"
+    "Compiles (through a cache) and runs an XLA HLO module or StableHLO MLIR (MODEL.mlir; its\n"
+    "check.expect_* ops are evaluated: \"N checks passed\" or exit 1), or runs a shared object\n"
+    "built by hloc.\n"
     "\n"
     "inputs, one per parameter leaf, in order:\n"
     "  --input FILE.npy | --input=@FILE.npy | --input='f32[2,2] {{1,2},{3,4}}'\n"

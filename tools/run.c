@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "checks.h"
 #include "hlo/runtime.h"
 #include "inputs.h"
 #include "ir/literal.h"
@@ -1076,7 +1077,7 @@ void run_options_init(run_options *o) {
 }
 
 static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, void ***params, int count,
-                             FILE *out) {
+                             const mlir_checks *checks, FILE *out) {
   call_plan plan = {0};
   feeds infeeds = {0}, recvs = {0};
   replica *reps = calloc((size_t)count, sizeof *reps);
@@ -1102,9 +1103,10 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
   }
   if (!s && o->benchmark > 0)
     print_benchmark(o->benchmark, reps[0].times, out);
-  if (!s)
+  /* A StableHLO file with checks prints their summary instead of its results. */
+  bool print = printing(o) && checks->n == 0;
+  if (!s && !(checks->n && printing(o)))
     s = emit_results(o, desc, reps, count, out);
-  bool print = printing(o);
   if (!s && o->outfeed_dir)
     s = write_outfeeds(o, reps, count);
   else if (!s && print)
@@ -1115,6 +1117,8 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
     s = print_sends(reps, count, out);
   for (int i = 0; i < o->n_expected && !s; i++)
     s = compare(o, o->expected[i], i, &desc->results[i], reps[0].results[i]);
+  if (!s && checks->n)
+    s = checks_evaluate(o->model, checks, desc, reps[0].results, printing(o) ? out : NULL, stderr);
   for (int r = 0; reps && r < count; r++)
     teardown_replica(&reps[r], desc->num_results);
   free(reps);
@@ -1185,8 +1189,12 @@ hlo_status run_model(const run_options *o, FILE *out) {
     s = check_targets(o, desc);
   if (!s)
     s = read_all_inputs(o, desc, &inputs, count, sets, params);
+  mlir_checks checks = {0};
+  if (!s && !ends_with(o->model, ".so"))
+    s = checks_read(o->model, &checks);
   if (!s)
-    s = run_loaded(o, desc, params, count, out);
+    s = run_loaded(o, desc, params, count, &checks, out);
+  mlir_checks_free(&checks);
   if (o->verbose)
     fprintf(stderr, "hlorun: peak RSS %lld bytes (VmHWM); arena %lld bytes per replica\n", (long long)peak_rss(),
             (long long)desc->arena_bytes);

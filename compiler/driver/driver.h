@@ -51,6 +51,9 @@ HLO_MUST_USE hlo_status drv_compile_file(const char *path, const char *out_path,
 HLO_MUST_USE hlo_status drv_emit_native(ir_module *m, const char *out_path, drv_emit emit,
                                         const drv_options *o);
 
+/* Is `path` (with contents text) StableHLO MLIR?  By the .mlir suffix, else by its content. */
+bool drv_is_mlir(const char *path, const char *text, size_t len);
+
 /* Picks the emit kind from an output file's suffix (.so .o .ll .s .hlo .h); false if none. */
 bool drv_emit_from_suffix(const char *out_path, drv_emit *out_emit);
 

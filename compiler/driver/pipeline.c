@@ -12,6 +12,7 @@
 
 #include "driver/driver.h"
 #include "driver/driver_internal.h"
+#include "grammar/mlir.h"
 #include "grammar/parse.h"
 #include "ir/print.h"
 #include "passes/passes.h"
@@ -175,6 +176,13 @@ static hlo_status run_passes(ir_module *m, const drv_options *o, ir_diag_list *d
 
 static hlo_status name_file(hlo_status s, const char *path);
 
+bool drv_is_mlir(const char *path, const char *text, size_t len) {
+  size_t n = strlen(path);
+  if (n > 5 && strcmp(path + n - 5, ".mlir") == 0)
+    return true;
+  return ir_text_is_mlir(text, len);
+}
+
 hlo_status drv_load(const char *path, const drv_options *o, bool run_pipeline, ir_module **out_module) {
   *out_module = NULL;
   char *text = NULL;
@@ -184,7 +192,8 @@ hlo_status drv_load(const char *path, const drv_options *o, bool run_pipeline, i
   ir_diag_init(&d, path, text, len);
   ir_module *m = NULL;
   double t0 = drv_now_ms();
-  hlo_status s = ir_parse_module(text, len, &d, &m);
+  hlo_status s = drv_is_mlir(path, text, len) ? ir_parse_mlir(text, len, &d, &m, NULL)
+                                              : ir_parse_module(text, len, &d, &m);
   drv_time_stage(o, "parse", t0);
   if (!s) {
     t0 = drv_now_ms();

@@ -99,6 +99,8 @@ char *ir_diag_render(const ir_diag_list *d, int i) {
   size_t from = 0, col = g->loc.col > 0 ? (size_t)g->loc.col - 1 : 0;
   if (have_line && ll > 200) {
     from = col > 100 ? col - 100 : 0;
+    if (from > ll) /* a column past the line's end (fuzz/mlir_fuzz.c found one) */
+      from = ll;
     ll = ll - from > 200 ? 200 : ll - from;
   }
   size_t cap = strlen(d->filename) + strlen(g->message) + 2 * ll + 2 * col + 96;

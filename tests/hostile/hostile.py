@@ -21,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 MLP = open(os.path.join(ROOT, "testdata/examples/mlp.hlo")).read()
+MLIR = open(os.path.join(ROOT, "testdata/mlir/ok/regions.mlir")).read()
 
 
 def module(body, name="hostile", extra=""):
@@ -139,6 +140,24 @@ CASES = {
                                              "  ROOT s = f64[4] custom-call(x), custom_call_target=\"Sharding\"\n")},
                             ["{hloc}", "{d}/m.hlo", "-o", "{d}/m.so"], 1,
                             r"custom call 'Sharding' changes the element type or rank of its operand"),
+    # StableHLO MLIR input (grammar/mlir*.c): diagnostics at the .mlir, never a crash.
+    "mlir_truncated": ({"m.mlir": MLIR[: len(MLIR) // 2]}, ["{hloc}", "{d}/m.mlir", "-o", "{d}/m.so"], 2,
+                       r"m\.mlir:\d+:\d+: error: "),
+    "mlir_empty": ({"m.mlir": ""}, ["{hloc}", "{d}/m.mlir", "-o", "{d}/m.so"], 2, r"m\.mlir:1:1: error: "),
+    "mlir_garbage": ({"m.mlir": b"module {\n" + garbage(65536, 4)}, ["{hloc}", "{d}/m.mlir", "-o", "{d}/m.so"], 2,
+                     r"m\.mlir:\d+:\d+: error: "),
+    "mlir_nul_byte": ({"m.mlir": MLIR.encode().replace(b"stablehlo.while", b"stablehlo.wh\0ile")},
+                      ["{hloc}", "{d}/m.mlir", "-o", "{d}/m.so"], 2, r"m\.mlir:\d+:\d+: error: "),
+    "mlir_type_nested_10000": ({"m.mlir": "func.func @f(%a: " + "tuple<" * 10000 + "f32" + ">" * 10000 + ") {\n}\n"},
+                               ["{hloc}", "{d}/m.mlir", "-o", "{d}/m.so"], 2, r"m\.mlir:1:\d+: error: "),
+    "mlir_region_nested_10000": ({"m.mlir": "module {\n" + '"stablehlo.x"() ({\n' * 10000},
+                                 ["{hloc}", "{d}/m.mlir", "-o", "{d}/m.so"], 2, r"error: nesting deeper than 64"),
+    "mlir_huge_dimension": ({"m.mlir": "func.func @f(%a: tensor<99999999999999999999xf32>) -> tensor<1xf32> {\n}\n"},
+                            ["{hloc}", "{d}/m.mlir", "-o", "{d}/m.so"], 2, r"m\.mlir:1:\d+: error: dimension too large"),
+    "mlir_huge_constant": ({"m.mlir": "func.func @f() -> tensor<4294967296x4294967296xf32> {\n"
+                                      "  %0 = stablehlo.constant dense<1.0> : tensor<4294967296x4294967296xf32>\n"
+                                      "  return %0 : tensor<4294967296x4294967296xf32>\n}\n"},
+                           ["{hloc}", "{d}/m.mlir", "-o", "{d}/m.so"], 2, r"m\.mlir:2:\d+: error: constant too large"),
 }
 
 
