@@ -12,6 +12,7 @@
  */
 #include <stdint.h>
 
+#include "context_internal.h"
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
 
@@ -32,6 +33,7 @@ HLO_RT_EXPORT int32_t hlo_rt_conv_dnnl_f32(hlo_context *ctx, const int64_t *desc
 
 /* The engine, stream and primitives of one call; everything is released on return. */
 typedef struct dnnl_call {
+  hlo_context *ctx;
   dnnl_engine_t engine;
   dnnl_stream_t stream;
   dnnl_primitive_desc_t fwd_pd, pd;
@@ -39,6 +41,9 @@ typedef struct dnnl_call {
   dnnl_memory_t user[3], inner[3]; /* src-like (lhs), rhs, out; inner: what the primitive reads */
   dnnl_primitive_t reorder[3];
   float *flipped;                  /* the reversed weights (FLIP) */
+  void *scratch;                   /* the context's scratch (hlo_ctx_scratch_take), or NULL */
+  char *scratch_next;              /* its part not yet handed out */
+  int64_t scratch_left;
 } dnnl_call;
 
 /* oneDNN's memory descriptor of n sizes and strides at d (G dropped when `groups` is 1). */
@@ -119,9 +124,11 @@ static const int dnnl_args[3][3] = {
 };
 
 /* The user's memory of array a and, where the primitive wants another layout, its own memory
- * with the reorder between them (into it for inputs, a < 2; out of it for the output). */
-static bool bind(dnnl_call *c, int a, const dnnl_memory_desc_t *user_md, const dnnl_memory_desc_t *prim_md,
-                 void *ptr) {
+ * with the reorder between them (into it for inputs, a < 2; out of it for the output).  The
+ * activations' copies live in the context's scratch where it could be had, the weights'
+ * (small) in oneDNN's own allocation. */
+static bool bind(dnnl_call *c, int a, bool weights, const dnnl_memory_desc_t *user_md,
+                 const dnnl_memory_desc_t *prim_md, void *ptr) {
   if (dnnl_memory_create(&c->user[a], user_md, c->engine, ptr) != dnnl_success)
     return false;
   if (dnnl_memory_desc_equal(user_md, prim_md)) {
@@ -130,7 +137,14 @@ static bool bind(dnnl_call *c, int a, const dnnl_memory_desc_t *user_md, const d
   }
   dnnl_primitive_desc_t rpd;
   const dnnl_memory_desc_t *from = a < 2 ? user_md : prim_md, *to = a < 2 ? prim_md : user_md;
-  if (dnnl_memory_create(&c->inner[a], prim_md, c->engine, DNNL_MEMORY_ALLOCATE) != dnnl_success ||
+  /* the caller's scratch when the copy fits (64-byte multiples keep it aligned), else oneDNN's */
+  int64_t bytes = ((int64_t)dnnl_memory_desc_get_size(prim_md) + 63) / 64 * 64;
+  void *where = DNNL_MEMORY_ALLOCATE;
+  if (!weights && bytes <= c->scratch_left) {
+    where = c->scratch_next;
+    c->scratch_next += bytes, c->scratch_left -= bytes;
+  }
+  if (dnnl_memory_create(&c->inner[a], prim_md, c->engine, where) != dnnl_success ||
       dnnl_reorder_primitive_desc_create(&rpd, from, c->engine, to, c->engine, NULL) != dnnl_success)
     return false;
   dnnl_status_t s = dnnl_primitive_create(&c->reorder[a], rpd);
@@ -182,6 +196,20 @@ static void call_release(dnnl_call *c) {
   if (c->engine)
     dnnl_engine_destroy(c->engine);
   free(c->flipped);
+  hlo_ctx_scratch_give(c->ctx, c->scratch);
+}
+
+/* Bytes the copies of the activations (not the weights, array `weights`) in the primitive's
+ * layouts take, each rounded to 64. */
+static int64_t copies_bytes(const dnnl_call *c, const dnnl_query_t q[3], const dnnl_memory_desc_t *const user[3],
+                            int weights) {
+  int64_t n = 0;
+  for (int a = 0; a < 3; a++) {
+    const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(c->pd, q[a], 0);
+    if (a != weights && !dnnl_memory_desc_equal(user[a], md))
+      n += ((int64_t)dnnl_memory_desc_get_size(md) + 63) / 64 * 64;
+  }
+  return n;
 }
 
 /* Is pd oneDNN's reference implementation (a plain loop, what odd strides get)? */
@@ -224,8 +252,12 @@ static bool conv_run(dnnl_call *c, const int64_t *desc, const float *lhs, const 
                                        kind == HLO_RT_DNNL_BWD_WEIGHTS ? &dst : &wei,
                                        kind == HLO_RT_DNNL_BWD_WEIGHTS ? &wei : kind == HLO_RT_DNNL_FWD ? &dst : &src};
   void *ptr[3] = {(void *)lhs, c->flipped ? c->flipped : (void *)rhs, out};
+  int weights = kind == HLO_RT_DNNL_BWD_WEIGHTS ? 2 : 1;
+  int64_t need = copies_bytes(c, q, user, weights);
+  if (need > 0 && (c->scratch = hlo_ctx_scratch_take(c->ctx, (size_t)need)))
+    c->scratch_next = c->scratch, c->scratch_left = need;
   for (int a = 0; a < 3; a++)
-    if (!bind(c, a, user[a], dnnl_primitive_desc_query_md(c->pd, q[a], 0), ptr[a]))
+    if (!bind(c, a, a == weights, user[a], dnnl_primitive_desc_query_md(c->pd, q[a], 0), ptr[a]))
       return false;
   if (dnnl_primitive_create(&c->prim, c->pd) != dnnl_success)
     return false;
@@ -244,7 +276,7 @@ HLO_RT_EXPORT int32_t hlo_rt_conv_dnnl_f32(hlo_context *ctx, const int64_t *desc
     return 0; /* the code generator never asks for it */
   int before = omp_get_max_threads();
   omp_set_num_threads(hlo_rt_num_threads(ctx));
-  dnnl_call c = {0};
+  dnnl_call c = {.ctx = ctx};
   bool done = conv_run(&c, desc, lhs, rhs, out);
   call_release(&c);
   omp_set_num_threads(before);

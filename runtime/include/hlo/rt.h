@@ -267,8 +267,10 @@ enum {
 };
 enum { HLO_RT_DNNL_FWD, HLO_RT_DNNL_BWD_DATA, HLO_RT_DNNL_BWD_WEIGHTS };
 /* Runs the f32 convolution `desc` describes with oneDNN on ctx's thread count (ctx may be
- * NULL: one thread); returns 1 when done, 0 when this runtime was built without oneDNN or
- * oneDNN declines the convolution (then nothing was written and the caller computes it). */
+ * NULL: one thread), keeping oneDNN's copies of the activations in its layouts in the
+ * context's scratch (reused from call to call); returns 1 when done, 0 when this runtime was
+ * built without oneDNN or oneDNN declines the convolution (then the caller computes it,
+ * overwriting whatever was written to out). */
 HLO_RT_EXPORT int32_t hlo_rt_conv_dnnl_f32(hlo_context *ctx, const int64_t *desc, const float *lhs,
                                            const float *rhs, float *out);
 
