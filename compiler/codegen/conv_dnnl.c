@@ -1,6 +1,7 @@
 /* conv_dnnl.c — which HLO convolutions run through oneDNN (runtime/src/rt_dnnl.c), and their
  * descriptor (hlo/rt.h HLO_RT_DNNL_*).  Only in builds with libdnnl-dev (HLOC_HAVE_DNNL); f32
- * operands and result, one or two spatial dimensions, no negative padding.  Three forms:
+ * or bf16 operands and result (all three the same; bf16 accumulates in f32 and rounds once,
+ * as XLA), one or two spatial dimensions, no negative padding.  Three forms:
  *  - forward: no base (lhs) dilation, batch_group_count 1, any feature_group_count; a reversed
  *    window reads the kernel flipped;
  *  - backward data: base dilation (the transposed convolution of a strided one), window stride
@@ -114,8 +115,9 @@ static bool dnnl_plan(const ir_instr *in, int64_t *desc) {
   const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
   const ir_conv_dnums *d = &c->dnums;
   int ns = (int)d->input_spatial.n;
-  if (l->et != IR_F32 || r->et != IR_F32 || o->et != IR_F32 || ns < 1 || ns > 2)
+  if ((o->et != IR_F32 && o->et != IR_BF16) || l->et != o->et || r->et != o->et || ns < 1 || ns > 2)
     return false;
+  desc[HLO_RT_DNNL_TYPE] = o->et == IR_BF16 ? HLO_RT_DNNL_BF16 : HLO_RT_DNNL_F32;
   for (int i = 0; i < o->rank; i++)
     if (o->dims[i] < 1)
       return false;
@@ -187,7 +189,7 @@ bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlock
   LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
   LLVMTypeRef ptr = cm->ptr, i32 = LLVMInt32TypeInContext(cm->ctx);
   LLVMTypeRef fn_t = LLVMFunctionType(i32, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, ptr}, 5, 0);
-  LLVMValueRef fn = cg_runtime_fn(cm, "hlo_rt_conv_dnnl_f32", fn_t);
+  LLVMValueRef fn = cg_runtime_fn(cm, "hlo_rt_conv_dnnl", fn_t);
   LLVMValueRef lhs = f->values[in->operands[0]->id].leaves[0], rhs = f->values[in->operands[1]->id].leaves[0];
   LLVMValueRef done = LLVMBuildCall2(b, fn_t, fn, (LLVMValueRef[]){f->ctx_arg, g, lhs, rhs, out}, 5, "dnnl");
   LLVMBasicBlockRef fallback = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "conv.own");

@@ -1,4 +1,4 @@
-/* rt_dnnl.c — f32 convolutions through oneDNN (hlo/rt.h: hlo_rt_conv_dnnl_f32), the library
+/* rt_dnnl.c — f32 and bf16 convolutions through oneDNN (hlo/rt.h: hlo_rt_conv_dnnl), the library
  * PyTorch and XLA's CPU backend use.  Optional: CMake defines HLOC_HAVE_DNNL when libdnnl-dev
  * is installed (and HLOC_DNNL is not OFF); without it the function answers 0 and the compiled
  * model runs its own kernels.  The code generator (compiler/codegen/conv.c) maps an HLO
@@ -7,7 +7,9 @@
  * in place.  Grouped convolutions run on oneDNN's blocked layouts (reorders in and out, which
  * its depthwise kernels need); dense ones on the buffers' own layouts.  oneDNN threads through
  * OpenMP: each call sets the calling thread's OpenMP thread count to the context's and puts
- * it back.  Primitives are found again through oneDNN's own primitive cache.
+ * it back.  Primitives are found again through oneDNN's own primitive cache.  A bf16
+ * convolution that only oneDNN's reference loop would run (a CPU without AVX512-BF16) is
+ * declined: hloc's own kernel is faster.
  * Tests: tests/conv.cmake (testdata/conv, numpy references; the same cases run without it).
  */
 #include <stdint.h>
@@ -18,8 +20,8 @@
 
 #ifndef HLOC_HAVE_DNNL
 
-HLO_RT_EXPORT int32_t hlo_rt_conv_dnnl_f32(hlo_context *ctx, const int64_t *desc, const float *lhs,
-                                           const float *rhs, float *out) {
+HLO_RT_EXPORT int32_t hlo_rt_conv_dnnl(hlo_context *ctx, const int64_t *desc, const void *lhs, const void *rhs,
+                                       void *out) {
   return 0;
 }
 
@@ -40,23 +42,25 @@ typedef struct dnnl_call {
   dnnl_primitive_t prim;
   dnnl_memory_t user[3], inner[3]; /* src-like (lhs), rhs, out; inner: what the primitive reads */
   dnnl_primitive_t reorder[3];
-  float *flipped;                  /* the reversed weights (FLIP) */
+  dnnl_data_type_t dt;             /* of all three arrays */
+  size_t esize;                    /* its bytes */
+  void *flipped;                   /* the reversed weights (FLIP) */
   void *scratch;                   /* the context's scratch (hlo_ctx_scratch_take), or NULL */
   char *scratch_next;              /* its part not yet handed out */
   int64_t scratch_left;
 } dnnl_call;
 
-/* oneDNN's memory descriptor of n sizes and strides at d (G dropped when `groups` is 1). */
-static bool md_strided(dnnl_memory_desc_t *md, const int64_t *d, int n) {
+/* oneDNN's memory descriptor of n sizes and strides at d, elements of type dt. */
+static bool md_strided(dnnl_memory_desc_t *md, const int64_t *d, int n, dnnl_data_type_t dt) {
   dnnl_dims_t dims, strides;
   for (int i = 0; i < n; i++)
     dims[i] = d[i], strides[i] = d[n + i];
-  return dnnl_memory_desc_init_by_strides(md, n, dims, dnnl_f32, strides) == dnnl_success;
+  return dnnl_memory_desc_init_by_strides(md, n, dims, dt, strides) == dnnl_success;
 }
 
 /* The weights' descriptor: 5-D (grouped) or 4-D, with the strides of the HLO buffer or, for
  * flipped weights, of the dense goihw copy. */
-static bool md_weights(dnnl_memory_desc_t *md, const int64_t *desc, bool dense) {
+static bool md_weights(dnnl_memory_desc_t *md, const int64_t *desc, bool dense, dnnl_data_type_t dt) {
   const int64_t *w = desc + HLO_RT_DNNL_WEI;
   int64_t d[10];
   memcpy(d, w, sizeof d);
@@ -64,13 +68,14 @@ static bool md_weights(dnnl_memory_desc_t *md, const int64_t *desc, bool dense) 
     for (int i = 4, st = 1; i >= 0; st *= (int)w[i], i--)
       d[5 + i] = st;
   if (desc[HLO_RT_DNNL_GROUPS] > 1)
-    return md_strided(md, d, 5);
+    return md_strided(md, d, 5, dt);
   int64_t d4[8] = {d[1], d[2], d[3], d[4], d[6], d[7], d[8], d[9]};
-  return md_strided(md, d4, 4);
+  return md_strided(md, d4, 4, dt);
 }
 
 static bool md_any(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like) {
-  return dnnl_memory_desc_init_by_tag(md, like->ndims, like->dims, dnnl_f32, dnnl_format_tag_any) == dnnl_success;
+  return dnnl_memory_desc_init_by_tag(md, like->ndims, like->dims, like->data_type, dnnl_format_tag_any) ==
+         dnnl_success;
 }
 
 /* The operation descriptor of `kind` over src, weights and dst descriptors. */
@@ -160,11 +165,13 @@ static bool run_reorder(dnnl_call *c, int a) {
   return dnnl_primitive_execute(c->reorder[a], c->stream, 2, args) == dnnl_success;
 }
 
-/* The weights reversed along both window dimensions, dense in goihw order (malloc'd). */
-static float *flip_weights(const int64_t *desc, const float *w) {
+/* The weights (elements of `es` bytes) reversed along both window dimensions, dense in goihw
+ * order (malloc'd). */
+static void *flip_weights(const int64_t *desc, const void *weights, size_t es) {
   const int64_t *d = desc + HLO_RT_DNNL_WEI;
   int64_t n = d[0] * d[1] * d[2] * d[3] * d[4];
-  float *f = malloc((size_t)n * sizeof *f), *p = f;
+  const char *w = weights;
+  char *f = malloc((size_t)n * es), *p = f;
   if (!f)
     return NULL;
   for (int64_t g = 0; g < d[0]; g++)
@@ -172,7 +179,7 @@ static float *flip_weights(const int64_t *desc, const float *w) {
       for (int64_t i = 0; i < d[2]; i++)
         for (int64_t y = d[3] - 1; y >= 0; y--)
           for (int64_t x = d[4] - 1; x >= 0; x--)
-            *p++ = w[g * d[5] + o * d[6] + i * d[7] + y * d[8] + x * d[9]];
+            memcpy(p, w + (g * d[5] + o * d[6] + i * d[7] + y * d[8] + x * d[9]) * (int64_t)es, es), p += es;
   return f;
 }
 
@@ -220,30 +227,31 @@ static bool is_reference(const_dnnl_primitive_desc_t pd) {
 }
 
 /* Sets the primitive up on the HLO buffers and runs it; false when oneDNN declines. */
-static bool conv_run(dnnl_call *c, const int64_t *desc, const float *lhs, const float *rhs, float *out) {
+static bool conv_run(dnnl_call *c, const int64_t *desc, const void *lhs, const void *rhs, void *out) {
   int kind = (int)desc[HLO_RT_DNNL_KIND];
   bool grouped = desc[HLO_RT_DNNL_GROUPS] > 1;
-  if (desc[HLO_RT_DNNL_FLIP] && !(c->flipped = flip_weights(desc, rhs)))
+  if (desc[HLO_RT_DNNL_FLIP] && !(c->flipped = flip_weights(desc, rhs, c->esize)))
     return false;
   dnnl_memory_desc_t src, wei, dst, asrc, awei, adst;
-  if (!md_strided(&src, desc + HLO_RT_DNNL_SRC, 4) || !md_weights(&wei, desc, c->flipped != NULL) ||
-      !md_strided(&dst, desc + HLO_RT_DNNL_DST, 4) || !md_any(&asrc, &src) || !md_any(&awei, &wei) ||
+  if (!md_strided(&src, desc + HLO_RT_DNNL_SRC, 4, c->dt) || !md_weights(&wei, desc, c->flipped != NULL, c->dt) ||
+      !md_strided(&dst, desc + HLO_RT_DNNL_DST, 4, c->dt) || !md_any(&asrc, &src) || !md_any(&awei, &wei) ||
       !md_any(&adst, &dst))
     return false;
   if (dnnl_engine_create(&c->engine, dnnl_cpu, 0) != dnnl_success ||
       dnnl_stream_create(&c->stream, c->engine, dnnl_stream_default_flags) != dnnl_success)
     return false;
-  /* Dense convolutions on the buffers' layouts (oneDNN's GEMM-based kernels read NCHW well)
-   * unless only its reference loop takes them; grouped ones on oneDNN's choice of layouts,
-   * which its depthwise kernels need. */
-  if (grouped || !make_pd(c, desc, &src, &wei, &dst) || is_reference(c->pd)) {
+  /* Dense convolutions on the activations' own layouts (oneDNN's GEMM-based kernels read NCHW
+   * well, its direct ones NHWC) with the weights in its choice of layout (a small reorder; its
+   * direct kernels want them blocked), unless only its reference loop takes them; grouped ones
+   * on oneDNN's choice of layouts throughout, which its depthwise kernels need. */
+  if (grouped || !make_pd(c, desc, &src, &awei, &dst) || is_reference(c->pd)) {
     if (c->pd)
       dnnl_primitive_desc_destroy(c->pd);
     c->pd = NULL;
     if (c->fwd_pd)
       dnnl_primitive_desc_destroy(c->fwd_pd);
     c->fwd_pd = NULL;
-    if (!make_pd(c, desc, &asrc, &awei, &adst))
+    if (!make_pd(c, desc, &asrc, &awei, &adst) || (c->dt != dnnl_f32 && is_reference(c->pd)))
       return false;
   }
   dnnl_query_t q[3];
@@ -270,13 +278,14 @@ static bool conv_run(dnnl_call *c, const int64_t *desc, const float *lhs, const 
          run_reorder(c, 2) && dnnl_stream_wait(c->stream) == dnnl_success;
 }
 
-HLO_RT_EXPORT int32_t hlo_rt_conv_dnnl_f32(hlo_context *ctx, const int64_t *desc, const float *lhs,
-                                           const float *rhs, float *out) {
+HLO_RT_EXPORT int32_t hlo_rt_conv_dnnl(hlo_context *ctx, const int64_t *desc, const void *lhs, const void *rhs,
+                                       void *out) {
   if (desc[HLO_RT_DNNL_KIND] == HLO_RT_DNNL_BWD_WEIGHTS && desc[HLO_RT_DNNL_FLIP])
     return 0; /* the code generator never asks for it */
+  bool bf16 = desc[HLO_RT_DNNL_TYPE] == HLO_RT_DNNL_BF16;
   int before = omp_get_max_threads();
   omp_set_num_threads(hlo_rt_num_threads(ctx));
-  dnnl_call c = {.ctx = ctx};
+  dnnl_call c = {.ctx = ctx, .dt = bf16 ? dnnl_bf16 : dnnl_f32, .esize = bf16 ? 2 : 4};
   bool done = conv_run(&c, desc, lhs, rhs, out);
   call_release(&c);
   omp_set_num_threads(before);
