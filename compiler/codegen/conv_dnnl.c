@@ -9,8 +9,10 @@
  *  - backward weights: batch_group_count > 1 (depthwise weight gradients), or an output window
  *    smaller than the kernel's ("weights gradient shaped": fb01_io01->01bf); lhs batch is
  *    oneDNN's channels, lhs feature its batch, window dilation its stride.
+ * Dense NCHW 1x1 convolutions of large images stay on hloc's GEMM path (own_kernel_faster).
  * Everything else, and anything oneDNN declines at run time, runs the lowering of conv.c: the
- * call returns 0 and the generated code falls through to it.  Tests: tests/conv.cmake.
+ * call returns 0 and the generated code falls through to it.  Tests: the golden cases
+ * conv_model_* (testdata/golden/make.py), run with and without oneDNN.
  */
 #include "codegen/cg_internal.h"
 #include "hlo/rt.h"
@@ -109,6 +111,21 @@ static int conv_kind(const ir_instr *in, int ns) {
   return HLO_RT_DNNL_FWD;
 }
 
+/* Output positions per image from which hloc's GEMM path beats oneDNN on a dense 1x1
+ * convolution whose channels are not the minor dimension (NCHW): oneDNN 2.6 runs those
+ * through its GEMM-based kernel, per image, and loses 2-8x at mobilenet_v2's 56x56 and 112x112
+ * layers while winning at 28x28 and below (docs/performance.md "Convolution"). */
+enum { DNNL_NCHW_1X1_MAX_POSITIONS = 56 * 56 - 1 };
+
+/* Is this (planned) convolution one that hloc's own kernels run faster? */
+static bool own_kernel_faster(const int64_t *desc) {
+  const int64_t *src = desc + HLO_RT_DNNL_SRC, *wei = desc + HLO_RT_DNNL_WEI, *dst = desc + HLO_RT_DNNL_DST;
+  bool dense_1x1 = desc[HLO_RT_DNNL_KIND] != HLO_RT_DNNL_BWD_WEIGHTS && desc[HLO_RT_DNNL_GROUPS] == 1 &&
+                   wei[3] == 1 && wei[4] == 1 && desc[HLO_RT_DNNL_STRIDE] == 1 && desc[HLO_RT_DNNL_STRIDE + 1] == 1;
+  bool channels_minor = src[5] == 1 && dst[5] == 1;
+  return dense_1x1 && !channels_minor && dst[2] * dst[3] > DNNL_NCHW_1X1_MAX_POSITIONS;
+}
+
 /* Fills desc for the convolution; false when oneDNN cannot take it. */
 static bool dnnl_plan(const ir_instr *in, int64_t *desc) {
   const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;
@@ -174,7 +191,7 @@ static bool dnnl_plan(const ir_instr *in, int64_t *desc) {
 
 bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlockRef *out_join) {
   int64_t desc[HLO_RT_DNNL_DESC_LEN];
-  if (!dnnl_plan(in, desc))
+  if (!dnnl_plan(in, desc) || own_kernel_faster(desc))
     return false;
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;

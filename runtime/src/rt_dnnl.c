@@ -10,7 +10,8 @@
  * it back.  Primitives are found again through oneDNN's own primitive cache.  A bf16
  * convolution that only oneDNN's reference loop would run (a CPU without AVX512-BF16) is
  * declined: hloc's own kernel is faster.
- * Tests: tests/conv.cmake (testdata/conv, numpy references; the same cases run without it).
+ * Tests: the golden cases conv_model_* and conv_* (testdata/golden/make.py, numpy references),
+ * which pass with and without it.
  */
 #include <stdint.h>
 
