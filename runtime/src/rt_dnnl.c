@@ -29,10 +29,14 @@ HLO_RT_EXPORT int32_t hlo_rt_conv_dnnl(hlo_context *ctx, const int64_t *desc, co
 #else
 
 #include <dnnl.h>
-#include <omp.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* OpenMP's thread count of the calling thread (libgomp, which Debian's oneDNN uses), declared
+ * here so that no omp.h is needed (clang ships none). */
+int omp_get_max_threads(void);
+void omp_set_num_threads(int n);
 
 /* The engine, stream and primitives of one call; everything is released on return. */
 typedef struct dnnl_call {
