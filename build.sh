@@ -11,7 +11,7 @@ JOBS=${JOBS:-$(nproc)}
 
 # Debian 12 packages the build and the tests need (DESIGN.md "Dependencies").
 PACKAGES="cmake make gcc pkg-config re2c bison llvm-19-dev clang-19 llvm-19-tools libclang-rt-19-dev
-libffi-dev python3-numpy python3-pytest python3-setuptools openmpi-bin libopenmpi-dev zlib1g-dev"
+libffi-dev python3-numpy python3-pytest python3-setuptools openmpi-bin libopenmpi-dev zlib1g-dev libdnnl-dev"
 
 install_missing() {
   local missing=()

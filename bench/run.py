@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """bench/run.py -- hloc's performance suite (issue 7): each workload of bench/workloads/ timed in
 one run by `hlorun --benchmark`, numpy, a hand-written fused C loop (bench/c/, built here with
-cc -O3 -march=native -fopenmp) and OpenBLAS for the GEMM-shaped ones; every output checked
+cc -O3 -march=native -fopenmp), OpenBLAS for the GEMM-shaped ones and oneDNN (bench/c/conv_dnnl.c,
+when libdnnl-dev is installed) for the convolutions; every output checked
 against a float64 numpy reference; STREAM triad as the bandwidth roofline; the models of
 ../shared/models timed once after a warm-up. Prints a table and writes JSON and markdown.
 Not part of CI's pass/fail (tests/bench.cmake only runs it on one small workload).
@@ -61,6 +62,11 @@ def ensure_openblas(notes):
     return True
 
 
+def have_dnnl():
+    """oneDNN's header (Debian: libdnnl-dev); the oneDNN baseline is left out without it."""
+    return os.path.exists("/usr/include/dnnl.h") or os.path.exists("/usr/include/oneapi/dnnl/dnnl.h")
+
+
 def openblas_core(builder):
     exe = builder.build("corename.c", blas=True)
     if not exe:
@@ -98,7 +104,7 @@ class Builder:
             return self.cache[src]
         exe = os.path.join(self.outdir, src[:-2])
         cmd = [os.environ.get("CC", "cc")] + CFLAGS + ["-o", exe, os.path.join(HERE, "c", src)]
-        cmd += (["-lopenblas"] if blas else []) + ["-lm"]
+        cmd += (["-lopenblas"] if blas else []) + (["-ldnnl"] if src.endswith("_dnnl.c") else []) + ["-lm"]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             self.notes.append("cc %s failed: %s" % (src, r.stderr.strip()[-300:]))
@@ -147,6 +153,18 @@ def conv_np(x, w):
     return np.einsum("bhwcij,ijck->bhwk", win, w, optimize=True)
 
 
+def conv_dw_np(x, w):
+    """Depthwise 3x3, padding 1, NCHW x, [C,1,3,3] w."""
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
+    return np.einsum("bchwij,cij->bchw", win, w[:, 0], optimize=True)
+
+
+def conv_1x1_np(x, w):
+    """1x1 convolution, NCHW x, [K,C,1,1] w."""
+    return np.einsum("bchw,kc->bkhw", x, w[:, :, 0, 0], optimize=True)
+
+
 def attention_np(q, k, v):
     s = (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(0.125)
     return softmax_np(s) @ v
@@ -180,10 +198,10 @@ def workloads(quick):
     W = []
 
     def add(name, hlo, kind, make, np_fn, tol, quick_map=None, c=None, blas=None, nbytes=None,
-            flops=None, ref=None, np_reps=None, f32_twin=None):
+            flops=None, ref=None, np_reps=None, f32_twin=None, dnnl=None):
         W.append(dict(name=name, hlo=hlo, kind=kind, make=make, np_fn=np_fn, tol=tol,
                       quick_map=quick_map or {}, c=c, blas=blas, nbytes=nbytes, flops=flops,
-                      ref=ref, np_reps=np_reps, f32_twin=f32_twin))
+                      ref=ref, np_reps=np_reps, f32_twin=f32_twin, dnnl=dnnl))
 
     n = 1 << 20 if quick else 1 << 24
     add("gelu", "gelu.hlo", "mem", lambda r: [f32(r, n)], lambda x: [gelu_np(x)], (1e-5, 1e-6),
@@ -239,7 +257,17 @@ def workloads(quick):
     add("conv", "conv.hlo", "conv",
         lambda r: [f32(r, 8, 56, 56, 64), f32(r, 3, 3, 64, 64) * 0.05],
         lambda x, w: [conv_np(x, w)], (1e-4, 1e-4), blas=("conv_blas.c", [8, 56, 56, 64, 64]),
-        flops=2.0 * 8 * 56 * 56 * 64 * 9 * 64)
+        flops=2.0 * 8 * 56 * 56 * 64 * 9 * 64, dnnl=("conv_dnnl.c", ["nhwc", 8, 56, 56, 64, 64]))
+    # mobilenet_v2's shapes (batch 96, NCHW): a depthwise 3x3 and a 1x1 expansion
+    bd = 8 if quick else 96
+    add("conv_dw", "conv_dw.hlo", "conv",
+        lambda r: [f32(r, bd, 192, 28, 28), f32(r, 192, 1, 3, 3)],
+        lambda x, w: [conv_dw_np(x, w)], (1e-4, 1e-5), {"96": str(bd)},
+        flops=2.0 * bd * 192 * 28 * 28 * 9, dnnl=("conv_dnnl.c", ["dw", bd, 192, 28, 28, 1]))
+    add("conv_1x1", "conv_1x1.hlo", "conv",
+        lambda r: [f32(r, bd, 32, 28, 28), f32(r, 192, 32, 1, 1) * 0.2],
+        lambda x, w: [conv_1x1_np(x, w)], (1e-4, 1e-4), {"96": str(bd)},
+        flops=2.0 * bd * 192 * 28 * 28 * 32, dnnl=("conv_dnnl.c", ["1x1", bd, 32, 28, 28, 192]))
     bt = 1 if quick else 4
     add("attention", "attention.hlo", "attn",
         lambda r: [f32(r, bt, 8, 512, 64) for _ in range(3)],
@@ -429,6 +457,8 @@ def run_workload(args, builder, w, scratch):
         run_c(args, builder, w["c"], False, wdir, refs, w["tol"], res, "c")
     if w["blas"] and args.openblas:
         run_c(args, builder, w["blas"], True, wdir, refs, w["tol"], res, "blas")
+    if w["dnnl"] and args.dnnl:
+        run_c(args, builder, w["dnnl"], False, wdir, refs, w["tol"], res, "dnnl")
     if w["nbytes"]:
         res["bytes"] = w["nbytes"]
     if w["flops"]:
@@ -442,6 +472,7 @@ def run_workload(args, builder, w, scratch):
 def targets(r):
     """The issue's targets for this workload: list of (text, met or None when unmeasured)."""
     h, c, n, b = r.get("hloc_ms"), r.get("c_ms"), r.get("numpy_ms"), r.get("blas_ms")
+    d = r.get("dnnl_ms")
     ok_h = h is not None and r.get("hloc_check", {}).get("ok")
     t = []
     k = r["kind"]
@@ -454,7 +485,9 @@ def targets(r):
         best = min(x for x in (n, b) if x is not None)
         t.append(("< min(numpy, OpenBLAS+C)", ok_h and h < best if h else None))
     elif k == "conv":
-        t.append((">=0.8x im2col+OpenBLAS", ok_h and h <= b / 0.8 if h and b else None))
+        if r["name"] == "conv":
+            t.append((">=0.8x im2col+OpenBLAS", ok_h and h <= b / 0.8 if h and b else None))
+        t.append((">=0.9x oneDNN", ok_h and h <= d / 0.9 if h and d else None))
     elif k == "bf16":
         f, v = r.get("f32_ms"), r.get("viaf32_ms")
         if r["name"].startswith("matmul"):
@@ -477,8 +510,8 @@ def gfs(r, key):
 
 
 def report_rows(results, triad):
-    head = ["workload", "hloc ms", "C ms", "numpy ms", "OpenBLAS ms", "hloc/C", "numpy/hloc",
-            "hloc GB/s", "% triad", "hloc GF/s", "BLAS GF/s", "hloc/BLAS", "max rel err",
+    head = ["workload", "hloc ms", "C ms", "numpy ms", "OpenBLAS ms", "oneDNN ms", "hloc/C", "numpy/hloc",
+            "hloc GB/s", "% triad", "hloc GF/s", "BLAS GF/s", "hloc/BLAS", "oneDNN/hloc", "max rel err",
             "tol (rtol, atol)", "checks", "targets", "hloc f32 ms", "via f32 ms"]
     rows = []
     for r in results:
@@ -487,22 +520,24 @@ def report_rows(results, triad):
         hg, bg = gfs(r, "hloc_ms"), gfs(r, "blas_ms")
         chk = []
         for key, lab in (("hloc_check", "hloc"), ("c_check", "C"), ("numpy_check", "np"),
-                         ("blas_check", "BLAS")):
+                         ("blas_check", "BLAS"), ("dnnl_check", "oneDNN")):
             if key in r:
                 chk.append("%s:%s" % (lab, "ok" if r[key]["ok"] else "FAIL"))
         for key, lab in (("f32_check", "f32"), ("viaf32_check", "via-f32")):
             if key in r:
                 chk.append("%s:%s" % (lab, "ok" if r[key]["ok"] else "FAIL"))
-        for key in ("hloc_error", "c_error", "blas_error", "f32_error", "viaf32_error"):
+        for key in ("hloc_error", "c_error", "blas_error", "f32_error", "viaf32_error", "dnnl_error"):
             if key in r:
                 chk.append("%s ERROR" % key.split("_")[0])
         tg = ", ".join("%s %s" % (s, {True: "met", False: "NOT met", None: "n/a"}[m])
                        for s, m in r["targets"])
-        rows.append([r["name"], fmt(h), fmt(c), fmt(n), fmt(r.get("blas_ms")),
+        d = r.get("dnnl_ms")
+        rows.append([r["name"], fmt(h), fmt(c), fmt(n), fmt(r.get("blas_ms")), fmt(d),
                      fmt(h / c if h and c else None, "%.2f"),
                      fmt(n / h if h and n else None, "%.2f"), fmt(gbs, "%.1f"),
                      fmt(100 * gbs / triad if gbs and triad else None, "%.0f%%"),
                      fmt(hg, "%.1f"), fmt(bg, "%.1f"), fmt(hg / bg if hg and bg else None, "%.2f"),
+                     fmt(d / h if h and d else None, "%.2f"),
                      fmt(r.get("hloc_check", {}).get("max_rel"), "%.1e"),
                      "%g, %g" % tuple(r["tol"]), " ".join(chk), tg, fmt(r.get("f32_ms")),
                      fmt(r.get("viaf32_ms"))])
@@ -645,6 +680,9 @@ def main():
         wants_blas = not names or any(n.startswith(("matmul", "mlp", "conv", "attention")) for n in names)
         args.openblas = not args.no_openblas and wants_blas and ensure_openblas(notes)
         core = fix_coretype(builder, notes) if args.openblas else None
+        args.dnnl = have_dnnl()
+        if not args.dnnl and (not names or any(n.startswith("conv") for n in names)):
+            notes.append("no oneDNN baseline (apt-get install libdnnl-dev)")
         import numpy  # noqa: E402 (after OPENBLAS_CORETYPE)
         np = numpy
         all_w = workloads(args.quick)
@@ -672,7 +710,7 @@ def main():
                 r = dict(name=w["name"], kind=w["kind"], tol=w["tol"], harness_error=repr(e))
                 print("bench: %s: harness error %r" % (w["name"], e), flush=True)
             r["targets"] = targets(r) if "harness_error" not in r else []
-            for key in ("hloc_error", "c_error", "blas_error", "f32_error", "viaf32_error"):
+            for key in ("hloc_error", "c_error", "blas_error", "f32_error", "viaf32_error", "dnnl_error"):
                 if key in r:
                     print("bench: %s: %s: %s" % (w["name"], key, r[key]), flush=True)
             results.append(r)

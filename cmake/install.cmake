@@ -27,7 +27,12 @@ Description: runtime of models compiled by hloc (status, context, feeds, custom 
 Version: @PROJECT_VERSION@
 Requires.private: libffi
 Cflags: -I${includedir}
-Libs: -L${libdir} -lhlort -lffi -lm -lpthread -ldl
+Libs: -L${libdir} -lhlort @HLOC_PC_DNNL@-lffi -lm -lpthread -ldl
 ]=])
+# With oneDNN (runtime/src/rt_dnnl.c), programs that link libhlort.a's convolutions need it too.
+set(HLOC_PC_DNNL "")
+if(HLOC_HAVE_DNNL)
+  set(HLOC_PC_DNNL "-ldnnl -lgomp ")
+endif()
 configure_file(${CMAKE_BINARY_DIR}/hlort.pc.in ${CMAKE_BINARY_DIR}/hlort.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/hlort.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

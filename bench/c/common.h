@@ -71,6 +71,18 @@ static inline void bench_report(double *t, int n) {
   }                                                                        \
   bench_report(t_, (reps) < 1 ? 1 : (reps))
 
+/* BENCH_END that stores the median (ms) in `out` instead of printing it. */
+static inline double bench_median(double *t, int n) {
+  qsort(t, n, sizeof(double), bench_cmp);
+  double m = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  free(t);
+  return m;
+}
+#define BENCH_END_QUIET(reps, out)                                         \
+  if (r_ >= 0) t_[r_] = bench_now_ms() - s_;                               \
+  }                                                                        \
+  out = bench_median(t_, (reps) < 1 ? 1 : (reps))
+
 #define BENCH_ARGS(min)                                                    \
   if (argc < (min)) { fprintf(stderr, "usage: %s DIR REPS THREADS DIMS...\n", argv[0]); return 2; } \
   const char *dir = argv[1];                                               \

@@ -235,6 +235,11 @@ void cg_lower_copy_async(cg_function *f, ir_instr *in);
 void cg_lower_batch_norm(cg_function *f, ir_instr *in);
 /* conv.c */
 void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out);
+/* conv_dnnl.c: when the convolution maps onto oneDNN (builds with libdnnl-dev), emits the call
+ * of hlo_rt_conv_dnnl writing `out`, leaves the builder in the block that runs when oneDNN
+ * declines (the caller lowers the convolution there and branches to *out_join) and returns
+ * true; else emits nothing and returns false. */
+bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlockRef *out_join);
 /* window.c */
 void cg_lower_reduce_window(cg_function *f, ir_instr *in);
 void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out);

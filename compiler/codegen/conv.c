@@ -9,6 +9,8 @@
  * written into the output (directly when the output is [batch, spatial..., feature]). Everything
  * else (depthwise convolutions among them) is one loop over output elements with an inner
  * loop over input features x window positions.
+ * In builds with libdnnl-dev, f32 convolutions that map onto oneDNN call it first
+ * (conv_dnnl.c); this lowering is then the path taken when oneDNN declines at run time.
  */
 #include "codegen/cg_internal.h"
 #include "hlo/rt.h"
@@ -384,7 +386,8 @@ static bool conv_direct(cg_function *f, ir_instr *in, LLVMValueRef out) {
   return true;
 }
 
-void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out) {
+/* hloc's own lowering: the direct kernel, the GEMM path or the loop. */
+static void conv_own(cg_function *f, ir_instr *in, LLVMValueRef out) {
   if (conv_direct(f, in, out) || conv_gemm(f, in, out))
     return;
   cg_module *cm = f->cm;
@@ -444,4 +447,14 @@ void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out) {
   cg_loop_end(f, &loop);
   cg_store(f, et, out, outer.i, LLVMBuildLoad2(b, ct, acc, "acc"));
   cg_loop_end(f, &outer);
+}
+
+void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  LLVMBasicBlockRef join;
+  bool library = cg_conv_dnnl(f, in, out, &join);
+  conv_own(f, in, out);
+  if (library) {
+    LLVMBuildBr(f->cm->b, join);
+    LLVMPositionBuilderAtEnd(f->cm->b, join);
+  }
 }

@@ -203,18 +203,22 @@ static hlo_status find_runtime(char *out, size_t cap) {
 
 #define MAX_LINK_ARGS 64
 
-/* argv for `$CC -shared -Wl,-soname,NAME -o OUT OBJ RUNTIME -lffi -lm -lpthread -ldl`; $CC
+/* argv for `$CC -shared -Wl,-soname,NAME -o OUT OBJ RUNTIME [ONEDNN GOMP] -lffi -lm -lpthread -ldl`; $CC
  * may hold words ("ccache gcc").  `words` is storage for the split copy of $CC.  The soname
  * is OUT's file name, so a program linked against OUT records that name (found through its
  * rpath or LD_LIBRARY_PATH), not the path OUT had when it was linked. */
 static void link_argv(const char *obj, const char *out, const char *rt, const char *soname, char *words,
                       const char **argv) {
   int n = 0;
-  for (char *w = strtok(words, " \t"); w && n < MAX_LINK_ARGS - 12; w = strtok(NULL, " \t"))
+  for (char *w = strtok(words, " \t"); w && n < MAX_LINK_ARGS - 14; w = strtok(NULL, " \t"))
     argv[n++] = w;
   if (n == 0)
     argv[n++] = "cc";
-  const char *rest[] = {"-shared", soname, "-o", out, obj, rt, "-lffi", "-lm", "-lpthread", "-ldl", NULL};
+  const char *rest[] = {"-shared", soname, "-o", out, obj, rt,
+#ifdef HLOC_DNNL_LIBS
+                        HLOC_DNNL_LIBS, HLOC_GOMP_LIB, /* runtime/src/rt_dnnl.c */
+#endif
+                        "-lffi", "-lm", "-lpthread", "-ldl", NULL};
   memcpy(argv + n, rest, sizeof rest);
 }
 

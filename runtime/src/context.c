@@ -58,6 +58,7 @@ HLO_PUBLIC hlo_status hlo_context_create(const hlo_context_options *opts, hlo_co
   c->opts = o;
   pthread_mutex_init(&c->mu, NULL);
   pthread_cond_init(&c->feed_cv, NULL);
+  pthread_mutex_init(&c->scratch_busy, NULL);
   pool_init(&c->pool);
   *out_ctx = c;
   return NULL;
@@ -106,6 +107,8 @@ HLO_PUBLIC void hlo_context_destroy(hlo_context *c) {
     dlclose(c->libs[i]);
   if (!c->arena_borrowed)
     free(c->arena);
+  free(c->scratch);
+  pthread_mutex_destroy(&c->scratch_busy);
   free(c->libs);
   pthread_cond_destroy(&c->feed_cv);
   pthread_mutex_destroy(&c->mu);
@@ -255,6 +258,24 @@ HLO_RT_CTX_EXPORT void *hlo_rt_arena_acquire(hlo_context *c, int64_t bytes, hlo_
   if (!c->arena)
     *out_status = hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory allocating a %zu-byte arena", n);
   return c->arena;
+}
+
+void *hlo_ctx_scratch_take(hlo_context *c, size_t bytes) {
+  if (!c || !hlo_ctx_same_layout(c) || pthread_mutex_trylock(&c->scratch_busy) != 0)
+    return NULL;
+  if (c->scratch_size < bytes) {
+    free(c->scratch);
+    c->scratch = fresh_arena(bytes);
+    c->scratch_size = c->scratch ? bytes : 0;
+  }
+  if (!c->scratch)
+    pthread_mutex_unlock(&c->scratch_busy);
+  return c->scratch;
+}
+
+void hlo_ctx_scratch_give(hlo_context *c, void *scratch) {
+  if (scratch)
+    pthread_mutex_unlock(&c->scratch_busy);
 }
 
 HLO_RT_CTX_EXPORT void hlo_rt_arena_release(hlo_context *c, void *arena) {

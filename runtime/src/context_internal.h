@@ -89,6 +89,11 @@ struct hlo_context {
   int n_libs;
   hlo_pool pool;
   void *arena;               /* scratch of model calls (hlo_rt_arena_acquire) */
+  /* Scratch of library calls inside a model call (hlo_ctx_scratch_take): kept between calls so
+   * its pages stay mapped; `scratch_busy` held by the one call using it. */
+  pthread_mutex_t scratch_busy;
+  void *scratch;
+  size_t scratch_size;
   size_t arena_size;
   bool arena_borrowed;       /* given by hlo_context_set_arena: never freed here */
   /* rng-get-and-update-state and rng (rt_rng.c): XLA's 128-bit generator state, low word
@@ -119,6 +124,11 @@ hlo_feed_item *hlo_ctx_queue_pop_waiting(hlo_context *c, hlo_feed_queue *q, int3
 const char *hlo_ctx_shape_text(char *buf, size_t size, int32_t dtype, int32_t rank, const int64_t *dims);
 /* Frees the channel table and the requests nobody finished (channels.c). */
 void hlo_ctx_channels_free(hlo_context *c);
+/* The context's library scratch, at least `bytes`, 64-byte aligned, for the caller alone until
+ * hlo_ctx_scratch_give; NULL when c is NULL or foreign, another call holds it, or memory is
+ * short (the caller then allocates its own). */
+void *hlo_ctx_scratch_take(hlo_context *c, size_t bytes);
+void hlo_ctx_scratch_give(hlo_context *c, void *scratch);
 /* Was c made by a runtime with this layout (context_internal.h's magic and size)? */
 bool hlo_ctx_same_layout(const hlo_context *c);
 

@@ -984,6 +984,109 @@ def direct_convolution_cases(rng):
     case("conv_grouped_nhwc_f32", hlo, [x, w], [ref.astype(np.float32)], {"rtol": 1e-5, "atol": 1e-5})
 
 
+def parse_labels(labels):
+    """'bf01_oi01->bf01' -> (lhs, rhs, out) axis maps: the lhs's {'b','f',spatial index} axes etc."""
+    lhs, rest = labels.split("_")
+    rhs, out = rest.split("->")
+    return [{ch if not ch.isdigit() else int(ch): i for i, ch in enumerate(t)} for t in (lhs, rhs, out)]
+
+
+def hlo_conv_reference(x, w, labels, stride=(1, 1), pad=((0, 0), (0, 0)), lhs_dilate=(1, 1), rhs_dilate=(1, 1),
+                       reversal=(0, 0), fgc=1, bgc=1):
+    """An HLO convolution of any dim_labels (one or two spatial dimensions): the operands
+    brought to NCHW / OIHW, conv_reference per batch group, the result to the output labels."""
+    lm, rm, om = parse_labels(labels)
+    ns = len(lm) - 2
+    xs = np.transpose(x, [lm["b"], lm["f"]] + [lm[i] for i in range(ns)])
+    ws = np.transpose(w, [rm["o"], rm["i"]] + [rm[i] for i in range(ns)])
+    if ns == 1:
+        xs, ws = xs[:, :, None, :], ws[:, :, None, :]
+        stride, pad, lhs_dilate, rhs_dilate, reversal = ((1,) + tuple(stride), ((0, 0),) + tuple(pad),
+                                                         (1,) + tuple(lhs_dilate), (1,) + tuple(rhs_dilate),
+                                                         (0,) + tuple(reversal))
+    nb, og = xs.shape[0] // bgc, ws.shape[0] // bgc
+    out = np.concatenate([conv_reference(xs[g * nb:(g + 1) * nb], ws[g * og:(g + 1) * og], stride, pad, lhs_dilate,
+                                         rhs_dilate, reversal, fgc) for g in range(bgc)], axis=1)
+    if ns == 1:
+        out = out[:, :, 0, :]
+    order = [None] * (ns + 2)
+    for k, src in zip(["b", "f"] + list(range(ns)), range(ns + 2)):
+        order[om[k]] = src
+    return np.transpose(out, order)
+
+
+def window_text(size, stride, pad, lhs_dilate, rhs_dilate):
+    j = lambda v: "x".join(str(a) for a in v)
+    t = "size=%s" % j(size)
+    if any(s != 1 for s in stride):
+        t += " stride=%s" % j(stride)
+    if any(p != (0, 0) for p in pad):
+        t += " pad=%s" % "x".join("%d_%d" % p for p in pad)
+    if any(s != 1 for s in lhs_dilate):
+        t += " lhs_dilate=%s" % j(lhs_dilate)
+    if any(s != 1 for s in rhs_dilate):
+        t += " rhs_dilate=%s" % j(rhs_dilate)
+    return t
+
+
+def model_conv_case(rng, name, xs, ws, labels, size, stride=(1, 1), pad=((0, 0), (0, 0)), lhs_dilate=(1, 1),
+                    rhs_dilate=(1, 1), fgc=1, bgc=1):
+    """One f32 convolution in a form of the real models (PyTorch/XLA training steps: forward,
+    input and weight gradients; NCHW), expected values from hlo_conv_reference."""
+    x = rng.uniform(-1, 1, xs).astype(np.float32)
+    w = rng.uniform(-1, 1, ws).astype(np.float32)
+    n = len(size)
+    stride, pad, lhs_dilate, rhs_dilate = stride[:n], pad[:n], lhs_dilate[:n], rhs_dilate[:n]
+    ref = hlo_conv_reference(x, w, labels, stride, pad, lhs_dilate, rhs_dilate, fgc=fgc, bgc=bgc)
+    attrs = ""
+    if fgc > 1:
+        attrs += ", feature_group_count=%d" % fgc
+    if bgc > 1:
+        attrs += ", batch_group_count=%d" % bgc
+    hlo = module(name, [(np.float32, x.shape), (np.float32, w.shape)],
+                 ["%%r = %s convolution(%%p0, %%p1), window={%s}, dim_labels=%s%s" %
+                  (shape_str(np.float32, ref.shape), window_text(size, stride, pad, lhs_dilate, rhs_dilate), labels,
+                   attrs)], shape_str(np.float32, ref.shape))
+    case(name, hlo, [x, w], [ref.astype(np.float32)], {"rtol": 1e-4, "atol": 1e-5})
+
+
+def model_convolution_cases():
+    """The convolution forms of models/mobilenet_v2.hlo and ssd_mobilenet, scaled down: these
+    are what oneDNN runs in builds with libdnnl-dev (compiler/codegen/conv_dnnl.c) and hloc's
+    own kernels otherwise; both must give these values."""
+    rng = np.random.default_rng(23)
+    p1 = ((1, 1), (1, 1))
+    # forward: dense 1x1, dense 3x3 stride 2 from 3 channels, depthwise stride 1 and 2
+    model_conv_case(rng, "conv_model_1x1_nchw", (3, 24, 7, 6), (40, 24, 1, 1), "bf01_oi01->bf01", (1, 1))
+    model_conv_case(rng, "conv_model_first_nchw", (2, 3, 15, 14), (8, 3, 3, 3), "bf01_oi01->bf01", (3, 3), (2, 2), p1)
+    model_conv_case(rng, "conv_model_dw_nchw", (3, 20, 9, 8), (20, 1, 3, 3), "bf01_oi01->bf01", (3, 3), pad=p1,
+                    fgc=20)
+    model_conv_case(rng, "conv_model_dw_s2_nchw", (2, 18, 11, 10), (18, 1, 3, 3), "bf01_oi01->bf01", (3, 3), (2, 2),
+                    p1, fgc=18)
+    # input gradients: 1x1 (kernel as 01oi), depthwise stride 1, depthwise of a stride-2
+    # layer (dilated input, padding 1_2) and the dense first layer's
+    model_conv_case(rng, "conv_model_bwd_data_1x1", (3, 40, 7, 6), (1, 1, 24, 40), "bf01_01oi->bf01", (1, 1))
+    model_conv_case(rng, "conv_model_bwd_data_dw", (2, 20, 9, 8), (3, 3, 20, 1), "bf01_01oi->bf01", (3, 3), pad=p1,
+                    fgc=20)
+    model_conv_case(rng, "conv_model_bwd_data_dw_s2", (2, 18, 6, 5), (3, 3, 18, 1), "bf01_01oi->bf01", (3, 3),
+                    pad=((1, 2), (1, 2)), lhs_dilate=(2, 2), fgc=18)
+    model_conv_case(rng, "conv_model_bwd_data_first", (2, 8, 8, 7), (3, 3, 3, 8), "bf01_01oi->bf01", (3, 3),
+                    pad=((1, 2), (1, 2)), lhs_dilate=(2, 2))
+    # weight gradients: dense 1x1, depthwise (batch_group_count) stride 1 and 2, the first
+    # layer's (window dilation = the forward stride)
+    model_conv_case(rng, "conv_model_bwd_weights_1x1", (4, 24, 7, 6), (4, 40, 7, 6), "fb01_io01->01bf", (7, 6))
+    model_conv_case(rng, "conv_model_bwd_weights_dw", (4, 20, 9, 8), (4, 20, 9, 8), "fb01_io01->01bf", (9, 8), pad=p1,
+                    bgc=20)
+    model_conv_case(rng, "conv_model_bwd_weights_dw_s2", (4, 18, 12, 10), (4, 18, 6, 5), "fb01_io01->01bf", (6, 5),
+                    pad=((1, 0), (1, 0)), rhs_dilate=(2, 2), bgc=18)
+    model_conv_case(rng, "conv_model_bwd_weights_first", (4, 3, 16, 14), (4, 8, 8, 7), "fb01_io01->01bf", (8, 7),
+                    pad=((1, 0), (1, 0)), rhs_dilate=(2, 2))
+    # NHWC (the bench's b01f_01io), and one spatial dimension
+    model_conv_case(rng, "conv_model_3x3_nhwc", (2, 9, 8, 16), (3, 3, 16, 24), "b01f_01io->b01f", (3, 3), pad=p1)
+    model_conv_case(rng, "conv_model_1d_nwc", (2, 17, 6), (5, 6, 10), "b0f_0io->b0f", (5,), (2,), ((2, 1),),
+                    rhs_dilate=(1,))
+
+
 def half_dot_cases():
     """bf16/f16 dots through the f32 GEMM: exact products of the rounded operands, summed in
     float64 here, rounded once to the result type."""
@@ -1056,6 +1159,7 @@ def main():
     control_cases()
     batch_norm_cases()
     convolution_cases()
+    model_convolution_cases()
     import make_ops_sort  # sort, topk, linear algebra, random numbers (make_ops_sort.py)
     make_ops_sort.all_cases()
     edges.edge_cases(case, module, module_with)

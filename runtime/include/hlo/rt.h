@@ -265,4 +265,35 @@ enum {
 HLO_RT_EXPORT void hlo_rt_conv_grouped_f32(hlo_context *ctx, const int64_t *desc, const float *in, const float *k,
                                            float *out);
 
+/* ---- convolution through oneDNN (runtime/src/rt_dnnl.c; libdnnl-dev, optional) ---- */
+/* Descriptor of hlo_rt_conv_dnnl: the element type of all three arrays (HLO_RT_DNNL_F32 or
+ * _BF16: bf16 operands and result, accumulated in f32 and rounded once), the kind (HLO_RT_DNNL_FWD: lhs is the source, rhs the
+ * weights, out the destination; _BWD_DATA: lhs is the destination's gradient, rhs the weights,
+ * out the source's gradient; _BWD_WEIGHTS: lhs is the source, rhs the destination's gradient,
+ * out the weights' gradient), the group count, whether the weights' window is read reversed
+ * (FLIP), then oneDNN's view of the three arrays as sizes and element strides into the HLO
+ * buffers: source (N, C, H, W), weights (G, O per group, I per group, KH, KW) and destination
+ * (N, O, OH, OW), then window strides, dilations (oneDNN's: 0 is dense) and left and right
+ * paddings (y, x).  One-dimensional convolutions have a unit height. */
+enum {
+  HLO_RT_DNNL_TYPE, HLO_RT_DNNL_KIND, HLO_RT_DNNL_GROUPS, HLO_RT_DNNL_FLIP,
+  HLO_RT_DNNL_SRC,                   /* 4 sizes, then 4 strides */
+  HLO_RT_DNNL_WEI = HLO_RT_DNNL_SRC + 8, /* 5 sizes, then 5 strides */
+  HLO_RT_DNNL_DST = HLO_RT_DNNL_WEI + 10, /* 4 sizes, then 4 strides */
+  HLO_RT_DNNL_STRIDE = HLO_RT_DNNL_DST + 8,
+  HLO_RT_DNNL_DIL = HLO_RT_DNNL_STRIDE + 2,
+  HLO_RT_DNNL_PAD_L = HLO_RT_DNNL_DIL + 2,
+  HLO_RT_DNNL_PAD_R = HLO_RT_DNNL_PAD_L + 2,
+  HLO_RT_DNNL_DESC_LEN = HLO_RT_DNNL_PAD_R + 2
+};
+enum { HLO_RT_DNNL_FWD, HLO_RT_DNNL_BWD_DATA, HLO_RT_DNNL_BWD_WEIGHTS };
+enum { HLO_RT_DNNL_F32, HLO_RT_DNNL_BF16 };
+/* Runs the convolution `desc` describes with oneDNN on ctx's thread count (ctx may be
+ * NULL: one thread), keeping oneDNN's copies of the activations in its layouts in the
+ * context's scratch (reused from call to call); returns 1 when done, 0 when this runtime was
+ * built without oneDNN or oneDNN declines the convolution (then the caller computes it,
+ * overwriting whatever was written to out). */
+HLO_RT_EXPORT int32_t hlo_rt_conv_dnnl(hlo_context *ctx, const int64_t *desc, const void *lhs, const void *rhs,
+                                       void *out);
+
 #endif

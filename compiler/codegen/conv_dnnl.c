@@ -1,0 +1,220 @@
+/* conv_dnnl.c — which HLO convolutions run through oneDNN (runtime/src/rt_dnnl.c), and their
+ * descriptor (hlo/rt.h HLO_RT_DNNL_*).  Only in builds with libdnnl-dev (HLOC_HAVE_DNNL); f32
+ * or bf16 operands and result (all three the same; bf16 accumulates in f32 and rounds once,
+ * as XLA), one or two spatial dimensions, no negative padding.  Three forms:
+ *  - forward: no base (lhs) dilation, batch_group_count 1, any feature_group_count; a reversed
+ *    window reads the kernel flipped;
+ *  - backward data: base dilation (the transposed convolution of a strided one), window stride
+ *    1, batch_group_count 1; the kernel is read flipped unless the window is reversed;
+ *  - backward weights: batch_group_count > 1 (depthwise weight gradients), or an output window
+ *    smaller than the kernel's ("weights gradient shaped": fb01_io01->01bf); lhs batch is
+ *    oneDNN's channels, lhs feature its batch, window dilation its stride.
+ * Dense NCHW 1x1 convolutions of large images stay on hloc's GEMM path (own_kernel_faster).
+ * Everything else, and anything oneDNN declines at run time, runs the lowering of conv.c: the
+ * call returns 0 and the generated code falls through to it.  Tests: the golden cases
+ * conv_model_* (testdata/golden/make.py), run with and without oneDNN.
+ */
+#include "codegen/cg_internal.h"
+#include "hlo/rt.h"
+
+#ifndef HLOC_HAVE_DNNL
+
+bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlockRef *out_join) { return false; }
+
+#else
+
+/* One HLO array's size and row-major element stride along dimension d. */
+static int64_t stride_of(const ir_shape *s, int64_t d) {
+  int64_t st = 1;
+  for (int64_t e = d + 1; e < s->rank; e++)
+    st *= s->dims[e];
+  return st;
+}
+
+/* Writes oneDNN's (N, C, H, W) view of s: batch-like dimension nb, channel-like nc, spatial sp
+ * (ns of them; one spatial dimension gets a unit height). */
+static void view4(int64_t *v, const ir_shape *s, int64_t nb, int64_t nc, const int64_t *sp, int ns) {
+  v[0] = s->dims[nb], v[4] = stride_of(s, nb);
+  v[1] = s->dims[nc], v[5] = stride_of(s, nc);
+  v[2] = 1, v[6] = 0;
+  for (int i = 0; i < ns; i++) {
+    int slot = ns == 1 ? 3 : 2 + i;
+    v[slot] = s->dims[sp[i]], v[slot + 4] = stride_of(s, sp[i]);
+  }
+  if (ns == 1)
+    v[6] = v[3] * v[7];
+}
+
+/* The weights (G, O, I, KH, KW): per group `outs` output features along dimension od (group g
+ * starting at g * outs), `ins` input features along id, window along sp. */
+static void view_weights(int64_t *v, const ir_shape *s, int64_t groups, int64_t od, int64_t outs, int64_t id,
+                         int64_t ins, const int64_t *sp, int ns) {
+  v[0] = groups, v[5] = outs * stride_of(s, od);
+  v[1] = outs, v[6] = stride_of(s, od);
+  v[2] = ins, v[7] = stride_of(s, id);
+  v[3] = 1, v[8] = 0;
+  for (int i = 0; i < ns; i++) {
+    int slot = ns == 1 ? 4 : 3 + i;
+    v[slot] = s->dims[sp[i]], v[slot + 5] = stride_of(s, sp[i]);
+  }
+  if (ns == 1)
+    v[8] = v[4] * v[9];
+}
+
+static ir_window_dim win_dim(const ir_instr *in, int i) {
+  const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
+  int64_t ks = in->operands[1]->shape->dims[c->dnums.kernel_spatial.v[i]];
+  return c->window.n ? c->window.dims[i] : (ir_window_dim){ks, 1, 0, 0, 1, 1, false};
+}
+
+/* The right padding oneDNN's shape check wants: out = (in + pl + pr - keff) / stride + 1. */
+static int64_t pad_right(int64_t in, int64_t out, int64_t keff, int64_t stride, int64_t pl) {
+  return (out - 1) * stride + keff - in - pl;
+}
+
+/* The window parameters of spatial dimension i for `kind` (slot 0: y, 1: x); false when the
+ * form does not fit.  ih/oh: oneDNN's source and destination sizes, k: its kernel size. */
+static bool window_params(int64_t *desc, int kind, const ir_window_dim *w, int slot, int64_t ih, int64_t oh,
+                          int64_t k) {
+  int64_t st, dil, pl;
+  if (kind == HLO_RT_DNNL_FWD)
+    st = w->stride, dil = w->rhs_dilate, pl = w->pad_lo;
+  else if (kind == HLO_RT_DNNL_BWD_DATA)
+    st = w->lhs_dilate, dil = w->rhs_dilate, pl = (k - 1) * w->rhs_dilate - w->pad_lo;
+  else
+    st = w->rhs_dilate, dil = w->stride, pl = w->pad_lo;
+  int64_t keff = (k - 1) * dil + 1, pr = pad_right(ih, oh, keff, st, pl);
+  if (pl < 0 || pr < 0 || w->pad_lo < 0 || w->pad_hi < 0 || (ih + pl + pr - keff) / st + 1 != oh)
+    return false;
+  desc[HLO_RT_DNNL_STRIDE + slot] = st, desc[HLO_RT_DNNL_DIL + slot] = dil - 1;
+  desc[HLO_RT_DNNL_PAD_L + slot] = pl, desc[HLO_RT_DNNL_PAD_R + slot] = pr;
+  return true;
+}
+
+/* The form of the convolution, or -1 when none fits. */
+static int conv_kind(const ir_instr *in, int ns) {
+  const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
+  bool lhs_dilated = false, rev = false, stride1 = true;
+  int64_t out_sp = 1, win_sp = 1;
+  for (int i = 0; i < ns; i++) {
+    ir_window_dim w = win_dim(in, i);
+    lhs_dilated |= w.lhs_dilate != 1;
+    rev |= w.rhs_reversal;
+    stride1 &= w.stride == 1;
+    out_sp *= in->shape->dims[c->dnums.output_spatial.v[i]];
+    win_sp *= w.size;
+  }
+  if (c->batch_group_count > 1 || (c->feature_group_count == 1 && !lhs_dilated && out_sp < win_sp))
+    return c->feature_group_count == 1 && !lhs_dilated && !rev ? HLO_RT_DNNL_BWD_WEIGHTS : -1;
+  if (lhs_dilated)
+    return stride1 ? HLO_RT_DNNL_BWD_DATA : -1;
+  return HLO_RT_DNNL_FWD;
+}
+
+/* Output positions per image from which hloc's GEMM path beats oneDNN on a dense 1x1
+ * convolution whose channels are not the minor dimension (NCHW): oneDNN 2.6 runs those
+ * through its GEMM-based kernel, per image, and loses 2-8x at mobilenet_v2's 56x56 and 112x112
+ * layers while winning at 28x28 and below (docs/performance.md "Convolution"). */
+enum { DNNL_NCHW_1X1_MAX_POSITIONS = 56 * 56 - 1 };
+
+/* Is this (planned) convolution one that hloc's own kernels run faster? */
+static bool own_kernel_faster(const int64_t *desc) {
+  const int64_t *src = desc + HLO_RT_DNNL_SRC, *wei = desc + HLO_RT_DNNL_WEI, *dst = desc + HLO_RT_DNNL_DST;
+  bool dense_1x1 = desc[HLO_RT_DNNL_KIND] != HLO_RT_DNNL_BWD_WEIGHTS && desc[HLO_RT_DNNL_GROUPS] == 1 &&
+                   wei[3] == 1 && wei[4] == 1 && desc[HLO_RT_DNNL_STRIDE] == 1 && desc[HLO_RT_DNNL_STRIDE + 1] == 1;
+  bool channels_minor = src[5] == 1 && dst[5] == 1;
+  return dense_1x1 && !channels_minor && dst[2] * dst[3] > DNNL_NCHW_1X1_MAX_POSITIONS;
+}
+
+/* Fills desc for the convolution; false when oneDNN cannot take it. */
+static bool dnnl_plan(const ir_instr *in, int64_t *desc) {
+  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;
+  const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
+  const ir_conv_dnums *d = &c->dnums;
+  int ns = (int)d->input_spatial.n;
+  if ((o->et != IR_F32 && o->et != IR_BF16) || l->et != o->et || r->et != o->et || ns < 1 || ns > 2)
+    return false;
+  desc[HLO_RT_DNNL_TYPE] = o->et == IR_BF16 ? HLO_RT_DNNL_BF16 : HLO_RT_DNNL_F32;
+  for (int i = 0; i < o->rank; i++)
+    if (o->dims[i] < 1)
+      return false;
+  for (int i = 0; i < l->rank; i++)
+    if (l->dims[i] < 1)
+      return false;
+  int kind = conv_kind(in, ns);
+  if (kind < 0)
+    return false;
+  int64_t fgc = c->feature_group_count, bgc = c->batch_group_count;
+  int64_t k_in = r->dims[d->kernel_input_feature], k_out = r->dims[d->kernel_output_feature];
+  desc[HLO_RT_DNNL_KIND] = kind;
+  int64_t *src = desc + HLO_RT_DNNL_SRC, *wei = desc + HLO_RT_DNNL_WEI, *dst = desc + HLO_RT_DNNL_DST;
+  bool rev = win_dim(in, 0).rhs_reversal;
+  if (kind == HLO_RT_DNNL_FWD) {
+    desc[HLO_RT_DNNL_GROUPS] = fgc, desc[HLO_RT_DNNL_FLIP] = rev;
+    view4(src, l, d->input_batch, d->input_feature, d->input_spatial.v, ns);
+    view_weights(wei, r, fgc, d->kernel_output_feature, k_out / fgc, d->kernel_input_feature, k_in,
+                 d->kernel_spatial.v, ns);
+    view4(dst, o, d->output_batch, d->output_feature, d->output_spatial.v, ns);
+  } else if (kind == HLO_RT_DNNL_BWD_DATA) {
+    /* oneDNN's forward: source = this output, destination = this lhs; its output features per
+     * group are this kernel's input features, its input features this kernel's outputs. */
+    desc[HLO_RT_DNNL_GROUPS] = fgc, desc[HLO_RT_DNNL_FLIP] = !rev;
+    view4(src, o, d->output_batch, d->output_feature, d->output_spatial.v, ns);
+    view_weights(wei, r, fgc, d->kernel_input_feature, k_in, d->kernel_output_feature, k_out / fgc,
+                 d->kernel_spatial.v, ns);
+    /* group g's forward output features are lhs features g*k_in..: stride of kernel input
+     * feature inside a group, but groups step along the kernel's output features */
+    wei[5] = (k_out / fgc) * stride_of(r, d->kernel_output_feature);
+    view4(dst, l, d->input_batch, d->input_feature, d->input_spatial.v, ns);
+  } else {
+    desc[HLO_RT_DNNL_GROUPS] = bgc, desc[HLO_RT_DNNL_FLIP] = 0;
+    view4(src, l, d->input_feature, d->input_batch, d->input_spatial.v, ns);
+    view_weights(wei, o, bgc, d->output_feature, o->dims[d->output_feature] / bgc, d->output_batch,
+                 o->dims[d->output_batch], d->output_spatial.v, ns);
+    view4(dst, r, d->kernel_input_feature, d->kernel_output_feature, d->kernel_spatial.v, ns);
+    if (dst[0] != src[0] || src[1] != bgc * wei[2])
+      return false;
+  }
+  if (ns == 1) {
+    desc[HLO_RT_DNNL_STRIDE] = 1, desc[HLO_RT_DNNL_DIL] = 0, desc[HLO_RT_DNNL_PAD_L] = 0, desc[HLO_RT_DNNL_PAD_R] = 0;
+  }
+  for (int i = 0; i < ns; i++) {
+    int slot = ns == 1 ? 1 : i;
+    ir_window_dim w = win_dim(in, i);
+    if (w.rhs_reversal != rev)
+      return false;
+    if (!window_params(desc, kind, &w, slot, src[2 + slot], dst[2 + slot], wei[3 + slot]))
+      return false;
+  }
+  return true;
+}
+
+bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlockRef *out_join) {
+  int64_t desc[HLO_RT_DNNL_DESC_LEN];
+  if (!dnnl_plan(in, desc) || own_kernel_faster(desc))
+    return false;
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMValueRef c[HLO_RT_DNNL_DESC_LEN];
+  for (int i = 0; i < HLO_RT_DNNL_DESC_LEN; i++)
+    c[i] = cg_i64(cm, desc[i]);
+  LLVMValueRef init = LLVMConstArray2(cm->i64, c, HLO_RT_DNNL_DESC_LEN);
+  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), "conv.dnnl");
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  LLVMTypeRef ptr = cm->ptr, i32 = LLVMInt32TypeInContext(cm->ctx);
+  LLVMTypeRef fn_t = LLVMFunctionType(i32, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, ptr}, 5, 0);
+  LLVMValueRef fn = cg_runtime_fn(cm, "hlo_rt_conv_dnnl", fn_t);
+  LLVMValueRef lhs = f->values[in->operands[0]->id].leaves[0], rhs = f->values[in->operands[1]->id].leaves[0];
+  LLVMValueRef done = LLVMBuildCall2(b, fn_t, fn, (LLVMValueRef[]){f->ctx_arg, g, lhs, rhs, out}, 5, "dnnl");
+  LLVMBasicBlockRef fallback = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "conv.own");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "conv.done");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, done, LLVMConstInt(i32, 0, 0), ""), join, fallback);
+  LLVMPositionBuilderAtEnd(b, fallback);
+  *out_join = join;
+  return true;
+}
+
+#endif
