@@ -1074,29 +1074,125 @@ static bool op_dimension_size(ml_ctx *c, ml_comp *k, const ml_op *op, const char
   return with_attrs(c, k, op, hlo, &a);
 }
 
-static bool op_all_reduce(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
+/* ", replica_groups={{..},{..}}" from a 2-D dense replica_groups attribute (nothing when
+ * absent: every replica in one group). */
+static bool replica_groups_text(ml_ctx *c, const ml_op *op, ml_buf *a) {
+  const ml_attr *rg = ml_attr_get(op, "replica_groups");
   int64_t *g = NULL;
   int n = 0;
-  const ml_attr *rg = ml_attr_get(op, "replica_groups");
+  if (!rg)
+    return true;
+  if (!rg->type || rg->type->rank != 2 || !ml_attr_ints(c, rg, &g, &n)) {
+    ml_error(c, rg->loc, "%.*s: replica_groups is not a 2-D list of integers", (int)op->name.n, op->name.p);
+    return false;
+  }
+  int64_t cols = rg->type->dims[1];
+  if (!n || cols <= 0)
+    return true;
+  ml_buf_put(a, ", replica_groups={", 18);
+  for (int i = 0; i < n; i++) {
+    if (i % cols == 0)
+      ml_buf_printf(a, "%s{", i ? "," : "");
+    if (g[i] >= 0) /* -1 pads ragged groups */
+      ml_buf_printf(a, "%s%lld", i % cols && g[i - 1] >= 0 ? "," : "", (long long)g[i]);
+    if ((i + 1) % cols == 0)
+      ml_buf_put(a, "}", 1);
+  }
+  ml_buf_put(a, "}", 1);
+  return true;
+}
+
+/* ", channel_id=N" from channel_handle = #stablehlo.channel_handle<handle = N, type = T>. */
+static void channel_text(ml_ctx *c, const ml_op *op, ml_buf *a) {
+  const ml_attr *ch = ml_attr_get(op, "channel_handle");
+  const ml_attr *d = ch && ch->kind == MA_HASH ? ml_hash_dict(c, ch) : ch && ch->kind == MA_DICT ? ch : NULL;
+  const ml_attr *h = d ? ml_dict_get(d, "handle") : NULL;
+  if (h && h->kind == MA_INT && h->i > 0)
+    ml_buf_printf(a, ", channel_id=%lld", (long long)h->i);
+  if (get_bool(op, "use_global_device_ids"))
+    ml_buf_printf(a, ", use_global_device_ids=true");
+}
+
+static bool op_all_reduce(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
   ml_type *t = op->n_operands ? ml_operand_type(c, k, op, 0) : NULL;
   const char *f = t ? reducer(c, k, op, 0, t) : NULL;
   if (!f)
     return false;
   ml_buf a = {0};
-  if (rg && rg->type && rg->type->rank == 2 && ml_attr_ints(c, rg, &g, &n) && n) {
-    int64_t cols = rg->type->dims[1];
-    ml_buf_put(&a, ", replica_groups={", 18);
-    for (int i = 0; cols > 0 && i < n; i++) {
-      if (i % cols == 0)
-        ml_buf_printf(&a, "%s{", i ? "," : "");
-      ml_buf_printf(&a, "%s%lld", i % cols ? "," : "", (long long)g[i]);
-      if ((i + 1) % cols == 0)
-        ml_buf_put(&a, "}", 1);
-    }
-    ml_buf_put(&a, "}", 1);
-  }
+  bool ok = replica_groups_text(c, op, &a);
+  channel_text(c, op, &a);
   ml_buf_printf(&a, ", to_apply=%%%s", f);
+  return ok ? with_attrs(c, k, op, hlo, &a) : (ml_buf_free(&a), false);
+}
+
+/* all_gather (all_gather_dim), reduce_scatter (scatter_dimension, a reducer region): one
+ * dimension, replica groups, channel. */
+static bool op_gather_scatter_collective(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
+  bool scatter = strcmp(hlo, "reduce-scatter") == 0;
+  const char *key = scatter ? "scatter_dimension" : "all_gather_dim";
+  const ml_attr *d = ml_attr_get(op, key);
+  if (!d || d->kind != MA_INT) {
+    ml_error(c, op->loc, "%.*s: missing attribute %s", (int)op->name.n, op->name.p, key);
+    return false;
+  }
+  const char *f = NULL;
+  if (scatter) {
+    ml_type *t = op->n_operands ? ml_operand_type(c, k, op, 0) : NULL;
+    if (!t || !(f = reducer(c, k, op, 0, t)))
+      return false;
+  }
+  ml_buf a = {0};
+  ml_buf_printf(&a, ", dimensions={%lld}", (long long)d->i);
+  bool ok = replica_groups_text(c, op, &a);
+  channel_text(c, op, &a);
+  if (f)
+    ml_buf_printf(&a, ", to_apply=%%%s", f);
+  return ok ? with_attrs(c, k, op, hlo, &a) : (ml_buf_free(&a), false);
+}
+
+/* all_to_all: HLO's array form splits and concatenates along one dimension. */
+static bool op_all_to_all(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
+  int64_t split = get_int(op, "split_dimension", NULL, -1), concat = get_int(op, "concat_dimension", NULL, -1);
+  if (split < 0 || concat < 0) {
+    ml_error(c, op->loc, "%.*s: missing split_dimension or concat_dimension", (int)op->name.n, op->name.p);
+    return false;
+  }
+  if (split != concat || op->n_operands != 1)
+    return ml_error(c, op->loc,
+                    "%.*s is not supported: split_dimension %lld differs from concat_dimension %lld (or several "
+                    "operands); HLO's all-to-all splits and concatenates along one dimension",
+                    (int)op->name.n, op->name.p, (long long)split, (long long)concat),
+           false;
+  ml_buf a = {0};
+  ml_buf_printf(&a, ", dimensions={%lld}", (long long)split);
+  bool ok = replica_groups_text(c, op, &a);
+  channel_text(c, op, &a);
+  return ok ? with_attrs(c, k, op, hlo, &a) : (ml_buf_free(&a), false);
+}
+
+/* collective_permute: source_target_pairs, an N x 2 dense list. */
+static bool op_collective_permute(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
+  const ml_attr *st = ml_attr_get(op, "source_target_pairs");
+  int64_t *v = NULL;
+  int n = 0;
+  if (!st || !ml_attr_ints(c, st, &v, &n) || n % 2) {
+    ml_error(c, op->loc, "%.*s: source_target_pairs must be a list of pairs", (int)op->name.n, op->name.p);
+    return false;
+  }
+  ml_buf a = {0};
+  ml_buf_put(&a, ", source_target_pairs={", 23);
+  for (int i = 0; i < n; i += 2)
+    ml_buf_printf(&a, "%s{%lld,%lld}", i ? "," : "", (long long)v[i], (long long)v[i + 1]);
+  ml_buf_put(&a, "}", 1);
+  channel_text(c, op, &a);
   return with_attrs(c, k, op, hlo, &a);
+}
+
+static bool op_collective_broadcast(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
+  ml_buf a = {0};
+  bool ok = replica_groups_text(c, op, &a);
+  channel_text(c, op, &a);
+  return ok ? with_attrs(c, k, op, hlo, &a) : (ml_buf_free(&a), false);
 }
 
 static bool op_unsupported(ml_ctx *c, ml_comp *k, const ml_op *op, const char *why) {
@@ -1155,6 +1251,11 @@ static const op_row op_table[] = {
     {"get_dimension_size", "get-dimension-size", op_dimension_size},
     {"set_dimension_size", "set-dimension-size", op_dimension_size},
     {"all_reduce", "all-reduce", op_all_reduce},
+    {"all_gather", "all-gather", op_gather_scatter_collective},
+    {"reduce_scatter", "reduce-scatter", op_gather_scatter_collective},
+    {"all_to_all", "all-to-all", op_all_to_all},
+    {"collective_permute", "collective-permute", op_collective_permute},
+    {"collective_broadcast", "collective-broadcast", op_collective_broadcast},
     {"dynamic_broadcast_in_dim", "", op_dynamic}, {"dynamic_iota", "", op_dynamic},
     {"dynamic_pad", "", op_dynamic}, {"dynamic_gather", "", op_dynamic}, {"dynamic_conv", "", op_dynamic},
     {"real_dynamic_slice", "", op_dynamic}, {"dynamic_reshape", "", op_dynamic},

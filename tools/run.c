@@ -1117,8 +1117,11 @@ static hlo_status run_loaded(const run_options *o, const hlo_module_desc *desc, 
     s = print_sends(reps, count, out);
   for (int i = 0; i < o->n_expected && !s; i++)
     s = compare(o, o->expected[i], i, &desc->results[i], reps[0].results[i]);
-  if (!s && checks->n)
-    s = checks_evaluate(o->model, checks, desc, reps[0].results, printing(o) ? out : NULL, stderr);
+  for (int r = 0; !s && checks->n && r < count; r++) { /* every replica's checks; one summary */
+    s = checks_evaluate(o->model, checks, desc, reps[r].results, printing(o) && r == count - 1 ? out : NULL, stderr);
+    if (s && count > 1)
+      s = hlo_status_annotate(s, "replica %d", r);
+  }
   for (int r = 0; reps && r < count; r++)
     teardown_replica(&reps[r], desc->num_results);
   free(reps);
