@@ -15,6 +15,8 @@ struct hlo_status_rec {
 static struct hlo_status_rec oom_status = {HLO_RESOURCE_EXHAUSTED, 1, "out of memory"};
 
 hlo_status hlo_status_makev(hlo_status_code code, const char *fmt, va_list ap) {
+  if (!fmt)
+    fmt = ""; /* not a format: an empty message (GCC's sanitizer builds see a possible NULL) */
   va_list ap2;
   va_copy(ap2, ap);
   int n = vsnprintf(NULL, 0, fmt, ap2);
