@@ -1195,6 +1195,166 @@ static bool op_collective_broadcast(ml_ctx *c, ml_comp *k, const ml_op *op, cons
   return ok ? with_attrs(c, k, op, hlo, &a) : (ml_buf_free(&a), false);
 }
 
+/* ---- tokens: infeed, outfeed, send, recv ----------------------------------------------- */
+
+/* A string attribute as HLO text ("" when absent). */
+static void string_attr(ml_buf *a, const ml_op *op, const char *key, const char *hlo_key) {
+  const ml_attr *v = ml_attr_get(op, key);
+  ml_buf_printf(a, ", %s=", hlo_key);
+  quote(a, v && v->kind == MA_STRING ? v->text : (ml_str){"", 0});
+}
+
+/* The handle of channel_handle = #stablehlo.channel_handle<handle = N, type = T>, or -1. */
+static int64_t channel_of(ml_ctx *c, const ml_op *op) {
+  const ml_attr *ch = ml_attr_get(op, "channel_handle");
+  const ml_attr *d = ch && ch->kind == MA_HASH ? ml_hash_dict(c, ch) : ch && ch->kind == MA_DICT ? ch : NULL;
+  const ml_attr *h = d ? ml_dict_get(d, "handle") : NULL;
+  return h && h->kind == MA_INT ? h->i : -1;
+}
+
+/* The data of an op's results but the last (the token): one type, or a tuple of several. */
+static ml_type *data_type(ml_ctx *c, const ml_type *results) {
+  if (results->kind != MLT_TUPLE || results->n_elems < 2)
+    return NULL;
+  if (results->n_elems == 2)
+    return results->elems[0];
+  ml_type *t = ml_alloc(c, sizeof *t);
+  if (!t)
+    return NULL;
+  t->kind = MLT_TUPLE;
+  for (int i = 0; i + 1 < results->n_elems; i++)
+    if (!ml_push(c, (void ***)&t->elems, &t->n_elems, results->elems[i]))
+      return NULL;
+  return t;
+}
+
+/* Binds op's results (data..., token) from `pair`, an HLO (data, token) tuple whose data is
+ * one value or a tuple of several. */
+static bool bind_data_and_token(ml_ctx *c, ml_comp *k, const ml_op *op, const char *pair, const ml_type *results,
+                                const ml_type *data) {
+  char d[24], e[24];
+  int n = results->n_elems - 1;
+  ml_new_name(c, d);
+  ml_line(c, k, op->loc, "%%%s = %s get-tuple-element(%%%s), index=0", d, ml_shape_str(c, data), pair);
+  int idx = 0;
+  for (int g = 0; g < op->n_result_groups; g++)
+    for (int j = 0; j < op->result_counts[g]; j++, idx++) {
+      const char *from = d;
+      if (idx == n) {
+        ml_new_name(c, e);
+        ml_line(c, k, op->loc, "%%%s = token[] get-tuple-element(%%%s), index=1", e, pair);
+        from = e;
+      } else if (n > 1) {
+        ml_new_name(c, e);
+        ml_line(c, k, op->loc, "%%%s = %s get-tuple-element(%%%s), index=%d", e, ml_shape_str(c, results->elems[idx]), d, idx);
+        from = e;
+      }
+      if (!ml_bind(c, k, op->results[g], op->result_counts[g] > 1 ? j : -1, from, results->elems[idx]))
+        return false;
+    }
+  return true;
+}
+
+/* The operands but the last (data) as one value: itself, or a tuple of several. */
+static bool data_operand(ml_ctx *c, ml_comp *k, const ml_op *op, char name[24], ml_type **type) {
+  int n = op->n_operands - 1;
+  if (n < 1)
+    return ml_error(c, op->loc, "%.*s: no data operand", (int)op->name.n, op->name.p), false;
+  if (n > 1)
+    return (*type = tuple_of(c, k, op, 0, n, name)) != NULL;
+  ml_buf b = {0};
+  bool ok = ml_operands_text(c, k, op, 0, 1, &b) && b.p && b.p[0] == '%';
+  if (ok)
+    snprintf(name, 24, "%s", b.p + 1);
+  ml_buf_free(&b);
+  *type = ok ? ml_operand_type(c, k, op, 0) : NULL;
+  return ok && *type;
+}
+
+static char *token_operand(ml_ctx *c, ml_comp *k, const ml_op *op) {
+  ml_buf b = {0};
+  if (!op->n_operands || !ml_operands_text(c, k, op, op->n_operands - 1, op->n_operands, &b)) {
+    ml_buf_free(&b);
+    return NULL;
+  }
+  return b.p;
+}
+
+/* infeed(token) -> (data..., token): HLO's ((data), token) infeed. */
+static bool op_infeed(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
+  ml_type *r = ml_result_type(c, op), *data = r ? data_type(c, r) : NULL;
+  char *tok = data ? token_operand(c, k, op) : NULL;
+  if (!tok)
+    return ml_error(c, op->loc, "%.*s: expected a token operand and data and token results", (int)op->name.n,
+                    op->name.p), free(tok), false;
+  ml_buf a = {0};
+  string_attr(&a, op, "infeed_config", "infeed_config");
+  char pair[24];
+  ml_new_name(c, pair);
+  ml_line(c, k, op->loc, "%%%s = (%s, token[]) %s(%s)%s", pair, ml_shape_str(c, data), hlo, tok, a.p ? a.p : "");
+  free(tok);
+  ml_buf_free(&a);
+  return bind_data_and_token(c, k, op, pair, r, data);
+}
+
+/* outfeed(data..., token) -> token. */
+static bool op_outfeed(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
+  char d[24], o[24];
+  ml_type *dt = NULL;
+  char *tok = data_operand(c, k, op, d, &dt) ? token_operand(c, k, op) : NULL;
+  if (!tok)
+    return false;
+  ml_buf a = {0};
+  string_attr(&a, op, "outfeed_config", "outfeed_config");
+  ml_new_name(c, o);
+  ml_line(c, k, op->loc, "%%%s = token[] %s(%%%s, %s), outfeed_shape=%s%s", o, hlo, d, tok, ml_shape_str(c, dt),
+          a.p ? a.p : "");
+  free(tok);
+  ml_buf_free(&a);
+  return ml_bind_results(c, k, op, o);
+}
+
+/* send(data..., token) -> token: HLO's send + send-done on the channel. */
+static bool op_send(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
+  (void)hlo;
+  char d[24], s[24], done[24];
+  ml_type *dt = NULL;
+  int64_t ch = channel_of(c, op);
+  char *tok = data_operand(c, k, op, d, &dt) ? token_operand(c, k, op) : NULL;
+  if (!tok)
+    return false;
+  const char *host = get_bool(op, "is_host_transfer") ? ", is_host_transfer=true" : "";
+  ml_new_name(c, s);
+  ml_line(c, k, op->loc, "%%%s = (%s, u32[], token[]) send(%%%s, %s), channel_id=%lld%s", s, ml_shape_str(c, dt), d,
+          tok, (long long)(ch > 0 ? ch : 1), host);
+  ml_new_name(c, done);
+  ml_line(c, k, op->loc, "%%%s = token[] send-done(%%%s), channel_id=%lld%s", done, s, (long long)(ch > 0 ? ch : 1),
+          host);
+  free(tok);
+  return ml_bind_results(c, k, op, done);
+}
+
+/* recv(token) -> (data..., token): HLO's recv + recv-done on the channel. */
+static bool op_recv(ml_ctx *c, ml_comp *k, const ml_op *op, const char *hlo) {
+  (void)hlo;
+  ml_type *r = ml_result_type(c, op), *data = r ? data_type(c, r) : NULL;
+  char *tok = data ? token_operand(c, k, op) : NULL;
+  if (!tok)
+    return ml_error(c, op->loc, "%.*s: expected a token operand and data and token results", (int)op->name.n,
+                    op->name.p), free(tok), false;
+  int64_t ch = channel_of(c, op);
+  const char *host = get_bool(op, "is_host_transfer") ? ", is_host_transfer=true" : "";
+  char rv[24], done[24];
+  ml_new_name(c, rv);
+  ml_line(c, k, op->loc, "%%%s = (%s, u32[], token[]) recv(%s), channel_id=%lld%s", rv, ml_shape_str(c, data), tok,
+          (long long)(ch > 0 ? ch : 1), host);
+  ml_new_name(c, done);
+  ml_line(c, k, op->loc, "%%%s = (%s, token[]) recv-done(%%%s), channel_id=%lld%s", done, ml_shape_str(c, data), rv,
+          (long long)(ch > 0 ? ch : 1), host);
+  free(tok);
+  return bind_data_and_token(c, k, op, done, r, data);
+}
+
 static bool op_unsupported(ml_ctx *c, ml_comp *k, const ml_op *op, const char *why) {
   (void)k;
   ml_error(c, op->loc, "%.*s is not supported: %s", (int)op->name.n, op->name.p, why);
@@ -1256,6 +1416,8 @@ static const op_row op_table[] = {
     {"all_to_all", "all-to-all", op_all_to_all},
     {"collective_permute", "collective-permute", op_collective_permute},
     {"collective_broadcast", "collective-broadcast", op_collective_broadcast},
+    {"infeed", "infeed", op_infeed}, {"outfeed", "outfeed", op_outfeed}, {"send", "send", op_send},
+    {"recv", "recv", op_recv},
     {"dynamic_broadcast_in_dim", "", op_dynamic}, {"dynamic_iota", "", op_dynamic},
     {"dynamic_pad", "", op_dynamic}, {"dynamic_gather", "", op_dynamic}, {"dynamic_conv", "", op_dynamic},
     {"real_dynamic_slice", "", op_dynamic}, {"dynamic_reshape", "", op_dynamic},

@@ -31,6 +31,14 @@ add_test(NAME stablehlo.emit_hlo COMMAND sh -c "\"$1\" \"$3\" --emit=hlo -o stab
          sh $<TARGET_FILE:hloc> $<TARGET_FILE:hlorun> ${CMAKE_SOURCE_DIR}/testdata/mlir/ok/elementwise_pretty.mlir
          WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 
+# Token ops: infeed, outfeed, host send and recv (testdata/mlir/feeds: x = [1,2,3] in, z =
+# [10,20,30] received; result 2x + z, outfeed and send 2x, all by hand).
+add_test(NAME stablehlo.feeds COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_stdout.sh
+         ${CMAKE_SOURCE_DIR}/testdata/mlir/feeds/feeds.expected $<TARGET_FILE:hlorun>
+         ${CMAKE_SOURCE_DIR}/testdata/mlir/feeds/feeds.mlir --infeed x.npy --recv 8:z.npy
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/testdata/mlir/feeds)
+set_tests_properties(stablehlo.feeds PROPERTIES ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
+
 if(EXISTS ${HLOC_SHARED_DIR}/stablehlo/testdata)
   foreach(file abs_bfloat16_20_20 abs_int16_20_20)
     add_test(NAME stablehlo.corrupt.${file}
