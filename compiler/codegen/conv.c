@@ -371,10 +371,7 @@ static bool conv_direct(cg_function *f, ir_instr *in, LLVMValueRef out) {
   for (int i = 0; i < HLO_RT_CONV_DESC_LEN; i++)
     c[i] = cg_i64(cm, desc[i]);
   LLVMValueRef init = LLVMConstArray2(cm->i64, c, HLO_RT_CONV_DESC_LEN);
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), "conv.desc");
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMValueRef g = cg_const_global(cm, init, "conv.desc");
   LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
   LLVMTypeRef ptr = cm->ptr;
   LLVMTypeRef fn_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, ptr}, 5, 0);

@@ -199,10 +199,7 @@ bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlock
   for (int i = 0; i < HLO_RT_DNNL_DESC_LEN; i++)
     c[i] = cg_i64(cm, desc[i]);
   LLVMValueRef init = LLVMConstArray2(cm->i64, c, HLO_RT_DNNL_DESC_LEN);
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), "conv.dnnl");
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMValueRef g = cg_const_global(cm, init, "conv.dnnl");
   LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
   LLVMTypeRef ptr = cm->ptr, i32 = LLVMInt32TypeInContext(cm->ctx);
   LLVMTypeRef fn_t = LLVMFunctionType(i32, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, ptr}, 5, 0);

@@ -161,10 +161,7 @@ static LLVMValueRef offsets_global(cg_function *f, const ir_shape *s, const dot_
   for (int64_t i = 0; i < n; i++)
     c[i] = cg_i64(cm, v[i]);
   LLVMValueRef init = LLVMConstArray2(cm->i64, c, (uint64_t)n);
-  LLVMValueRef g = LLVMAddGlobal(cm->mod, LLVMTypeOf(init), name);
-  LLVMSetInitializer(g, init);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMValueRef g = cg_const_global(cm, init, name);
   LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
   free(v);
   free(c);
