@@ -545,8 +545,10 @@ static void sanitize(ml_str s, char *out, size_t cap) {
 }
 
 /* check ops of the entry function: the pairs go to `pairs`, the table to c->checks. */
+/* The checked values, copied (pointers into a computation's value table would dangle once
+ * later ops grow it). */
 typedef struct check_pairs {
-  const ml_value **v;
+  ml_value *v;
   int n, cap;
 } check_pairs;
 
@@ -594,14 +596,14 @@ static bool check_kind(const ml_op *op, mlir_check *chk, bool *is_const) {
 static bool push_pair(ml_ctx *c, check_pairs *p, const ml_value *a, const ml_value *b) {
   if (p->n + 2 > p->cap) {
     int cap = p->cap ? 2 * p->cap : 8;
-    const ml_value **g = realloc(p->v, sizeof *g * (size_t)cap);
+    ml_value *g = realloc(p->v, sizeof *g * (size_t)cap);
     if (!g)
       return ml_error(c, (ir_loc){0, 0}, "out of memory"), false;
     p->v = g;
     p->cap = cap;
   }
-  p->v[p->n++] = a;
-  p->v[p->n++] = b;
+  p->v[p->n++] = *a;
+  p->v[p->n++] = *b;
   return true;
 }
 
@@ -611,10 +613,11 @@ static bool emit_check(ml_ctx *c, ml_comp *k, const ml_op *op, const mlir_check 
   mlir_check chk = *proto;
   if (op->n_operands < 1 || (!is_const && op->n_operands < 2))
     return ml_error(c, op->loc, "a check needs an actual and an expected value"), false;
-  const ml_value *a = ml_lookup(c, k, &op->operands[0]);
-  if (!a)
+  const ml_value *found = ml_lookup(c, k, &op->operands[0]);
+  if (!found)
     return false;
-  const ml_value *e = NULL;
+  ml_value actual = *found; /* emitting the expected constant may move the value table */
+  const ml_value *a = &actual, *e = NULL;
   if (is_const) {
     const ml_attr *v = ml_attr_get(op, "value");
     if (!v)
@@ -676,8 +679,14 @@ static bool emit_func(ml_ctx *c, const ml_op *f, bool entry) {
       c->checks[i].expected += c->entry_results;
     }
   }
+  const ml_value **extra = ok && pairs.n ? malloc(sizeof *extra * (size_t)pairs.n) : NULL;
+  if (ok && pairs.n && !extra)
+    ok = (ml_error(c, f->loc, "out of memory"), false);
+  for (int i = 0; ok && i < pairs.n; i++)
+    extra[i] = &pairs.v[i];
   if (ok)
-    ok = emit_return(c, &k, ret, pairs.v, pairs.n);
+    ok = emit_return(c, &k, ret, extra, pairs.n);
+  free(extra);
   if (ok)
     ml_comp_finish(c, &k, entry);
   free(pairs.v);
