@@ -293,5 +293,9 @@ LLVMValueRef cg_fp_to_int_sat(cg_function *f, LLVMValueRef v, LLVMTypeRef t, boo
  * bf16 and the 8- and 4-bit floats compute in f32 but hold fewer bits; every other type is
  * returned as it is.  Fused loops round each computed member so (XLA's per-op rounding). */
 LLVMValueRef cg_round_to(cg_function *f, ir_etype et, LLVMValueRef v);
+/* bf16 values that are only moved: the bits a widened value came from (NULL when it was
+ * computed), and the widening of such bits; cg_store writes moved bits back unchanged. */
+LLVMValueRef cg_bf16_source_bits(cg_function *f, LLVMValueRef v);
+LLVMValueRef cg_bf16_widen(cg_function *f, LLVMValueRef bits);
 
 #endif

@@ -127,17 +127,31 @@ static void lower_dynamic_update_slice(cg_function *f, ir_instr *in, LLVMValueRe
   cg_loop_end(f, &e.l);
 }
 
+/* Concatenation along d: every operand is `outer` contiguous blocks (its dimensions from d on),
+ * each copied whole to its place in the output row, bytes as they are (no value conversion, so
+ * a NaN's payload survives, as XLA's copy keeps it). */
 static void lower_concatenate(cg_function *f, ir_instr *in, LLVMValueRef out) {
-  int64_t d = in->attrs.dimensions.v[0], offset = 0;
+  cg_module *cm = f->cm;
+  const ir_shape *r = in->shape;
+  int64_t d = in->attrs.dimensions.v[0], esize = ir_etype_table[r->et].storage_bytes;
+  int64_t outer = 1, tail = esize; /* bytes of one index step along d */
+  for (int64_t k = 0; k < d; k++)
+    outer *= r->dims[k];
+  for (int64_t k = d + 1; k < r->rank; k++)
+    tail *= r->dims[k];
+  int64_t out_row = tail * r->dims[d], offset = 0;
   for (int k = 0; k < in->n_operands; k++) {
-    const ir_shape *s = in->operands[k]->shape;
-    elem_loop e;
-    elems_begin(f, &e, s);
-    e.idx[d] = LLVMBuildAdd(f->cm->b, e.idx[d], cg_i64(f->cm, offset), "");
-    LLVMValueRef v = cg_load(f, s->et, leaf0(f, in->operands[k]), e.l.i);
-    cg_store(f, s->et, out, cg_flatten(f, e.idx, in->shape->dims, in->shape->rank), v);
-    cg_loop_end(f, &e.l);
-    offset += s->dims[d];
+    int64_t block = tail * in->operands[k]->shape->dims[d];
+    if (block > 0 && outer > 0) {
+      cg_loop l = cg_loop_begin(f, cg_i64(cm, outer), "cat");
+      LLVMValueRef src_at = LLVMBuildMul(cm->b, l.i, cg_i64(cm, block), "");
+      LLVMValueRef dst_at = LLVMBuildAdd(cm->b, LLVMBuildMul(cm->b, l.i, cg_i64(cm, out_row), ""), cg_i64(cm, offset), "");
+      LLVMValueRef src = LLVMBuildGEP2(cm->b, cm->i8, leaf0(f, in->operands[k]), &src_at, 1, "cat.src");
+      LLVMValueRef dst = LLVMBuildGEP2(cm->b, cm->i8, out, &dst_at, 1, "cat.dst");
+      LLVMBuildMemCpy(cm->b, dst, 1, src, 1, cg_i64(cm, block));
+      cg_loop_end(f, &l);
+    }
+    offset += block;
   }
 }
 

@@ -174,8 +174,26 @@ static LLVMValueRef broadcast_value(fz *z, ir_instr *x, fz_index *idx) {
   return operand_at_multi(z, x, om);
 }
 
+/* Reshape and bitcast: the same linear index.  When the index also has a multi-index, the
+ * dimensions the two shapes share at the minor end carry over as they are and only the rest is
+ * split again, so a row loop's minor index stays its induction variable (no division per
+ * element, contiguous loads the vectorizer can use). */
 static LLVMValueRef same_linear_value(fz *z, ir_instr *x, fz_index *idx) {
-  fz_index *oi = idx_from_lin(z, x->operands[0]->shape, idx_lin(z, idx));
+  const ir_shape *os = x->operands[0]->shape, *s = x->shape;
+  fz_index *oi;
+  if (idx->multi && os->rank > 0) {
+    int k = 0;
+    while (k < os->rank && k < s->rank && os->dims[os->rank - 1 - k] == s->dims[s->rank - 1 - k])
+      k++;
+    LLVMValueRef *om = new_multi(os->rank);
+    for (int j = 0; j < k; j++)
+      om[os->rank - 1 - j] = idx->multi[s->rank - 1 - j];
+    cg_unflatten(z->f, cg_flatten(z->f, idx->multi, s->dims, s->rank - k), os->dims, os->rank - k, om);
+    oi = idx_from_multi(z, os, om);
+    oi->lin = idx->lin;
+  } else {
+    oi = idx_from_lin(z, os, idx_lin(z, idx));
+  }
   LLVMValueRef v = value_at(z, x->operands[0], oi);
   idx_free(oi);
   return v;
@@ -288,7 +306,19 @@ static LLVMValueRef concat_value(fz *z, ir_instr *x, fz_index *idx) {
     start = end;
   }
   z->gen++;
+  /* bf16 operands that are only moved join as their bits, so the store keeps them exactly. */
+  LLVMValueRef bits[FUSION_KERNEL_MAX_CONCAT_OPERANDS];
+  bool moved = x->shape->et == IR_BF16;
+  for (int k = 0; moved && k < n; k++) {
+    LLVMPositionBuilderBefore(b, LLVMGetBasicBlockTerminator(from[k]));
+    moved = (bits[k] = cg_bf16_source_bits(z->f, vals[k])) != NULL;
+  }
   LLVMPositionBuilderAtEnd(b, done);
+  if (moved) {
+    LLVMValueRef phi = LLVMBuildPhi(b, cm->i16, "concat.bits");
+    LLVMAddIncoming(phi, bits, from, (unsigned)n);
+    return cg_bf16_widen(z->f, phi);
+  }
   LLVMValueRef phi = LLVMBuildPhi(b, LLVMTypeOf(vals[0]), "concat");
   LLVMAddIncoming(phi, vals, from, (unsigned)n);
   return phi;

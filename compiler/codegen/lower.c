@@ -84,6 +84,30 @@ static LLVMValueRef f32_to_bf16(cg_function *f, LLVMValueRef v) {
   return LLVMBuildSelect(b, isnan, qnan, hi, "bf16");
 }
 
+/* The bf16 bits v was widened from, when v is bf16_to_f32 of a loaded or moved value, or a
+ * select between two such (not a computed value); NULL otherwise.  cg_store writes them back as
+ * they were: a value that is only moved keeps its exact bits, a signalling NaN's too, as XLA's
+ * copies keep them, and a pure data-movement loop needs no conversion. */
+LLVMValueRef cg_bf16_source_bits(cg_function *f, LLVMValueRef v) {
+  if (LLVMIsASelectInst(v)) {
+    LLVMValueRef t = cg_bf16_source_bits(f, LLVMGetOperand(v, 1));
+    LLVMValueRef e = t ? cg_bf16_source_bits(f, LLVMGetOperand(v, 2)) : NULL;
+    return e ? LLVMBuildSelect(f->cm->b, LLVMGetOperand(v, 0), t, e, "bf16.moved") : NULL;
+  }
+  if (!LLVMIsABitCastInst(v))
+    return NULL;
+  LLVMValueRef shl = LLVMGetOperand(v, 0);
+  if (!LLVMIsAInstruction(shl) || LLVMGetInstructionOpcode(shl) != LLVMShl)
+    return NULL;
+  LLVMValueRef wide = LLVMGetOperand(shl, 0), amount = LLVMGetOperand(shl, 1);
+  if (!LLVMIsAZExtInst(wide) || !LLVMIsAConstantInt(amount) || LLVMConstIntGetZExtValue(amount) != 16)
+    return NULL;
+  LLVMValueRef bits = LLVMGetOperand(wide, 0);
+  return LLVMTypeOf(bits) == f->cm->i16 ? bits : NULL;
+}
+
+LLVMValueRef cg_bf16_widen(cg_function *f, LLVMValueRef bits) { return bf16_to_f32(f, bits); }
+
 LLVMValueRef cg_load(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index) {
   cg_module *cm = f->cm;
   LLVMValueRef v = LLVMBuildLoad2(cm->b, cg_storage_type(cm, et), elem_ptr(f, et, base, index), "v");
@@ -102,9 +126,10 @@ void cg_store(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index
   cg_module *cm = f->cm;
   if (et == IR_PRED)
     v = LLVMBuildZExt(cm->b, v, cm->i8, "");
-  else if (et == IR_BF16)
-    v = f32_to_bf16(f, v);
-  else if (ir_etype_is_int(et) && ir_etype_table[et].bits < 8) /* sign/zero-extend in its byte */
+  else if (et == IR_BF16) {
+    LLVMValueRef bits = cg_bf16_source_bits(f, v);
+    v = bits ? bits : f32_to_bf16(f, v);
+  } else if (ir_etype_is_int(et) && ir_etype_table[et].bits < 8) /* sign/zero-extend in its byte */
     v = ir_etype_is_signed(et) ? LLVMBuildSExt(cm->b, v, cm->i8, "") : LLVMBuildZExt(cm->b, v, cm->i8, "");
   else if (is_f8(et))
     v = f8_convert(f, et, v, false);
