@@ -22,6 +22,14 @@ endforeach()
 add_test(NAME golden_at.generic
   COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/golden.py --hlorun $<TARGET_FILE:hlorun> --target-cpu generic
           --jobs 2 ${CMAKE_SOURCE_DIR}/testdata/golden)
+# Issue 18: the golden suite at -O0 and -O3 as well (results must not depend on the level).
+foreach(level O0 O3)
+  add_test(NAME golden_at.${level}
+    COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/golden.py --hlorun $<TARGET_FILE:hlorun> --opt=-${level}
+            --jobs 2 ${CMAKE_SOURCE_DIR}/testdata/golden)
+  set_tests_properties(golden_at.${level} PROPERTIES TIMEOUT 1800
+    ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache-${level}")
+endforeach()
 set(CROSS_CPU ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/cross_cpu.py)
 add_test(NAME cross_cpu.golden COMMAND ${CROSS_CPU} --hlorun $<TARGET_FILE:hlorun> ${CMAKE_SOURCE_DIR}/testdata/golden)
 add_test(NAME cross_cpu.compile_only
