@@ -806,7 +806,6 @@ void cg_lower_ffi_call(cg_function *f, ir_instr *in, LLVMValueRef *op_leaves, in
       leaf_table(f, op_leaves, n_op, "ffi.in"),
       leaf_table(f, res->leaves, res->n, "ffi.out"),
   };
-  LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr}, 7, 0);
-  LLVMValueRef st = LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, "hlo_rt_ffi_call", ty), args, 7, "st");
+  LLVMValueRef st = cg_runtime_call(cm, CG_RT_hlo_rt_ffi_call, args, 7, "st");
   cg_fail_if_status(f, st);
 }

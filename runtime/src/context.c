@@ -1,5 +1,5 @@
 /* context.c — hlo_context (hlo/runtime.h) and the context services models call
- * (hlo/rt_parallel.h): options, the thread pool behind parallel loops (started lazily, so a
+ * (hlo/rt_abi.def, hlo/rt_parallel.h): options, the thread pool behind parallel loops (started lazily, so a
  * small model pays nothing for it), the infeed/outfeed queues (mutex-protected FIFOs of
  * copied buffers, thread-safe), the custom-call registry and resolver, the replica identity.
  * Model calls are thread-compatible: one at a time per context.  Tests: context_test.c.
