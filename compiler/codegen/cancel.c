@@ -1,5 +1,5 @@
 /* cancel.c — the cancellation point generated code polls: a call of hlo_rt_poll(ctx)
- * (runtime/src/cancel.c) whose non-null status leaves through the function's failure path,
+ * (runtime/src/context/cancel.c) whose non-null status leaves through the function's failure path,
  * which frees the function's buffers and returns the status.  Emitted at every while-loop
  * back-edge (control.c), so an endless loop can be stopped from another thread.
  * Tests: tests/reliability/cancel_test.c, the hostile-input table (tests/hostile/).

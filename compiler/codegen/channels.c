@@ -6,7 +6,7 @@
  * send's data leaves are its operand's buffers, the u32[] holds the request id the runtime
  * gives, and the -done reads that id back, so a context carried through a while loop works.
  * How the bytes move (host callbacks and queues, the collective backend between replicas) is
- * the runtime's business (runtime/src/channels.c).
+ * the runtime's business (runtime/src/context/channels.c).
  * Tests: testdata/runtime/sendrecv_*, host_* (tests/runtime.cmake).
  */
 #include <stdlib.h>

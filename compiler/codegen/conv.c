@@ -264,7 +264,7 @@ static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
 }
 
 /* ---- the direct path: depthwise and grouped convolutions with few input features per
- * group, in bf16, f16 or f32, through the runtime's kernel (runtime/src/rt_conv.c) ---- */
+ * group, in bf16, f16 or f32, through the runtime's kernel (runtime/src/kernels/rt_conv.c) ---- */
 
 /* Grouped convolutions (feature_group_count > 1) with at most this many input features per
  * group go to the direct kernel (more, or one group: GEMM or the loop). */

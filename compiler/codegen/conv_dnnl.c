@@ -1,4 +1,4 @@
-/* conv_dnnl.c — which HLO convolutions run through oneDNN (runtime/src/rt_dnnl.c), and their
+/* conv_dnnl.c — which HLO convolutions run through oneDNN (runtime/src/kernels/rt_dnnl.c), and their
  * descriptor (hlo/rt.h HLO_RT_DNNL_*).  Only in builds with libdnnl-dev (HLOC_HAVE_DNNL); f32
  * or bf16 operands and result (all three the same; bf16 accumulates in f32 and rounds once,
  * as XLA), one or two spatial dimensions, no negative padding.  Three forms:

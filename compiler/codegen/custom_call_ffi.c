@@ -5,7 +5,7 @@
  * character) and emitted as constant XLA_FFI_Attrs data laid out as hlo/xla_ffi.h declares
  * (names sorted, scalars as XLA_FFI_Scalar, arrays as XLA_FFI_Array, strings as
  * XLA_FFI_ByteSpan, nested dictionaries as XLA_FFI_Attrs); the call itself is one
- * hlo_rt_ffi_call (runtime/src/xla_ffi.c) with a constant description of every argument and
+ * hlo_rt_ffi_call (runtime/src/context/xla_ffi.c) with a constant description of every argument and
  * result leaf (XLA data type, rank, dims).  The attribute kinds accepted are those XLA's own
  * conversion (xla/ffi/attribute_map.cc) accepts: bool, i8..i64 / si / ui integers, f32, f64,
  * strings, array<T: ...> of i8..i64 / f32 / f64, dense<...> : tensor<...> of those and of

@@ -1,8 +1,8 @@
 /* dot.c — the matrix-multiply path of dot.  A dot whose operands and result are all f64, or
  * each f32, bf16 or f16, and that does at least 32768 multiply-adds per batch becomes one call
- * of the runtime's blocked kernel (runtime/src/rt_gemm.c), which accumulates in f32 or f64 as
+ * of the runtime's blocked kernel (runtime/src/kernels/rt_gemm.c), which accumulates in f32 or f64 as
  * XLA's CPU backend does.  bf16 x bf16 dots (bf16 or f32 result) call the bf16 kernel
- * (runtime/src/rt_gemm_bf16.c: AMX tiles, f32 accumulation) on the operands as they are, which
+ * (runtime/src/kernels/rt_gemm_bf16.c: AMX tiles, f32 accumulation) on the operands as they are, which
  * rounds a bf16 result once from its f32 product, when the host runs it on bf16 instructions
  * (a run-time test); otherwise, and for other mixes with bf16 or f16 operands, the operands
  * are converted to f32 copies first and a bf16/f16 result is rounded once from the f32

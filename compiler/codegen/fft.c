@@ -1,5 +1,5 @@
 /* fft.c — lowers fft (FFT, IFFT, RFFT, IRFFT over the 1 to 3 trailing axes) to one call of
- * the runtime's hlo_rt_fft (runtime/src/rt_fft.c: our own Stockham / Bluestein FFT, plans
+ * the runtime's hlo_rt_fft (runtime/src/kernels/rt_fft.c: our own Stockham / Bluestein FFT, plans
  * cached per call site).  Each fft instruction gets a constant description global and its own
  * plan slot: a pointer-sized global, null at load, that the first call fills with the site's
  * plan.  The module's destructor (llvm.global_dtors, run at dlclose or process exit) calls

@@ -1,5 +1,5 @@
 /* linalg.c — lowers cholesky and triangular-solve to hlo_rt_cholesky / hlo_rt_triangular_solve
- * (runtime/src/rt_linalg.c).  f32, f64, c64 and c128 buffers go to the runtime as they are;
+ * (runtime/src/kernels/rt_linalg.c).  f32, f64, c64 and c128 buffers go to the runtime as they are;
  * f16 and bf16 are widened into f32 scratch buffers first and rounded back afterwards.
  * Tests: testdata/golden/cholesky_*, triangular_solve_*, conformance triangular-solve.
  */

@@ -1,5 +1,5 @@
 /* rng.c — lowers rng, rng-bit-generator and rng-get-and-update-state to the runtime's
- * hlo_rt_rng, hlo_rt_rng_bits and hlo_rt_rng_state (runtime/src/rt_rng.c).  rng of f16/bf16
+ * hlo_rt_rng, hlo_rt_rng_bits and hlo_rt_rng_state (runtime/src/kernels/rt_rng.c).  rng of f16/bf16
  * draws f32 values into a scratch buffer and rounds them; RNG_DEFAULT is PHILOX, as on XLA's
  * CPU backend.  Tests: testdata/golden/rng_*, conformance rng-bit-generator.
  */

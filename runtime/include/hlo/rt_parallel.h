@@ -5,7 +5,7 @@
  * which this header includes.  Like hlo/rt.h, an internal ABI between hloc's code generator
  * and the runtime of the same version, not for application code (that uses hlo/runtime.h).
  * Every function accepts ctx == NULL: one thread, replica 0 of 1, empty feeds, and custom
- * calls resolved in the process's global scope only.  Tests: runtime/src/context_test.c.
+ * calls resolved in the process's global scope only.  Tests: runtime/src/context/context_test.c.
  */
 #ifndef HLO_RT_PARALLEL_H
 #define HLO_RT_PARALLEL_H
