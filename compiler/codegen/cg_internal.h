@@ -126,6 +126,8 @@ void cg_store(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index
 LLVMValueRef cg_i64(cg_module *cm, int64_t v);
 
 /* ---- the floor (emit.c): helpers that call nothing above them ---- */
+/* Sets cm's scalar types (ptr, i1 ... f64, void_t) to those of ctx. */
+void cg_module_types_init(cg_module *cm, LLVMContextRef ctx);
 /* An alloca in the function's entry block (so that loops do not grow the stack). */
 LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name);
 /* A private constant global holding init (callers may then set alignment, unnamed_addr). */

@@ -1158,16 +1158,7 @@ hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx, LL
     LLVMDisposeTargetData(td);
   }
   cm.b = LLVMCreateBuilderInContext(ctx);
-  cm.ptr = LLVMPointerTypeInContext(ctx, 0);
-  cm.i1 = LLVMInt1TypeInContext(ctx);
-  cm.i8 = LLVMInt8TypeInContext(ctx);
-  cm.i16 = LLVMInt16TypeInContext(ctx);
-  cm.i32 = LLVMInt32TypeInContext(ctx);
-  cm.i64 = LLVMInt64TypeInContext(ctx);
-  cm.f16 = LLVMHalfTypeInContext(ctx);
-  cm.f32 = LLVMFloatTypeInContext(ctx);
-  cm.f64 = LLVMDoubleTypeInContext(ctx);
-  cm.void_t = LLVMVoidTypeInContext(ctx);
+  cg_module_types_init(&cm, ctx);
   cm.comp_fn_type = LLVMFunctionType(cm.ptr, (LLVMTypeRef[]){cm.ptr, cm.ptr, cm.ptr, cm.ptr}, 4, 0);
   cm.comp_fns = calloc((size_t)m->n_comps + 1, sizeof *cm.comp_fns);
   cm.frame_bytes = calloc((size_t)m->n_comps + 1, sizeof *cm.frame_bytes);

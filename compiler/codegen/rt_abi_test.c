@@ -42,13 +42,7 @@ int main(void) {
   cm.ctx = ctx;
   cm.mod = LLVMModuleCreateWithNameInContext("rt_abi_test", ctx);
   cm.b = LLVMCreateBuilderInContext(ctx);
-  cm.ptr = LLVMPointerTypeInContext(ctx, 0);
-  cm.i8 = LLVMInt8TypeInContext(ctx);
-  cm.i32 = LLVMInt32TypeInContext(ctx);
-  cm.i64 = LLVMInt64TypeInContext(ctx);
-  cm.f32 = LLVMFloatTypeInContext(ctx);
-  cm.f64 = LLVMDoubleTypeInContext(ctx);
-  cm.void_t = LLVMVoidTypeInContext(ctx);
+  cg_module_types_init(&cm, ctx);
 
   CHECK(sizeof rows / sizeof rows[0] == CG_RT_COUNT, "%zu rows, %d enumerators", sizeof rows / sizeof rows[0],
         (int)CG_RT_COUNT);
