@@ -29,7 +29,7 @@ Requires.private: libffi
 Cflags: -I${includedir}
 Libs: -L${libdir} -lhlort @HLOC_PC_DNNL@-lffi -lm -lpthread -ldl
 ]=])
-# With oneDNN (runtime/src/rt_dnnl.c), programs that link libhlort.a's convolutions need it too.
+# With oneDNN (runtime/src/kernels/rt_dnnl.c), programs that link libhlort.a's convolutions need it too.
 set(HLOC_PC_DNNL "")
 if(HLOC_HAVE_DNNL)
   set(HLOC_PC_DNNL "-ldnnl -lgomp ")

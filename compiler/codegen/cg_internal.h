@@ -126,6 +126,8 @@ void cg_store(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index
 LLVMValueRef cg_i64(cg_module *cm, int64_t v);
 
 /* ---- the floor (emit.c): helpers that call nothing above them ---- */
+/* Sets cm's scalar types (ptr, i1 ... f64, void_t) to those of ctx. */
+void cg_module_types_init(cg_module *cm, LLVMContextRef ctx);
 /* An alloca in the function's entry block (so that loops do not grow the stack). */
 LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name);
 /* A private constant global holding init (callers may then set alignment, unnamed_addr). */
@@ -184,7 +186,27 @@ void cg_call_computation(cg_function *f, ir_computation *c, LLVMValueRef *args, 
  * result values (n_results of them) in out. */
 void cg_call_scalar(cg_function *f, ir_computation *c, LLVMValueRef *vals, const ir_etype *ets,
                     int n, LLVMValueRef *out, const ir_etype *out_ets, int n_out);
-LLVMValueRef cg_runtime_fn(cg_module *cm, const char *name, LLVMTypeRef fn_type);
+/* The runtime functions generated code may call: one enumerator per row of hlo/rt_abi.def
+ * (CG_RT_hlo_rt_gemm_f32, ...), declared from that row (rt_abi.c). */
+typedef enum cg_rt_fn {
+#define HLO_RT_ARG(ctype, kind, name)
+#define HLO_RT_FN(ret, name, params) CG_RT_##name,
+#include "hlo/rt_abi.def"
+  CG_RT_COUNT
+} cg_rt_fn;
+/* fn's declaration in cm's module, added on first use, and its LLVM function type. */
+LLVMValueRef cg_runtime(cg_module *cm, cg_rt_fn fn);
+LLVMTypeRef cg_runtime_type(cg_module *cm, cg_rt_fn fn);
+const char *cg_runtime_name(cg_rt_fn fn);
+/* Whether args (n of them) have the LLVM types of fn's parameters. */
+bool cg_runtime_args_ok(cg_module *cm, cg_rt_fn fn, LLVMValueRef *args, unsigned n);
+/* A call of fn with args at cm's builder (or at b), named `name` ("" for a void result); args
+ * that differ from fn's row are a bug in hloc: it says so and aborts. */
+LLVMValueRef cg_runtime_call(cg_module *cm, cg_rt_fn fn, LLVMValueRef *args, unsigned n, const char *name);
+LLVMValueRef cg_runtime_call_at(cg_module *cm, LLVMBuilderRef b, cg_rt_fn fn, LLVMValueRef *args, unsigned n,
+                                const char *name);
+/* A libc/libm function (erf, powf, ...) of type fn_type, declared on first use; never hlo_rt_*. */
+LLVMValueRef cg_libm_fn(cg_module *cm, const char *name, LLVMTypeRef fn_type);
 /* Leaves through the function's failure path (its buffers freed, st returned) when the
  * status value st is not null; continues on the success path otherwise. */
 void cg_fail_if_status(cg_function *f, LLVMValueRef st);

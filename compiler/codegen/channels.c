@@ -6,7 +6,7 @@
  * send's data leaves are its operand's buffers, the u32[] holds the request id the runtime
  * gives, and the -done reads that id back, so a context carried through a while loop works.
  * How the bytes move (host callbacks and queues, the collective backend between replicas) is
- * the runtime's business (runtime/src/channels.c).
+ * the runtime's business (runtime/src/context/channels.c).
  * Tests: testdata/runtime/sendrecv_*, host_* (tests/runtime.cmake).
  */
 #include <stdlib.h>
@@ -171,10 +171,8 @@ static LLVMValueRef finish_desc(cg_module *cm, const ir_instr *in, chan_desc_buf
 /* The u32[] request-id leaf of a context value (after the data leaves). */
 static LLVMValueRef request_leaf(const cg_value *ctx, int n_data) { return ctx->leaves[n_data]; }
 
-static void emit(cg_function *f, const char *fn, LLVMTypeRef *types, LLVMValueRef *args, int n) {
-  cg_module *cm = f->cm;
-  LLVMTypeRef ty = LLVMFunctionType(cm->ptr, types, (unsigned)n, 0);
-  cg_fail_if_status(f, LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, fn, ty), args, (unsigned)n, "st"));
+static void emit(cg_function *f, cg_rt_fn fn, LLVMValueRef *args, int n) {
+  cg_fail_if_status(f, cg_runtime_call(f->cm, fn, args, (unsigned)n, "st"));
 }
 
 /* The value of a send: its operand's leaves (no copy), a new u32[] and the token. */
@@ -209,11 +207,10 @@ static void lower_start(cg_function *f, ir_instr *in) {
       LLVMValueRef desc = finish_desc(cm, in, d);
       LLVMValueRef name = cg_name_global(cm, in), req = request_leaf(&v, n_data);
       if (desc && is_send)
-        emit(f, "hlo_rt_send", (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr},
-             (LLVMValueRef[]){f->ctx_arg, desc, name, cg_ptr_table(f, ptrs, k, "send.data"), req}, 5);
+        emit(f, CG_RT_hlo_rt_send, (LLVMValueRef[]){f->ctx_arg, desc, name, cg_ptr_table(f, ptrs, k, "send.data"), req},
+             5);
       else if (desc)
-        emit(f, "hlo_rt_recv", (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr},
-             (LLVMValueRef[]){f->ctx_arg, desc, name, req}, 4);
+        emit(f, CG_RT_hlo_rt_recv, (LLVMValueRef[]){f->ctx_arg, desc, name, req}, 4);
     }
   }
   free(d);
@@ -230,7 +227,7 @@ static void lower_done(cg_function *f, ir_instr *in) {
   cg_value v = cg_alloc_result(f, in);
   LLVMValueRef name = cg_name_global(cm, in), req = request_leaf(&ctx, n_data);
   if (in->op == IR_OP_SEND_DONE) {
-    emit(f, "hlo_rt_send_done", (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr}, (LLVMValueRef[]){f->ctx_arg, name, req}, 3);
+    emit(f, CG_RT_hlo_rt_send_done, (LLVMValueRef[]){f->ctx_arg, name, req}, 3);
     f->values[in->id] = v;
     return;
   }
@@ -243,7 +240,7 @@ static void lower_done(cg_function *f, ir_instr *in) {
     int k = put_leaves(cm, d, &v, n_data, ptrs);
     LLVMValueRef desc = finish_desc(cm, in, d);
     if (desc)
-      emit(f, "hlo_rt_recv_done", (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr},
+      emit(f, CG_RT_hlo_rt_recv_done,
            (LLVMValueRef[]){f->ctx_arg, desc, name, req, cg_ptr_table(f, ptrs, k, "recv.data")}, 5);
   }
   free(d);

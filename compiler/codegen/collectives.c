@@ -18,9 +18,8 @@
 
 void cg_lower_replica_id(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
-  LLVMTypeRef ty = LLVMFunctionType(cm->i32, &cm->ptr, 1, 0);
-  const char *fn = in->op == IR_OP_REPLICA_ID ? "hlo_rt_replica_id" : "hlo_rt_partition_id";
-  LLVMValueRef id = LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, fn, ty), &f->ctx_arg, 1, "id");
+  cg_rt_fn fn = in->op == IR_OP_REPLICA_ID ? CG_RT_hlo_rt_replica_id : CG_RT_hlo_rt_partition_id;
+  LLVMValueRef id = cg_runtime_call(cm, fn, &f->ctx_arg, 1, "id");
   cg_value v = cg_alloc_result(f, in);
   LLVMBuildStore(cm->b, id, v.leaves[0]);
   f->values[in->id] = v;
@@ -175,7 +174,6 @@ static cg_value operand_leaves(cg_function *f, const ir_instr *in) {
 static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef desc, cg_value *ops, LLVMValueRef *res_leaves,
                       int n_res) {
   cg_module *cm = f->cm;
-  LLVMBuilderRef b = cm->b;
   char name[300];
   int nl = snprintf(name, sizeof name, "%.*s", (int)in->name.len, in->name.p);
   if (nl < 0 || nl >= (int)sizeof name)
@@ -184,11 +182,9 @@ static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef desc, cg_value 
   bool reduces = in->op == IR_OP_ALL_REDUCE || in->op == IR_OP_ALL_REDUCE_START || in->op == IR_OP_REDUCE_SCATTER ||
                  in->op == IR_OP_COLLECTIVE_REDUCE;
   LLVMValueRef red = reduces && in->n_called > 0 ? cm->comp_fns[in->called[0]->id] : LLVMConstNull(cm->ptr);
-  LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr},
-                                    6, 0);
   LLVMValueRef args[6] = {f->ctx_arg, desc, nm, cg_ptr_table(f, ops->leaves, ops->n, "coll.in"),
                           cg_ptr_table(f, res_leaves, n_res, "coll.out"), red};
-  LLVMValueRef st = LLVMBuildCall2(b, ty, cg_runtime_fn(cm, "hlo_rt_collective", ty), args, 6, "st");
+  LLVMValueRef st = cg_runtime_call(cm, CG_RT_hlo_rt_collective, args, 6, "st");
   cg_fail_if_status(f, st);
 }
 

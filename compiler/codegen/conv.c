@@ -234,11 +234,7 @@ static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   LLVMValueRef cmat = p.direct_out ? out : scratch(f, in, p.rows * p.n);
   if (!am || !bm || !cmat)
     return true; /* the error is recorded */
-  const char *fn_name = in->shape->et == IR_F32 ? "hlo_rt_gemm_f32" : "hlo_rt_gemm_f64";
-  LLVMTypeRef i64 = cm->i64, ptr = cm->ptr;
-  LLVMTypeRef gemm_t =
-      LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){ptr, i64, i64, i64, ptr, i64, ptr, i64, ptr, i64}, 10, 0);
-  LLVMValueRef gemm = cg_runtime_fn(cm, fn_name, gemm_t);
+  cg_rt_fn gemm = in->shape->et == IR_F32 ? CG_RT_hlo_rt_gemm_f32 : CG_RT_hlo_rt_gemm_f64;
   int64_t chunks = (p.positions + p.rows - 1) / p.rows;
   cg_loop lg = cg_loop_begin(f, cg_i64(cm, p.groups), "conv.g");
   pack_kernel(f, in, &p, lg.i, bm);
@@ -256,10 +252,10 @@ static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
                                     LLVMBuildMul(b, lg.i, cg_i64(cm, p.n), ""), "");
     c_at = LLVMBuildGEP2(b, cg_storage_type(cm, in->shape->et), out, &off, 1, "conv.c");
   }
-  LLVMBuildCall2(b, gemm_t, gemm,
-                 (LLVMValueRef[]){f->ctx_arg, rows, cg_i64(cm, p.n), cg_i64(cm, p.k), am, cg_i64(cm, p.k), bm,
-                                  cg_i64(cm, p.n), c_at, cg_i64(cm, ldc)},
-                 10, "");
+  cg_runtime_call(cm, gemm,
+                  (LLVMValueRef[]){f->ctx_arg, rows, cg_i64(cm, p.n), cg_i64(cm, p.k), am, cg_i64(cm, p.k), bm,
+                                   cg_i64(cm, p.n), c_at, cg_i64(cm, ldc)},
+                  10, "");
   if (!p.direct_out)
     scatter_product(f, in, &p, lg.i, first, rows, cmat, out);
   cg_loop_end(f, &lc);
@@ -268,7 +264,7 @@ static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
 }
 
 /* ---- the direct path: depthwise and grouped convolutions with few input features per
- * group, in bf16, f16 or f32, through the runtime's kernel (runtime/src/rt_conv.c) ---- */
+ * group, in bf16, f16 or f32, through the runtime's kernel (runtime/src/kernels/rt_conv.c) ---- */
 
 /* Grouped convolutions (feature_group_count > 1) with at most this many input features per
  * group go to the direct kernel (more, or one group: GEMM or the loop). */
@@ -373,11 +369,8 @@ static bool conv_direct(cg_function *f, ir_instr *in, LLVMValueRef out) {
   LLVMValueRef init = LLVMConstArray2(cm->i64, c, HLO_RT_CONV_DESC_LEN);
   LLVMValueRef g = cg_const_global(cm, init, "conv.desc");
   LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
-  LLVMTypeRef ptr = cm->ptr;
-  LLVMTypeRef fn_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, ptr}, 5, 0);
-  LLVMValueRef fn = cg_runtime_fn(cm, "hlo_rt_conv_grouped_f32", fn_t);
   LLVMValueRef kp = LLVMBuildGEP2(cm->b, cm->f32, k, (LLVMValueRef[]){cg_i64(cm, k_first)}, 1, "kfirst");
-  LLVMBuildCall2(cm->b, fn_t, fn, (LLVMValueRef[]){f->ctx_arg, g, x, kp, y}, 5, "");
+  cg_runtime_call(cm, CG_RT_hlo_rt_conv_grouped_f32, (LLVMValueRef[]){f->ctx_arg, g, x, kp, y}, 5, "");
   if (y != out)
     convert_array(f, y, IR_F32, out, in->shape->et, on);
   return true;

@@ -1,4 +1,4 @@
-/* conv_dnnl.c — which HLO convolutions run through oneDNN (runtime/src/rt_dnnl.c), and their
+/* conv_dnnl.c — which HLO convolutions run through oneDNN (runtime/src/kernels/rt_dnnl.c), and their
  * descriptor (hlo/rt.h HLO_RT_DNNL_*).  Only in builds with libdnnl-dev (HLOC_HAVE_DNNL); f32
  * or bf16 operands and result (all three the same; bf16 accumulates in f32 and rounds once,
  * as XLA), one or two spatial dimensions, no negative padding.  Three forms:
@@ -201,14 +201,12 @@ bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlock
   LLVMValueRef init = LLVMConstArray2(cm->i64, c, HLO_RT_DNNL_DESC_LEN);
   LLVMValueRef g = cg_const_global(cm, init, "conv.dnnl");
   LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
-  LLVMTypeRef ptr = cm->ptr, i32 = LLVMInt32TypeInContext(cm->ctx);
-  LLVMTypeRef fn_t = LLVMFunctionType(i32, (LLVMTypeRef[]){ptr, ptr, ptr, ptr, ptr}, 5, 0);
-  LLVMValueRef fn = cg_runtime_fn(cm, "hlo_rt_conv_dnnl", fn_t);
   LLVMValueRef lhs = f->values[in->operands[0]->id].leaves[0], rhs = f->values[in->operands[1]->id].leaves[0];
-  LLVMValueRef done = LLVMBuildCall2(b, fn_t, fn, (LLVMValueRef[]){f->ctx_arg, g, lhs, rhs, out}, 5, "dnnl");
+  LLVMValueRef done =
+      cg_runtime_call(cm, CG_RT_hlo_rt_conv_dnnl, (LLVMValueRef[]){f->ctx_arg, g, lhs, rhs, out}, 5, "dnnl");
   LLVMBasicBlockRef fallback = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "conv.own");
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "conv.done");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, done, LLVMConstInt(i32, 0, 0), ""), join, fallback);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, done, LLVMConstInt(cm->i32, 0, 0), ""), join, fallback);
   LLVMPositionBuilderAtEnd(b, fallback);
   *out_join = join;
   return true;

@@ -226,10 +226,7 @@ static bool apply_aliasing(cg_function *f, const ir_instr *in, cg_value *res, LL
 
 static void emit_call(cg_function *f, ir_instr *in, LLVMValueRef *args) {
   cg_module *cm = f->cm;
-  LLVMBuilderRef b = cm->b;
-  LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->i64,
-                                                             cm->ptr, cm->ptr}, 8, 0);
-  LLVMValueRef st = LLVMBuildCall2(b, ty, cg_runtime_fn(cm, "hlo_rt_custom_call", ty), args, 8, "st");
+  LLVMValueRef st = cg_runtime_call(cm, CG_RT_hlo_rt_custom_call, args, 8, "st");
   cg_fail_if_status(f, st);
 }
 

@@ -5,7 +5,7 @@
  * character) and emitted as constant XLA_FFI_Attrs data laid out as hlo/xla_ffi.h declares
  * (names sorted, scalars as XLA_FFI_Scalar, arrays as XLA_FFI_Array, strings as
  * XLA_FFI_ByteSpan, nested dictionaries as XLA_FFI_Attrs); the call itself is one
- * hlo_rt_ffi_call (runtime/src/xla_ffi.c) with a constant description of every argument and
+ * hlo_rt_ffi_call (runtime/src/context/xla_ffi.c) with a constant description of every argument and
  * result leaf (XLA data type, rank, dims).  The attribute kinds accepted are those XLA's own
  * conversion (xla/ffi/attribute_map.cc) accepts: bool, i8..i64 / si / ui integers, f32, f64,
  * strings, array<T: ...> of i8..i64 / f32 / f64, dense<...> : tensor<...> of those and of
@@ -806,7 +806,6 @@ void cg_lower_ffi_call(cg_function *f, ir_instr *in, LLVMValueRef *op_leaves, in
       leaf_table(f, op_leaves, n_op, "ffi.in"),
       leaf_table(f, res->leaves, res->n, "ffi.out"),
   };
-  LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr}, 7, 0);
-  LLVMValueRef st = LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, "hlo_rt_ffi_call", ty), args, 7, "st");
+  LLVMValueRef st = cg_runtime_call(cm, CG_RT_hlo_rt_ffi_call, args, 7, "st");
   cg_fail_if_status(f, st);
 }

@@ -1,8 +1,8 @@
 /* dot.c — the matrix-multiply path of dot.  A dot whose operands and result are all f64, or
  * each f32, bf16 or f16, and that does at least 32768 multiply-adds per batch becomes one call
- * of the runtime's blocked kernel (runtime/src/rt_gemm.c), which accumulates in f32 or f64 as
+ * of the runtime's blocked kernel (runtime/src/kernels/rt_gemm.c), which accumulates in f32 or f64 as
  * XLA's CPU backend does.  bf16 x bf16 dots (bf16 or f32 result) call the bf16 kernel
- * (runtime/src/rt_gemm_bf16.c: AMX tiles, f32 accumulation) on the operands as they are, which
+ * (runtime/src/kernels/rt_gemm_bf16.c: AMX tiles, f32 accumulation) on the operands as they are, which
  * rounds a bf16 result once from its f32 product, when the host runs it on bf16 instructions
  * (a run-time test); otherwise, and for other mixes with bf16 or f16 operands, the operands
  * are converted to f32 copies first and a bf16/f16 result is rounded once from the f32
@@ -132,15 +132,6 @@ static bool dot_plan_make(const ir_instr *in, dot_plan *p) {
   return (double)p->m * (double)p->n * (double)p->k >= DOT_GEMM_MIN_WORK;
 }
 
-static LLVMValueRef call_runtime(cg_function *f, const char *name, LLVMValueRef *args, unsigned n) {
-  cg_module *cm = f->cm;
-  LLVMTypeRef params[16];
-  for (unsigned i = 0; i < n; i++)
-    params[i] = LLVMTypeOf(args[i]);
-  LLVMTypeRef ft = LLVMFunctionType(cm->void_t, params, n, 0);
-  return LLVMBuildCall2(cm->b, ft, cg_runtime_fn(cm, name, ft), args, n, "");
-}
-
 /* A constant global holding the offsets of groups g0, g1, g2 of s, one after the other. */
 static LLVMValueRef offsets_global(cg_function *f, const ir_shape *s, const dot_group *g0, const dot_group *g1,
                                    const dot_group *g2, const char *name) {
@@ -233,7 +224,8 @@ bool cg_dot_gemm_epilogue(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMVa
                            cg_i64(cm, p.k),   a,                   cg_i64(cm, st[0]), cg_i64(cm, st[1]),
                            cg_i64(cm, st[2]), b,                   cg_i64(cm, st[3]), cg_i64(cm, st[4]),
                            cg_i64(cm, st[5]), out,                 epi,               epi_arg};
-  call_runtime(f, in->shape->et == IR_F64 ? "hlo_rt_gemm_strided_epi_f64" : "hlo_rt_gemm_strided_epi_f32", args, 16);
+  cg_runtime_call(cm, in->shape->et == IR_F64 ? CG_RT_hlo_rt_gemm_strided_epi_f64 : CG_RT_hlo_rt_gemm_strided_epi_f32,
+                  args, 16, "");
   return true;
 }
 
@@ -263,7 +255,7 @@ static void dot_gemm_bf16(cg_function *f, ir_instr *in, const dot_plan *p, LLVMV
                              cg_i64(cm, p->k),   a,                    cg_i64(cm, st[0]), cg_i64(cm, st[1]),
                              cg_i64(cm, st[2]),  b,                    cg_i64(cm, st[3]), cg_i64(cm, st[4]),
                              cg_i64(cm, st[5]),  c,                    rounded};
-    call_runtime(f, "hlo_rt_gemm_strided_bf16", args, 15);
+    cg_runtime_call(cm, CG_RT_hlo_rt_gemm_strided_bf16, args, 15, "");
     return;
   }
   LLVMValueRef ao = offsets_global(f, l, &p->lb, &p->lm, &p->lk, "dot.lhs.offsets");
@@ -275,7 +267,7 @@ static void dot_gemm_bf16(cg_function *f, ir_instr *in, const dot_plan *p, LLVMV
   LLVMValueRef args[11] = {f->ctx_arg, cg_i64(cm, p->batch), cg_i64(cm, p->m), cg_i64(cm, p->n), cg_i64(cm, p->k),
                            a,          ao,                   b,                bo,               c,
                            rounded};
-  call_runtime(f, "hlo_rt_gemm_indexed_bf16", args, 11);
+  cg_runtime_call(cm, CG_RT_hlo_rt_gemm_indexed_bf16, args, 11, "");
 }
 
 /* The f32 kernel's call: bf16/f16 operands converted to f32 copies first, a bf16/f16 result
@@ -294,16 +286,14 @@ static bool dot_gemm_f32(cg_function *f, ir_instr *in, const dot_plan *pp, LLVMV
     out = scratch ? scratch : dot_scratch_f32(f, in, final_n);
   if (!a || !b || !out)
     return true; /* the error is recorded */
-  const char *suf = in->shape->et == IR_F64 ? "f64" : "f32";
-  char name[64];
+  bool wide = in->shape->et == IR_F64;
   int64_t st[6];
   if (dot_strides(in, &p, st)) {
     LLVMValueRef args[14] = {f->ctx_arg,     cg_i64(cm, p.batch), cg_i64(cm, p.m),     cg_i64(cm, p.n),
                              cg_i64(cm, p.k), a,                   cg_i64(cm, st[0]),   cg_i64(cm, st[1]),
                              cg_i64(cm, st[2]), b,                 cg_i64(cm, st[3]),   cg_i64(cm, st[4]),
                              cg_i64(cm, st[5]), out};
-    snprintf(name, sizeof name, "hlo_rt_gemm_strided_%s", suf);
-    call_runtime(f, name, args, 14);
+    cg_runtime_call(cm, wide ? CG_RT_hlo_rt_gemm_strided_f64 : CG_RT_hlo_rt_gemm_strided_f32, args, 14, "");
     dot_finish(f, in, out, final_out, final_n);
     return true;
   }
@@ -315,8 +305,7 @@ static bool dot_gemm_f32(cg_function *f, ir_instr *in, const dot_plan *pp, LLVMV
     return false; /* out of memory: the loop nest needs none */
   LLVMValueRef args[10] = {f->ctx_arg, cg_i64(cm, p.batch), cg_i64(cm, p.m), cg_i64(cm, p.n), cg_i64(cm, p.k),
                            a,          ao,                  b,               bo,              out};
-  snprintf(name, sizeof name, "hlo_rt_gemm_indexed_%s", suf);
-  call_runtime(f, name, args, 10);
+  cg_runtime_call(cm, wide ? CG_RT_hlo_rt_gemm_indexed_f64 : CG_RT_hlo_rt_gemm_indexed_f32, args, 10, "");
   dot_finish(f, in, out, final_out, final_n);
   return true;
 }
@@ -330,8 +319,7 @@ static void dot_gemm_bf16_or_f32(cg_function *f, ir_instr *in, const dot_plan *p
   LLVMValueRef scratch = NULL;
   if (in->shape->et == IR_BF16 && !(scratch = dot_scratch_f32(f, in, p->batch * p->m * p->n)))
     return; /* the error is recorded */
-  LLVMTypeRef ft = LLVMFunctionType(cm->i32, NULL, 0, 0);
-  LLVMValueRef native = LLVMBuildCall2(cm->b, ft, cg_runtime_fn(cm, "hlo_rt_gemm_bf16_native", ft), NULL, 0, "");
+  LLVMValueRef native = cg_runtime_call(cm, CG_RT_hlo_rt_gemm_bf16_native, NULL, 0, "");
   LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "dot.bf16");
   LLVMBasicBlockRef no = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "dot.f32");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "dot.done");

@@ -1,9 +1,23 @@
 /* emit.c — the floor of the code generator: small LLVM emission helpers that every lowering
- * file uses and that call nothing above them (constants, private constant globals, entry-block
- * allocas, tables of pointers).  Nothing here knows an opcode, a plan or a kernel.
+ * file uses and that call nothing above them (the module's scalar types, constants, private
+ * constant globals, entry-block allocas, tables of pointers).  Nothing here knows an opcode, a
+ * plan or a kernel.
  * Tests: every golden test goes through these.
  */
 #include "codegen/cg_internal.h"
+
+void cg_module_types_init(cg_module *cm, LLVMContextRef ctx) {
+  cm->ptr = LLVMPointerTypeInContext(ctx, 0);
+  cm->i1 = LLVMInt1TypeInContext(ctx);
+  cm->i8 = LLVMInt8TypeInContext(ctx);
+  cm->i16 = LLVMInt16TypeInContext(ctx);
+  cm->i32 = LLVMInt32TypeInContext(ctx);
+  cm->i64 = LLVMInt64TypeInContext(ctx);
+  cm->f16 = LLVMHalfTypeInContext(ctx);
+  cm->f32 = LLVMFloatTypeInContext(ctx);
+  cm->f64 = LLVMDoubleTypeInContext(ctx);
+  cm->void_t = LLVMVoidTypeInContext(ctx);
+}
 
 LLVMValueRef cg_i64(cg_module *cm, int64_t v) { return LLVMConstInt(cm->i64, (unsigned long long)v, 1); }
 

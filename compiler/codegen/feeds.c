@@ -32,8 +32,6 @@ void cg_lower_infeed(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   cg_value v = cg_alloc_result(f, in);
   LLVMValueRef name = cg_name_global(cm, in);
-  LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->i64, cm->i32, cm->i32,
-                                                             cm->ptr}, 7, 0);
   for (int i = 0; i < v.n; i++) {
     const ir_shape *s = v.shapes[i];
     int64_t bytes;
@@ -42,7 +40,7 @@ void cg_lower_infeed(cg_function *f, ir_instr *in) {
     LLVMValueRef args[7] = {f->ctx_arg, name, v.leaves[i], cg_i64(cm, bytes),
                             LLVMConstInt(cm->i32, (unsigned long long)s->et, 0),
                             LLVMConstInt(cm->i32, (unsigned long long)s->rank, 0), dims_global(cm, s)};
-    cg_fail_if_status(f, LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, "hlo_rt_infeed_leaf", ty), args, 7, "st"));
+    cg_fail_if_status(f, cg_runtime_call(cm, CG_RT_hlo_rt_infeed_leaf, args, 7, "st"));
   }
   f->values[in->id] = v;
 }
@@ -50,8 +48,6 @@ void cg_lower_infeed(cg_function *f, ir_instr *in) {
 void cg_lower_outfeed(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   cg_value o = f->values[in->operands[0]->id];
-  LLVMTypeRef ty = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->i64, cm->i32, cm->i32, cm->ptr},
-                                    6, 0);
   for (int i = 0; i < o.n; i++) {
     const ir_shape *s = o.shapes[i];
     int64_t bytes;
@@ -60,7 +56,7 @@ void cg_lower_outfeed(cg_function *f, ir_instr *in) {
     LLVMValueRef args[6] = {f->ctx_arg, o.leaves[i], cg_i64(cm, bytes),
                             LLVMConstInt(cm->i32, (unsigned long long)s->et, 0),
                             LLVMConstInt(cm->i32, (unsigned long long)s->rank, 0), dims_global(cm, s)};
-    cg_fail_if_status(f, LLVMBuildCall2(cm->b, ty, cg_runtime_fn(cm, "hlo_rt_outfeed", ty), args, 6, "st"));
+    cg_fail_if_status(f, cg_runtime_call(cm, CG_RT_hlo_rt_outfeed, args, 6, "st"));
   }
   cg_value v = cg_alloc_result(f, in); /* a token */
   f->values[in->id] = v;

@@ -1,5 +1,5 @@
 /* fft.c — lowers fft (FFT, IFFT, RFFT, IRFFT over the 1 to 3 trailing axes) to one call of
- * the runtime's hlo_rt_fft (runtime/src/rt_fft.c: our own Stockham / Bluestein FFT, plans
+ * the runtime's hlo_rt_fft (runtime/src/kernels/rt_fft.c: our own Stockham / Bluestein FFT, plans
  * cached per call site).  Each fft instruction gets a constant description global and its own
  * plan slot: a pointer-sized global, null at load, that the first call fills with the site's
  * plan.  The module's destructor (llvm.global_dtors, run at dlclose or process exit) calls
@@ -99,10 +99,9 @@ static LLVMValueRef plan_slot(cg_module *cm, const ir_instr *in) {
   LLVMSetInitializer(slot, LLVMConstNull(cm->ptr));
   LLVMSetLinkage(slot, LLVMInternalLinkage);
   LLVMValueRef fn = release_fn(cm);
-  LLVMTypeRef rel_t = LLVMFunctionType(cm->void_t, &cm->ptr, 1, 0);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(cm->ctx);
   LLVMPositionBuilderBefore(b, LLVMGetBasicBlockTerminator(LLVMGetEntryBasicBlock(fn)));
-  LLVMBuildCall2(b, rel_t, cg_runtime_fn(cm, "hlo_rt_fft_plan_release", rel_t), &slot, 1, "");
+  cg_runtime_call_at(cm, b, CG_RT_hlo_rt_fft_plan_release, &slot, 1, "");
   LLVMDisposeBuilder(b);
   return slot;
 }
@@ -115,9 +114,8 @@ void cg_lower_fft(cg_function *f, ir_instr *in) {
     return;
   }
   cg_value r = cg_result_value(f, in);
-  LLVMTypeRef t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->ptr}, 5, 0);
   LLVMValueRef args[5] = {f->ctx_arg, plan_slot(cm, in), fft_desc(cm, in), f->values[in->operands[0]->id].leaves[0],
                           r.leaves[0]};
-  cg_fail_if_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_fft", t), args, 5, "st"));
+  cg_fail_if_status(f, cg_runtime_call(cm, CG_RT_hlo_rt_fft, args, 5, "st"));
   f->values[in->id] = r;
 }

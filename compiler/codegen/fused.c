@@ -502,9 +502,8 @@ static void range_close_and_run(range_fn *r, cg_function *f, LLVMValueRef argv, 
   LLVMValueRef outer = range_close(r, f);
   LLVMTypeRef body_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->i64}, 3, 0);
   if (elements >= FZ_PARALLEL_MIN_ELEMENTS && units > 1) {
-    LLVMTypeRef pf_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->ptr, cm->ptr}, 4, 0);
-    LLVMBuildCall2(cm->b, pf_t, cg_runtime_fn(cm, "hlo_rt_parallel_for", pf_t),
-                   (LLVMValueRef[]){f->ctx_arg, cg_i64(cm, units), outer, argv}, 4, "");
+    cg_runtime_call(cm, CG_RT_hlo_rt_parallel_for, (LLVMValueRef[]){f->ctx_arg, cg_i64(cm, units), outer, argv}, 4,
+                    "");
   } else {
     LLVMBuildCall2(cm->b, body_t, outer, (LLVMValueRef[]){argv, cg_i64(cm, 0), cg_i64(cm, units)}, 3, "");
   }

@@ -1,5 +1,5 @@
 /* linalg.c — lowers cholesky and triangular-solve to hlo_rt_cholesky / hlo_rt_triangular_solve
- * (runtime/src/rt_linalg.c).  f32, f64, c64 and c128 buffers go to the runtime as they are;
+ * (runtime/src/kernels/rt_linalg.c).  f32, f64, c64 and c128 buffers go to the runtime as they are;
  * f16 and bf16 are widened into f32 scratch buffers first and rounded back afterwards.
  * Tests: testdata/golden/cholesky_*, triangular_solve_*, conformance triangular-solve.
  */
@@ -75,12 +75,10 @@ void cg_lower_cholesky(cg_function *f, ir_instr *in) {
   cg_value r = cg_result_value(f, in);
   LLVMValueRef a = widen(f, s, f->values[in->operands[0]->id].leaves[0], true);
   LLVMValueRef out = widen(f, s, r.leaves[0], false);
-  LLVMTypeRef t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->i32, cm->i64, cm->i64, cm->ptr, cm->ptr,
-                                                              cm->i32}, 7, 0);
   LLVMValueRef args[7] = {f->ctx_arg, i32c(cm, kind_of(s->et)), cg_i64(cm, batch_of(s)),
                           cg_i64(cm, s->rank ? s->dims[s->rank - 1] : 1), a, out,
                           i32c(cm, in->attrs.u.cholesky.lower)};
-  cg_fail_if_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_cholesky", t), args, 7, "st"));
+  cg_fail_if_status(f, cg_runtime_call(cm, CG_RT_hlo_rt_cholesky, args, 7, "st"));
   narrow(f, s, r.leaves[0], out);
   f->values[in->id] = r;
 }
@@ -96,16 +94,13 @@ void cg_lower_triangular_solve(cg_function *f, ir_instr *in) {
   LLVMValueRef out = widen(f, s, r.leaves[0], false);
   const int64_t *d = s->dims;
   int rk = s->rank;
-  LLVMTypeRef t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->i32, cm->i64, cm->i64, cm->i64, cm->i64,
-                                                              cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->i32, cm->i32,
-                                                              cm->i32}, 13, 0);
   LLVMValueRef args[13] = {f->ctx_arg, i32c(cm, kind_of(s->et)), cg_i64(cm, batch_of(s)),
                            cg_i64(cm, sa->dims[sa->rank - 1]), cg_i64(cm, d[rk - 2]), cg_i64(cm, d[rk - 1]), a, b,
                            out, i32c(cm, in->attrs.u.triangular_solve.left_side),
                            i32c(cm, in->attrs.u.triangular_solve.lower),
                            i32c(cm, in->attrs.u.triangular_solve.unit_diagonal),
                            i32c(cm, (int)in->attrs.u.triangular_solve.transpose_a)};
-  cg_fail_if_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_triangular_solve", t), args, 13, "st"));
+  cg_fail_if_status(f, cg_runtime_call(cm, CG_RT_hlo_rt_triangular_solve, args, 13, "st"));
   narrow(f, s, r.leaves[0], out);
   f->values[in->id] = r;
 }

@@ -52,11 +52,8 @@ static bool is_f8(ir_etype et) {
 /* 8-bit float bits <-> f32 through hlo_rt_f8_to_f32 / hlo_rt_f32_to_f8 (hlo/rt.h). */
 static LLVMValueRef f8_convert(cg_function *f, ir_etype et, LLVMValueRef v, bool load) {
   cg_module *cm = f->cm;
-  LLVMTypeRef ft = load ? LLVMFunctionType(cm->f32, (LLVMTypeRef[]){cm->i32, cm->i8}, 2, 0)
-                        : LLVMFunctionType(cm->i8, (LLVMTypeRef[]){cm->i32, cm->f32}, 2, 0);
-  LLVMValueRef fn = cg_runtime_fn(cm, load ? "hlo_rt_f8_to_f32" : "hlo_rt_f32_to_f8", ft);
   LLVMValueRef args[2] = {LLVMConstInt(cm->i32, (unsigned long long)et, 0), v};
-  return LLVMBuildCall2(cm->b, ft, fn, args, 2, load ? "f8" : "f8bits");
+  return cg_runtime_call(cm, load ? CG_RT_hlo_rt_f8_to_f32 : CG_RT_hlo_rt_f32_to_f8, args, 2, load ? "f8" : "f8bits");
 }
 
 static LLVMValueRef elem_ptr(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index) {
@@ -166,7 +163,7 @@ static LLVMValueRef call_math(cg_function *f, const char *intrinsic, const char 
   const char *name = t == cm->f64 ? libm64 : libm32;
   LLVMTypeRef ats[2] = {t, t};
   LLVMTypeRef ft = LLVMFunctionType(t, ats, (unsigned)n, 0);
-  LLVMValueRef r = LLVMBuildCall2(cm->b, ft, cg_runtime_fn(cm, name, ft), a, (unsigned)n, "");
+  LLVMValueRef r = LLVMBuildCall2(cm->b, ft, cg_libm_fn(cm, name, ft), a, (unsigned)n, "");
   return half ? LLVMBuildFPTrunc(cm->b, r, cm->f16, "") : r;
 }
 
@@ -186,10 +183,9 @@ static LLVMValueRef complex_runtime(cg_function *f, int op, LLVMValueRef a, LLVM
   LLVMBuildStore(b, a, sa);
   if (c)
     LLVMBuildStore(b, c, sc);
-  LLVMTypeRef ft = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->i32, cm->i32, cm->ptr, cm->ptr, cm->ptr}, 5, 0);
   LLVMValueRef args[5] = {LLVMConstInt(cm->i32, (unsigned long long)op, 0), LLVMConstInt(cm->i32, dbl, 0), sa,
                           c ? sc : LLVMConstNull(cm->ptr), so};
-  LLVMBuildCall2(b, ft, cg_runtime_fn(cm, "hlo_rt_complex_op", ft), args, 5, "");
+  cg_runtime_call(cm, CG_RT_hlo_rt_complex_op, args, 5, "");
   return LLVMBuildLoad2(b, t, so, "cres");
 }
 

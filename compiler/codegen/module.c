@@ -261,9 +261,7 @@ LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s) {
   (void)first;
   LLVMBuildStore(b, LLVMConstNull(cm->ptr), slot);
   LLVMPositionBuilderAtEnd(b, cur);
-  LLVMTypeRef alloc_t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->i64}, 2, 0);
-  LLVMValueRef p = LLVMBuildCall2(b, alloc_t, cg_runtime_fn(cm, "hlo_rt_alloc", alloc_t),
-                                  (LLVMValueRef[]){f->ctx_arg, cg_i64(cm, bytes)}, 2, "heap");
+  LLVMValueRef p = cg_runtime_call(cm, CG_RT_hlo_rt_alloc, (LLVMValueRef[]){f->ctx_arg, cg_i64(cm, bytes)}, 2, "heap");
   LLVMBuildStore(b, p, slot);
   /* Out of memory: fail. */
   LLVMValueRef isnull = LLVMBuildICmp(b, LLVMIntEQ, p, LLVMConstNull(cm->ptr), "oom");
@@ -271,9 +269,8 @@ LLVMValueRef cg_alloc_leaf(cg_function *f, const ir_shape *s) {
   LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "alloc.fail");
   LLVMBuildCondBr(b, isnull, bad, ok);
   LLVMPositionBuilderAtEnd(b, bad);
-  LLVMTypeRef err_t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr}, 1, 0);
   LLVMValueRef msg = LLVMBuildGlobalStringPtr(b, "out of memory allocating a buffer", "oom.msg");
-  LLVMValueRef st = LLVMBuildCall2(b, err_t, cg_runtime_fn(cm, "hlo_rt_error", err_t), &msg, 1, "st");
+  LLVMValueRef st = cg_runtime_call(cm, CG_RT_hlo_rt_error, &msg, 1, "st");
   LLVMBuildStore(b, st, f->fail_slot);
   LLVMBuildBr(b, f->fail_bb);
   LLVMPositionBuilderAtEnd(b, ok);
@@ -404,11 +401,6 @@ LLVMValueRef cg_flatten(cg_function *f, LLVMValueRef *idx, const int64_t *dims, 
 
 /* ---- calls ------------------------------------------------------------------------------ */
 
-LLVMValueRef cg_runtime_fn(cg_module *cm, const char *name, LLVMTypeRef fn_type) {
-  LLVMValueRef f = LLVMGetNamedFunction(cm->mod, name);
-  return f ? f : LLVMAddFunction(cm->mod, name, fn_type);
-}
-
 LLVMValueRef cg_intrinsic(cg_module *cm, const char *name, LLVMTypeRef type, int n_args) {
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   LLVMTypeRef tys[1] = {type};
@@ -507,12 +499,11 @@ static void function_end(cg_function *f) {
   LLVMPositionBuilderAtEnd(b, f->fail_bb);
   LLVMBuildBr(b, exit_bb);
   LLVMPositionBuilderAtEnd(b, exit_bb);
-  LLVMTypeRef free_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->ptr}, 2, 0);
   for (int i = 0; i < f->n_heap; i++) {
     if (!f->heap[i].slot)
       continue; /* an arena buffer */
     LLVMValueRef p = LLVMBuildLoad2(b, cm->ptr, f->heap[i].slot, "p");
-    LLVMBuildCall2(b, free_t, cg_runtime_fn(cm, "hlo_rt_free", free_t), (LLVMValueRef[]){f->ctx_arg, p}, 2, "");
+    cg_runtime_call(cm, CG_RT_hlo_rt_free, (LLVMValueRef[]){f->ctx_arg, p}, 2, "");
   }
   LLVMBuildRet(b, LLVMBuildLoad2(b, cm->ptr, f->fail_slot, "status"));
   for (int i = 0; i < f->comp->n_instrs; i++) {
@@ -773,7 +764,6 @@ static void free_dead_buffers(cg_function *f, int i, const int *last) {
                   "its planned end %d", f->current ? f->current->name.p : "?", last[i], f->heap[h].planned_to);
         break;
       }
-  LLVMTypeRef free_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->ptr}, 2, 0);
   for (int h = 0; h < f->n_heap; h++) {
     if (f->heap[h].until < 0 || f->heap[h].until > i)
       continue;
@@ -784,7 +774,7 @@ static void free_dead_buffers(cg_function *f, int i, const int *last) {
       continue;
     }
     LLVMValueRef p = LLVMBuildLoad2(cm->b, cm->ptr, f->heap[h].slot, "dead");
-    LLVMBuildCall2(cm->b, free_t, cg_runtime_fn(cm, "hlo_rt_free", free_t), (LLVMValueRef[]){f->ctx_arg, p}, 2, "");
+    cg_runtime_call(cm, CG_RT_hlo_rt_free, (LLVMValueRef[]){f->ctx_arg, p}, 2, "");
     LLVMBuildStore(cm->b, LLVMConstNull(cm->ptr), f->heap[h].slot);
     f->heap[h].until = INT_MAX; /* freed: the exit path frees the null it now holds */
   }
@@ -1048,9 +1038,8 @@ static LLVMValueRef emit_run(cg_module *cm, const char *name, int64_t arena) {
   LLVMValueRef frame = LLVMConstNull(cm->ptr);
   if (arena > 0) {
     LLVMValueRef st_slot = LLVMBuildAlloca(b, cm->ptr, "st");
-    LLVMTypeRef acq_t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->ptr}, 3, 0);
-    frame = LLVMBuildCall2(b, acq_t, cg_runtime_fn(cm, "hlo_rt_arena_acquire", acq_t),
-                           (LLVMValueRef[]){ctx, cg_i64(cm, arena), st_slot}, 3, "arena");
+    frame = cg_runtime_call(cm, CG_RT_hlo_rt_arena_acquire, (LLVMValueRef[]){ctx, cg_i64(cm, arena), st_slot}, 3,
+                            "arena");
     LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(cm->ctx, run, "ok");
     LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(cm->ctx, run, "no.arena");
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, frame, LLVMConstNull(cm->ptr), ""), bad, ok);
@@ -1061,8 +1050,7 @@ static LLVMValueRef emit_run(cg_module *cm, const char *name, int64_t arena) {
   LLVMValueRef st = LLVMBuildCall2(b, cm->comp_fn_type, cm->comp_fns[cm->ir->entry->id],
                                    (LLVMValueRef[]){ctx, LLVMGetParam(run, 1), LLVMGetParam(run, 2), frame}, 4, "st");
   if (arena > 0) {
-    LLVMTypeRef rel_t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->ptr}, 2, 0);
-    LLVMBuildCall2(b, rel_t, cg_runtime_fn(cm, "hlo_rt_arena_release", rel_t), (LLVMValueRef[]){ctx, frame}, 2, "");
+    cg_runtime_call(cm, CG_RT_hlo_rt_arena_release, (LLVMValueRef[]){ctx, frame}, 2, "");
   }
   LLVMBuildRet(b, st);
   return run;
@@ -1170,16 +1158,7 @@ hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx, LL
     LLVMDisposeTargetData(td);
   }
   cm.b = LLVMCreateBuilderInContext(ctx);
-  cm.ptr = LLVMPointerTypeInContext(ctx, 0);
-  cm.i1 = LLVMInt1TypeInContext(ctx);
-  cm.i8 = LLVMInt8TypeInContext(ctx);
-  cm.i16 = LLVMInt16TypeInContext(ctx);
-  cm.i32 = LLVMInt32TypeInContext(ctx);
-  cm.i64 = LLVMInt64TypeInContext(ctx);
-  cm.f16 = LLVMHalfTypeInContext(ctx);
-  cm.f32 = LLVMFloatTypeInContext(ctx);
-  cm.f64 = LLVMDoubleTypeInContext(ctx);
-  cm.void_t = LLVMVoidTypeInContext(ctx);
+  cg_module_types_init(&cm, ctx);
   cm.comp_fn_type = LLVMFunctionType(cm.ptr, (LLVMTypeRef[]){cm.ptr, cm.ptr, cm.ptr, cm.ptr}, 4, 0);
   cm.comp_fns = calloc((size_t)m->n_comps + 1, sizeof *cm.comp_fns);
   cm.frame_bytes = calloc((size_t)m->n_comps + 1, sizeof *cm.frame_bytes);

@@ -1,5 +1,5 @@
 /* rng.c — lowers rng, rng-bit-generator and rng-get-and-update-state to the runtime's
- * hlo_rt_rng, hlo_rt_rng_bits and hlo_rt_rng_state (runtime/src/rt_rng.c).  rng of f16/bf16
+ * hlo_rt_rng, hlo_rt_rng_bits and hlo_rt_rng_state (runtime/src/kernels/rt_rng.c).  rng of f16/bf16
  * draws f32 values into a scratch buffer and rounds them; RNG_DEFAULT is PHILOX, as on XLA's
  * CPU backend.  Tests: testdata/golden/rng_*, conformance rng-bit-generator.
  */
@@ -35,21 +35,18 @@ void cg_lower_rng_bit_generator(cg_function *f, ir_instr *in) {
   for (int d = 0; d < rank; d++)
     LLVMBuildStore(cm->b, cg_i64(cm, data->dims[d]),
                    LLVMBuildGEP2(cm->b, cm->i64, dims, (LLVMValueRef[]){cg_i64(cm, d)}, 1, ""));
-  LLVMTypeRef t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->i32, cm->ptr, cm->i32, cm->ptr, cm->ptr, cm->i32,
-                                                              cm->i32, cm->ptr}, 8, 0);
   LLVMValueRef args[8] = {i32c(cm, alg == IR_RNG_ALG_THREE_FRY ? 0 : 1), f->values[in->operands[0]->id].leaves[0],
                           i32c(cm, n_state), r.leaves[0], r.leaves[1],
                           i32c(cm, ir_etype_table[data->et].storage_bytes), i32c(cm, rank), dims};
-  cg_fail_if_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_rng_bits", t), args, 8, "st"));
+  cg_fail_if_status(f, cg_runtime_call(cm, CG_RT_hlo_rt_rng_bits, args, 8, "st"));
   f->values[in->id] = r;
 }
 
 void cg_lower_rng_state(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   cg_value r = cg_result_value(f, in);
-  LLVMTypeRef t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->ptr}, 3, 0);
-  LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_rng_state", t),
-                 (LLVMValueRef[]){f->ctx_arg, cg_i64(cm, in->attrs.u.rng_state.delta), r.leaves[0]}, 3, "");
+  cg_runtime_call(cm, CG_RT_hlo_rt_rng_state,
+                  (LLVMValueRef[]){f->ctx_arg, cg_i64(cm, in->attrs.u.rng_state.delta), r.leaves[0]}, 3, "");
   f->values[in->id] = r;
 }
 
@@ -86,12 +83,10 @@ void cg_lower_rng(cg_function *f, ir_instr *in) {
     w.et = IR_F32;
     out = cg_alloc_leaf(f, &w);
   }
-  LLVMTypeRef t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i32, cm->i32, cm->i32, cm->i32, cm->ptr,
-                                                                 cm->ptr, cm->ptr, cm->i64}, 9, 0);
   LLVMValueRef args[9] = {f->ctx_arg, i32c(cm, in->attrs.u.rng.distribution == IR_RNG_NORMAL), i32c(cm, flt),
                           i32c(cm, wide ? 4 : bytes), i32c(cm, ir_etype_is_signed(et)), bound(f, in, 0, wide),
                           bound(f, in, 1, wide), out, cg_i64(cm, n)};
-  LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_rng", t), args, 9, "");
+  cg_runtime_call(cm, CG_RT_hlo_rt_rng, args, 9, "");
   if (wide) {
     cg_loop l = cg_loop_begin(f, cg_i64(cm, n), "rng.narrow");
     cg_store(f, et, r.leaves[0], l.i, cg_convert(f, cg_load(f, IR_F32, out, l.i), IR_F32, et));

@@ -206,14 +206,11 @@ void cg_lower_sort(cg_function *f, ir_instr *in) {
   sort_key key = {0};
   bool simple = simple_comparator(in, &key);
   LLVMValueRef less = simple ? LLVMConstNull(cm->ptr) : emit_less(f, in);
-  LLVMTypeRef t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->i32, cm->ptr, cm->ptr, cm->ptr, cm->i64,
-                                                              cm->i64, cm->i64, cm->i32, cm->i32, cm->i32, cm->i64,
-                                                              cm->ptr}, 13, 0);
   LLVMValueRef args[13] = {f->ctx_arg, i32c(cm, n), array_of(f, cm->ptr, ins, n), array_of(f, cm->ptr, outs, n),
                            array_of(f, cm->i32, bytes, n), cg_i64(cm, outer), cg_i64(cm, s->rank ? s->dims[dim] : 1),
                            cg_i64(cm, inner), i32c(cm, key.op), i32c(cm, key.kind), i32c(cm, key.descending),
                            LLVMConstInt(cm->i64, key.inf_bits, 0), less};
-  cg_fail_if_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_sort", t), args, 13, "st"));
+  cg_fail_if_status(f, cg_runtime_call(cm, CG_RT_hlo_rt_sort, args, 13, "st"));
   f->values[in->id] = r;
 }
 
@@ -231,12 +228,10 @@ void cg_lower_topk(cg_function *f, ir_instr *in) {
     rows *= s->dims[d];
   bool largest = in->attrs.u.topk.has_largest ? in->attrs.u.topk.largest : true;
   cg_value r = cg_result_value(f, in);
-  LLVMTypeRef t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr, cm->ptr, cm->i32, cm->i64,
-                                                              cm->i64, cm->i64, cm->i32, cm->i32, cm->i64}, 11, 0);
   LLVMValueRef args[11] = {f->ctx_arg, f->values[in->operands[0]->id].leaves[0], r.leaves[0], r.leaves[1],
                            i32c(cm, ir_etype_table[et].storage_bytes), cg_i64(cm, rows), cg_i64(cm, n),
                            cg_i64(cm, in->attrs.u.topk.k), i32c(cm, kind), i32c(cm, largest),
                            LLVMConstInt(cm->i64, ir_etype_is_float(et) ? inf_bits_of(et) : 0, 0)};
-  cg_fail_if_status(f, LLVMBuildCall2(cm->b, t, cg_runtime_fn(cm, "hlo_rt_topk", t), args, 11, "st"));
+  cg_fail_if_status(f, cg_runtime_call(cm, CG_RT_hlo_rt_topk, args, 11, "st"));
   f->values[in->id] = r;
 }

@@ -501,7 +501,7 @@ static LLVMValueRef libm(cg_function *f, const char *name, LLVMValueRef *args, u
   cg_module *cm = f->cm;
   LLVMTypeRef ats[2] = {cm->f64, cm->f64};
   LLVMTypeRef ft = LLVMFunctionType(cm->f64, ats, n, 0);
-  return LLVMBuildCall2(cm->b, ft, cg_runtime_fn(cm, name, ft), args, n, "");
+  return LLVMBuildCall2(cm->b, ft, cg_libm_fn(cm, name, ft), args, n, "");
 }
 
 static LLVMValueRef exp_flush(const vm *v, LLVMValueRef x) { return exp_core(v, x, !v->dbl); }

@@ -216,7 +216,7 @@ static void link_argv(const char *obj, const char *out, const char *rt, const ch
     argv[n++] = "cc";
   const char *rest[] = {"-shared", soname, "-o", out, obj, rt,
 #ifdef HLOC_DNNL_LIBS
-                        HLOC_DNNL_LIBS, HLOC_GOMP_LIB, /* runtime/src/rt_dnnl.c */
+                        HLOC_DNNL_LIBS, HLOC_GOMP_LIB, /* runtime/src/kernels/rt_dnnl.c */
 #endif
                         "-lffi", "-lm", "-lpthread", "-ldl", NULL};
   memcpy(argv + n, rest, sizeof rest);

@@ -1632,7 +1632,7 @@ static bool a_api_version(attr_ctx *x) {
                                       "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
   /* XLA's parser maps every name of its CustomCallApiVersion enum, API_VERSION_UNSPECIFIED (0)
    * included, and its printer writes every value but ORIGINAL: older dumps carry UNSPECIFIED.
-   * What running it does is the runtime's matter (runtime/src/custom_call.c). */
+   * What running it does is the runtime's matter (runtime/src/context/custom_call.c). */
   for (int i = 0; i < 5; i++)
     if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
       x->in->attrs.u.custom_call.api_version = (ir_custom_call_api)i;

@@ -287,7 +287,7 @@ ir_shape *shape_infer_fft(shape_ctx *x, ir_instr *in) {
   case IR_FFT_FFT:
   case IR_FFT_IFFT:
     /* As XLA's shape inference: any trailing dims (the operand is zero-padded or cut to
-     * fft_length, the result has the operand's shape: runtime/src/rt_fft.c). */
+     * fft_length, the result has the operand's shape: runtime/src/kernels/rt_fft.c). */
     if (!cx)
       return shape_fail(x, in, "FFT and IFFT need a complex operand, not %s", shape_et_name(s->et));
     break;

@@ -86,7 +86,7 @@ class ContextOptions(ctypes.Structure):
 
 
 class StatusRec(ctypes.Structure):
-    """struct hlo_status_rec (runtime/src/status.c): read only when the model does not export
+    """struct hlo_status_rec (runtime/src/base/status.c): read only when the model does not export
     hlo_status_code_of / hlo_status_message / hlo_status_free (today's models do not)."""
     _fields_ = [("code", ctypes.c_int), ("is_static", ctypes.c_int), ("message", ctypes.c_char_p)]
 

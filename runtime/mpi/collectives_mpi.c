@@ -35,7 +35,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "collectives_internal.h"
+#include "context/collectives_internal.h"
 #include "hlo/rt.h"
 #include "hlo/runtime_mpi.h"
 

@@ -45,7 +45,7 @@ void hlo_context_options_init(hlo_context_options *o);
 HLO_MUST_USE hlo_status hlo_context_create(const hlo_context_options *opts, hlo_context **out_ctx);
 void hlo_context_destroy(hlo_context *ctx);
 
-/* Cancellation (thread-safe; runtime/src/cancel.c).  hlo_context_cancel may be called from
+/* Cancellation (thread-safe; runtime/src/context/cancel.c).  hlo_context_cancel may be called from
  * any thread: a model call running on ctx returns an HLO_CANCELLED status at its next while-
  * loop back-edge, after freeing the buffers it allocated, and so does every later call until
  * hlo_context_reset_cancel.  Straight-line code between back-edges is not interrupted.
@@ -115,7 +115,7 @@ HLO_MUST_USE hlo_status hlo_custom_call_add_library(hlo_context *ctx, const char
 HLO_MUST_USE hlo_status hlo_custom_call_resolve_all(hlo_context *ctx, const hlo_module_desc *desc);
 
 /* Weights from a file without a copy: bytes [offset, offset + bytes) of the file at path,
- * mapped read-only (runtime/src/mapping.c).  hlo_mapping_data() is the region's first byte:
+ * mapped read-only (runtime/src/context/mapping.c).  hlo_mapping_data() is the region's first byte:
  * pass it as a parameter's buffer when the file holds that parameter's dense little-endian
  * row-major data at an offset that is a multiple of its element size (a .npy's data, a
  * safetensors tensor; docs/abi.md).  The model only reads parameters.  hlo_unmap releases it

@@ -6,7 +6,7 @@
  * XLA_FFI_API_MINOR 1): every struct starts with its size and an extension pointer, the
  * execution stages count INSTANTIATE 0 to EXECUTE 3, and the function table runs from
  * XLA_FFI_Error_Create to XLA_FFI_RunId_Get.  What the runtime does with each function is in
- * docs/custom-call.md ("API_VERSION_TYPED_FFI"); the runtime side is runtime/src/xla_ffi.c.
+ * docs/custom-call.md ("API_VERSION_TYPED_FFI"); the runtime side is runtime/src/context/xla_ffi.c.
  * Plain C; nothing here depends on the rest of hloc.
  */
 #ifndef HLO_XLA_FFI_H

@@ -1,8 +1,10 @@
 /* context.c — hlo_context (hlo/runtime.h) and the context services models call
- * (hlo/rt_parallel.h): options, the thread pool behind parallel loops (started lazily, so a
- * small model pays nothing for it), the infeed/outfeed queues (mutex-protected FIFOs of
- * copied buffers, thread-safe), the custom-call registry and resolver, the replica identity.
- * Model calls are thread-compatible: one at a time per context.  Tests: context_test.c.
+ * (hlo/rt_abi.def, hlo/rt_parallel.h): options, the thread pool behind parallel loops (started
+ * lazily, so a small model pays nothing for it), the arena, the custom-call registry and
+ * resolver, the replica identity.  The services on top of the context (feeds.c, channels.c,
+ * ...) are reached from here only through their teardown table at destroy (services.h says
+ * why).  Model calls are thread-compatible: one at a time per context.
+ * Tests: context_test.c.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "context_internal.h"
+#include "services.h"
 
 #define HLO_PUBLIC __attribute__((visibility("default")))
 
@@ -64,16 +67,6 @@ HLO_PUBLIC hlo_status hlo_context_create(const hlo_context_options *opts, hlo_co
   return NULL;
 }
 
-static void drain(hlo_feed_queue *q) {
-  for (hlo_feed_item *it = q->head; it;) {
-    hlo_feed_item *next = it->next;
-    free(it);
-    it = next;
-  }
-  q->head = q->tail = NULL;
-  q->count = 0;
-}
-
 static void free_targets(hlo_custom_target *t, int n) {
   for (int i = 0; i < n; i++)
     free(t[i].name);
@@ -98,9 +91,8 @@ HLO_PUBLIC void hlo_context_destroy(hlo_context *c) {
   if (!c)
     return;
   pool_stop(&c->pool);
-  drain(&c->infeed);
-  drain(&c->outfeed);
-  hlo_ctx_channels_free(c);
+  for (const hlo_ctx_teardown_fn *t = hlo_ctx_teardowns; *t; t++)
+    (*t)(c);
   free_targets(c->targets, c->n_targets);
   free_targets(c->resolved, c->n_resolved);
   for (int i = 0; i < c->n_libs; i++)
@@ -118,7 +110,7 @@ HLO_PUBLIC void hlo_context_destroy(hlo_context *c) {
 /* Was ctx made by a runtime with this layout?  (See context_internal.h.) */
 bool hlo_ctx_same_layout(const hlo_context *c) { return c->magic == HLO_CONTEXT_MAGIC && c->layout_size == sizeof *c; }
 
-static hlo_status foreign_context(const char *what) {
+hlo_status hlo_ctx_foreign(const char *what) {
   return hlo_status_make(HLO_FAILED_PRECONDITION,
                          "%s: the context was made by another version of the hloc runtime; rebuild the model", what);
 }
@@ -256,7 +248,7 @@ HLO_RT_CTX_EXPORT void hlo_rt_parallel_for(hlo_context *c, int64_t n, hlo_rt_ran
 
 HLO_PUBLIC hlo_status hlo_context_set_arena(hlo_context *c, void *buffer, size_t nbytes) {
   if (!c || !hlo_ctx_same_layout(c))
-    return foreign_context("hlo_context_set_arena");
+    return hlo_ctx_foreign("hlo_context_set_arena");
   if (buffer && ((uintptr_t)buffer & 63))
     return hlo_status_make(HLO_INVALID_ARGUMENT, "hlo_context_set_arena: the buffer must be 64-byte aligned");
   if (!c->arena_borrowed)
@@ -318,125 +310,6 @@ void hlo_ctx_scratch_give(hlo_context *c, void *scratch) {
 HLO_RT_CTX_EXPORT void hlo_rt_arena_release(hlo_context *c, void *arena) {
   if (!c || !hlo_ctx_same_layout(c))
     free(arena);
-}
-
-/* ---- feeds ------------------------------------------------------------------------------- */
-
-hlo_status hlo_ctx_queue_push(hlo_context *c, hlo_feed_queue *q, const void *data, size_t n, int32_t dtype, int32_t rank,
-                       const int64_t *dims) {
-  if (n > SIZE_MAX - sizeof(hlo_feed_item))
-    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "a feed buffer of %zu bytes is too large", n);
-  hlo_feed_item *it = malloc(sizeof *it + n);
-  if (!it)
-    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory queueing %zu bytes", n);
-  it->next = NULL;
-  it->nbytes = n;
-  it->dtype = dtype;
-  it->rank = rank;
-  if (rank > 0)
-    memcpy(it->dims, dims, (size_t)rank * sizeof *dims);
-  if (n)
-    memcpy(it->data, data, n);
-  pthread_mutex_lock(&c->mu);
-  if (q->tail)
-    q->tail->next = it;
-  else
-    q->head = it;
-  q->tail = it;
-  q->count++;
-  pthread_cond_broadcast(&c->feed_cv);
-  pthread_mutex_unlock(&c->mu);
-  return NULL;
-}
-
-hlo_feed_item *hlo_ctx_queue_pop(hlo_context *c, hlo_feed_queue *q) {
-  pthread_mutex_lock(&c->mu);
-  hlo_feed_item *it = q->head;
-  if (it) {
-    q->head = it->next;
-    if (!q->head)
-      q->tail = NULL;
-    q->count--;
-  }
-  pthread_mutex_unlock(&c->mu);
-  return it;
-}
-
-HLO_PUBLIC hlo_status hlo_infeed_push(hlo_context *c, const void *data, size_t nbytes) {
-  if (!c || (!data && nbytes))
-    return hlo_status_make(HLO_INVALID_ARGUMENT, "hlo_infeed_push: no context or no data");
-  return hlo_ctx_queue_push(c, &c->infeed, data, nbytes, -1, -1, NULL);
-}
-
-/* Hands a popped item's data to the caller in a malloc'd copy (with its element type, rank
- * and dims where asked) and frees the item. */
-hlo_status hlo_ctx_item_take(hlo_feed_item *it, void **out_data, size_t *out_nbytes, int32_t *out_dtype,
-                             int32_t *out_rank, int64_t *out_dims) {
-  void *data = malloc(it->nbytes ? it->nbytes : 1);
-  if (!data) {
-    free(it);
-    return hlo_status_make(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  memcpy(data, it->data, it->nbytes);
-  *out_data = data;
-  *out_nbytes = it->nbytes;
-  if (out_dtype)
-    *out_dtype = it->dtype;
-  if (out_rank)
-    *out_rank = it->rank;
-  if (out_dims && it->rank > 0)
-    memcpy(out_dims, it->dims, (size_t)it->rank * sizeof *out_dims);
-  free(it);
-  return NULL;
-}
-
-HLO_PUBLIC hlo_status hlo_outfeed_pop_array(hlo_context *c, void **out_data, size_t *out_nbytes, int32_t *out_dtype,
-                                            int32_t *out_rank, int64_t *out_dims) {
-  hlo_feed_item *it = c ? hlo_ctx_queue_pop(c, &c->outfeed) : NULL;
-  if (!it)
-    return hlo_status_make(HLO_FAILED_PRECONDITION, "the outfeed queue is empty");
-  return hlo_ctx_item_take(it, out_data, out_nbytes, out_dtype, out_rank, out_dims);
-}
-
-HLO_PUBLIC hlo_status hlo_outfeed_pop(hlo_context *c, void **out_data, size_t *out_nbytes) {
-  return hlo_outfeed_pop_array(c, out_data, out_nbytes, NULL, NULL, NULL);
-}
-
-HLO_PUBLIC size_t hlo_outfeed_count(hlo_context *c) {
-  if (!c)
-    return 0;
-  pthread_mutex_lock(&c->mu);
-  size_t n = c->outfeed.count;
-  pthread_mutex_unlock(&c->mu);
-  return n;
-}
-
-HLO_RT_CTX_EXPORT hlo_status hlo_rt_infeed(hlo_context *c, void *dst, int64_t nbytes) {
-  if (c && !hlo_ctx_same_layout(c))
-    return foreign_context("infeed");
-  hlo_feed_item *it = c ? hlo_ctx_queue_pop(c, &c->infeed) : NULL;
-  if (!it)
-    return hlo_status_make(HLO_FAILED_PRECONDITION, "infeed: the queue is empty (the model wants %lld bytes)",
-                           (long long)nbytes);
-  hlo_status s = NULL;
-  if ((int64_t)it->nbytes != nbytes)
-    s = hlo_status_make(HLO_FAILED_PRECONDITION, "infeed: the next buffer has %zu bytes but the model wants %lld",
-                        it->nbytes, (long long)nbytes);
-  else if (nbytes)
-    memcpy(dst, it->data, (size_t)nbytes);
-  free(it);
-  return s;
-}
-
-HLO_RT_CTX_EXPORT hlo_status hlo_rt_outfeed(hlo_context *c, const void *src, int64_t nbytes, int32_t dtype,
-                                            int32_t rank, const int64_t *dims) {
-  if (!c)
-    return hlo_status_make(HLO_FAILED_PRECONDITION, "outfeed: the model was called without a context");
-  if (!hlo_ctx_same_layout(c))
-    return foreign_context("outfeed");
-  if (nbytes < 0 || rank < 0 || rank > HLO_FEED_MAX_RANK || (rank > 0 && !dims))
-    return hlo_status_make(HLO_INTERNAL, "outfeed: bad buffer description");
-  return hlo_ctx_queue_push(c, &c->outfeed, src, (size_t)nbytes, dtype, rank, dims);
 }
 
 /* ---- custom calls ------------------------------------------------------------------------ */
@@ -537,7 +410,7 @@ HLO_RT_CTX_EXPORT hlo_status hlo_rt_custom_call_resolve(hlo_context *c, const ch
                                      target);
   }
   if (!hlo_ctx_same_layout(c))
-    return foreign_context("custom call");
+    return hlo_ctx_foreign("custom call");
   pthread_mutex_lock(&c->mu);
   bool cached = find_target(c->targets, c->n_targets, target) || find_target(c->resolved, c->n_resolved, target);
   void *fn = lookup(c, target);

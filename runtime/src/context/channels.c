@@ -21,6 +21,7 @@
 #include "collectives_internal.h"
 #include "context_internal.h"
 #include "hlo/rt.h"
+#include "services.h"
 
 #define HLO_PUBLIC __attribute__((visibility("default")))
 
@@ -206,6 +207,8 @@ static void free_request(hlo_context *c, hlo_chan_request *r) {
   free(r);
 }
 
+/* The channels' teardown (services.h): frees the channel table and the requests nobody
+ * finished. */
 void hlo_ctx_channels_free(hlo_context *c) {
   while (c->requests) {
     hlo_chan_request *r = c->requests;

@@ -3,7 +3,7 @@
  * instruction set, packing of A blocks and B panels into micro-panels, the blocked loop nest
  * and the public entry points hlo_rt_gemm_SUF, hlo_rt_gemm_strided_SUF (with an epilogue:
  * hlo_rt_gemm_strided_epi_SUF) and hlo_rt_gemm_indexed_SUF.  Not a header:
- * nothing else includes it.  Tests: runtime/src/rt_gemm_test.c.
+ * nothing else includes it.  Tests: runtime/src/kernels/rt_gemm_test.c.
  */
 #define GEMM_CAT2(a, b) a##_##b
 #define GEMM_CAT(a, b) GEMM_CAT2(a, b)

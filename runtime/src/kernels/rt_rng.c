@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "context_internal.h"
+#include "context/context_internal.h"
 #include "hlo/rt.h"
 
 /* ---- the two block ciphers ---------------------------------------------------------------- */

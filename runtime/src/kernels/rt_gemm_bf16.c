@@ -9,7 +9,7 @@
  * are widened to f32 and hlo_rt_gemm_strided_f32 runs (an AVX512_BF16 kernel on the same
  * layout is there for hosts where vdpbf16ps pays, chosen with HLO_GEMM_BF16=avx512).  Threads as
  * in rt_gemm.c: each computes its own slice of C with its own buffers.  Numerics and timings:
- * docs/performance-gemm.md.  Tests: runtime/src/rt_gemm_test.c.
+ * docs/performance-gemm.md.  Tests: runtime/src/kernels/rt_gemm_test.c.
  */
 #include <stdatomic.h>
 #include <stdint.h>

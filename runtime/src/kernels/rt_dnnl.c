@@ -15,7 +15,7 @@
  */
 #include <stdint.h>
 
-#include "context_internal.h"
+#include "context/context_internal.h"
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
 

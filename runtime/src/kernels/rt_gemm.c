@@ -7,7 +7,7 @@
  * the running CPU, since libhlort is built once and runs on many machines.  On the context's
  * thread pool each thread computes its own slice of C (columns or rows) from start to end with
  * its own packing buffers, or whole batches.  Measurements: docs/performance-gemm.md.  Tests:
- * runtime/src/rt_gemm_test.c.
+ * runtime/src/kernels/rt_gemm_test.c.
  */
 #include <math.h>
 #include <stdint.h>

@@ -5,7 +5,7 @@
  * in double precision on a complex work array and is rounded to the result type once.
  * Semantics follow XLA (its HloEvaluator's FftTransform): FFT/IFFT operands are zero-padded or
  * cut to fft_length and results cut or zero-padded to the result shape; a zero fft_length
- * gives zeros.  Tests: runtime/src/rt_fft_test.c, testdata/golden/fft_*, conformance fft.
+ * gives zeros.  Tests: runtime/src/kernels/rt_fft_test.c, testdata/golden/fft_*, conformance fft.
  */
 #include <math.h>
 #include <stdatomic.h>

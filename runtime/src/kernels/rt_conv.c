@@ -4,7 +4,7 @@
  * dilation and (through a negative kernel stride) reversal; f32 in, f32 accumulation, f32
  * out.  Output rows (batch x output height) are split over the context's thread pool; a row
  * is vectorized along the width when the input's width is unit-stride, else along features.
- * Tests: runtime/src/rt_conv_test.c.
+ * Tests: runtime/src/kernels/rt_conv_test.c.
  */
 #include <stdint.h>
 

@@ -2,7 +2,7 @@
  * copy (hlo/runtime.h: hlo_map_file).  The region may start anywhere: the mapping starts at
  * the page below it and the data pointer is offset into it.  The pages belong to the page
  * cache, so a weight file mapped by several processes is in memory once.
- * Tests: runtime/src/mapping_test.c.
+ * Tests: runtime/src/context/mapping_test.c.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -61,7 +61,7 @@ typedef struct hlo_coll_backend {
                          const void *const **out_all);
   /* Ends the collective: after every replica released, the views are dead. */
   hlo_status (*release)(void *impl, int32_t replica);
-  /* Point-to-point transfers of send/recv between replicas (runtime/src/channels.c), matched
+  /* Point-to-point transfers of send/recv between replicas (runtime/src/context/channels.c), matched
    * by (from, to, tag = channel id) in the order they were started, as MPI matches them.
    * `shape` is the leaf's shape as text ("f32[4]"): a receive whose shape differs from the
    * message's fails at wait with a message naming both.  send_start never waits for the

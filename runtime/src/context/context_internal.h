@@ -1,5 +1,6 @@
 /* context_internal.h — the inside of hlo_context, for runtime/src files only (context.c owns
- * it; channels.c and the collective layer hang their state here too).
+ * it; the queues (queue.c), channels.c and the collective layer hang their state here too;
+ * how the files of runtime/src/context/ depend on each other: services.h).
  * Locking: `mu` guards the feed queues, the channel table and requests, the custom-call
  * tables and the pool start-up; the pool has its own lock.  Everything else is written once
  * in hlo_context_create.
@@ -15,21 +16,7 @@
 
 #include "hlo/rt_parallel.h"
 #include "hlo/runtime.h"
-
-/* One queued infeed/outfeed buffer; dtype < 0 when it was pushed without a shape. */
-typedef struct hlo_feed_item {
-  struct hlo_feed_item *next;
-  size_t nbytes;
-  int32_t dtype;
-  int32_t rank;
-  int64_t dims[HLO_FEED_MAX_RANK];
-  _Alignas(16) unsigned char data[];
-} hlo_feed_item;
-
-typedef struct hlo_feed_queue {
-  hlo_feed_item *head, *tail;
-  size_t count;
-} hlo_feed_queue;
+#include "queue.h"
 
 typedef struct hlo_custom_target {
   char *name;
@@ -108,22 +95,8 @@ struct hlo_context {
   uint32_t next_request;
 };
 
-/* Queue primitives of context.c, for the other runtime files: push copies the buffer (dtype -1:
- * no element type; rank -1: no dimensions) and signals feed_cv; pop returns the head or NULL. */
-hlo_status hlo_ctx_queue_push(hlo_context *c, hlo_feed_queue *q, const void *data, size_t n, int32_t dtype,
-                              int32_t rank, const int64_t *dims);
-hlo_feed_item *hlo_ctx_queue_pop(hlo_context *c, hlo_feed_queue *q);
-/* Gives a popped item's bytes to the caller as a malloc'd copy (and its dtype, rank, dims
- * where the pointers are not NULL); frees the item, also on failure. */
-hlo_status hlo_ctx_item_take(hlo_feed_item *it, void **out_data, size_t *out_nbytes, int32_t *out_dtype,
-                             int32_t *out_rank, int64_t *out_dims);
-/* Pops the head of q, waiting up to timeout_ms (< 0: forever; 0: not at all) for a push
- * (feeds.c). */
-hlo_feed_item *hlo_ctx_queue_pop_waiting(hlo_context *c, hlo_feed_queue *q, int32_t timeout_ms);
-/* "f32[2,3]" (or "?[2,3]" without an element type, "?" with rank < 0) into buf (feeds.c). */
-const char *hlo_ctx_shape_text(char *buf, size_t size, int32_t dtype, int32_t rank, const int64_t *dims);
-/* Frees the channel table and the requests nobody finished (channels.c). */
-void hlo_ctx_channels_free(hlo_context *c);
+/* A FAILED_PRECONDITION status for `what` given a context of another runtime's layout. */
+hlo_status hlo_ctx_foreign(const char *what);
 /* The context's library scratch, at least `bytes`, 64-byte aligned, for the caller alone until
  * hlo_ctx_scratch_give; NULL when c is NULL or foreign, another call holds it, or memory is
  * short (the caller then allocates its own). */
