@@ -2,7 +2,7 @@
  * numerics (integer division by zero, shifts out of range, NaN-propagating min/max,
  * saturating conversions), the lowering rules, and the per-opcode table of rules (generated
  * from ir/opcodes.def) through which cg_lower_instr dispatches every instruction.
- * Tests: codegen_test.c, the golden suites.
+ * Tests: codegen_test.c (and its fake-op build, tests/fake_op.cmake), the golden suites.
  */
 #include <stdlib.h>
 #include <string.h>
