@@ -1,7 +1,7 @@
 /* hlo.y — the Bison grammar of XLA HLO text (module, computations, instructions, shapes,
  * attribute values, literals).  Declarative: every action is one call into
- * compiler/ir/build.c (irb_*), which interprets attribute values per opcode family,
- * resolves names and reports semantic errors.  Attribute values and literals are parsed
+ * compiler/ir/build.c (irb_*), which resolves names and reports semantic errors (attribute
+ * values are interpreted per opcode family in compiler/ir/attributes.c).  Attribute values and literals are parsed
  * into the generic ir_av tree; values hloc keeps verbatim arrive as one RAW token.
  * Built with bison -Wall -Werror; %expect 0.  Tests: testdata/parse/{ok,err}.
  */

@@ -1,7 +1,8 @@
 /* cg_internal.h — what the code generator's files share: the per-module and per-function
  * state, values as lists of leaf buffers (tuples exist only at compile time), element
  * load/store with storage<->compute conversion, loops over a shape's index space, calls of
- * computations, and the per-family lowering table (lower.c).
+ * computations, and the lowering rules that lower.c's per-opcode table dispatches to (the
+ * rule of each opcode is named in ir/opcodes.def).
  *
  * Design (docs/architecture.md): each HLO computation is one LLVM function
  *   ptr @hlo.comp.N(ptr ctx, ptr params, ptr results)   -> hlo_status (null = ok)
@@ -237,9 +238,28 @@ void cg_outline_value(cg_function *f, ir_instr *in, cg_value_lower_fn lower, boo
 LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i);
 /* Elementwise: the value of `in` given its operands' values v (in operand order). */
 LLVMValueRef cg_elementwise_apply(cg_function *f, ir_instr *in, LLVMValueRef *v);
-/* Lowers one instruction into f->values[in->id]. */
+/* Lowers one instruction into f->values[in->id]: forwarding and single-instruction loop kernels
+ * first, then the opcode's rule from cg_lower_rules. */
 void cg_lower_instr(cg_function *f, ir_instr *in);
-/* Per-family lowerers (data.c, control.c). */
+
+/* How code generation lowers one opcode (lower.c defines one per kind of op; ir/opcodes.def
+ * names each opcode's).  lower(f, in) sets f->values[in->id]; element, set for elementwise
+ * ops only, computes one result element from the operands' element values v (operand
+ * order), for plain loops and fused kernels alike (cg_elementwise_apply). */
+typedef struct cg_lower_rule {
+  void (*lower)(cg_function *f, ir_instr *in);
+  LLVMValueRef (*element)(cg_function *f, ir_instr *in, LLVMValueRef *v);
+} cg_lower_rule;
+/* Every rule opcodes.def names, declared from the table itself. */
+#define OP(e, s, a, fl, fam, rule) extern const cg_lower_rule rule;
+#include "ir/opcodes.def"
+#undef OP
+/* The rule of each opcode (lower.c), generated from opcodes.def. */
+extern const cg_lower_rule *const cg_lower_rules[IR_OP_COUNT];
+/* The elementwise lowering of an instruction: lowered as one loop (or inline for a scalar)
+ * over its rule's element function; the `lower` of every elementwise rule. */
+void cg_lower_elementwise(cg_function *f, ir_instr *in);
+/* Lowerers that rules call (data.c, control.c). */
 void cg_lower_data(cg_function *f, ir_instr *in, LLVMValueRef out);
 /* A tuple-shaped constant: one global per leaf literal (data.c). */
 void cg_lower_tuple_constant(cg_function *f, ir_instr *in);
@@ -313,7 +333,8 @@ LLVMValueRef cg_convert(cg_function *f, LLVMValueRef v, ir_etype from, ir_etype 
 LLVMValueRef cg_fp_to_int_sat(cg_function *f, LLVMValueRef v, LLVMTypeRef t, bool is_signed);
 /* A computed value of type et (in its compute type) rounded to what a buffer of et holds:
  * bf16 and the 8- and 4-bit floats compute in f32 but hold fewer bits; every other type is
- * returned as it is.  Fused loops round each computed member so (XLA's per-op rounding). */
+ * returned as it is.  Fused loops round only at narrowing converts; other members keep f32
+ * precision until the value is stored (XLA's xla_allow_excess_precision; fused.c `rounds`). */
 LLVMValueRef cg_round_to(cg_function *f, ir_etype et, LLVMValueRef v);
 /* bf16 values that are only moved: the bits a widened value came from (NULL when it was
  * computed), and the widening of such bits; cg_store writes moved bits back unchanged. */

@@ -3,8 +3,8 @@
  * (unoptimized, and again after LLVM's default<O2>) -> JIT -> SYM_run on C buffers.
  * Covers XLA's edge numerics (integer division by zero and INT_MIN/-1, shifts out of range,
  * NaN in max/min, saturating float->int, bf16 rounding, complex divide/sqrt), data movement,
- * control flow, fft and its plan-releasing destructor, the ABI description, and the error of an
- * op no lowering handles yet.  Expected values are computed by hand or by C's libm in this
+ * control flow, fft and its plan-releasing destructor, the ABI description, the per-opcode table
+ * of lowering rules, and the error of an op that has no lowering (cg_rule_none).  Expected values are computed by hand or by C's libm in this
  * file, never taken from our own output.
  */
 #include <complex.h>
@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/cg_internal.h"
 #include "codegen/codegen.h"
 #include "grammar/parse.h"
 #include "hlo/abi.h"
@@ -813,6 +814,38 @@ static void test_fft_plan_release(void) {
   LLVMContextDispose(ctx);
 }
 
+/* ---- the lowering table ------------------------------------------------------------------------ */
+
+/* Every opcode has a rule that lowers it; exactly the elementwise ones have an element function;
+ * an opcode whose rule is cg_rule_none (ragged-dot: expand_dots rewrites it, a pass load()
+ * does not run) fails to compile with an internal error instead of emitting anything. */
+static void test_lower_rules(void) {
+  for (int op = 0; op < IR_OP_COUNT; op++) {
+    const cg_lower_rule *r = cg_lower_rules[op];
+    ir_instr x = {.op = (ir_opcode)op};
+    CHECK(r && r->lower, "'%s' has a lowering rule", ir_opcode_table[op].spelling);
+    CHECK(r && (r->element != NULL) == ir_is_elementwise(&x), "'%s': an element function iff elementwise",
+          ir_opcode_table[op].spelling);
+  }
+  CHECK(cg_lower_rules[IR_OP_RAGGED_DOT] == &cg_rule_none && cg_lower_rules[IR_OP_SHUFFLE] == &cg_rule_none &&
+            cg_lower_rules[IR_OP_ADD] == &cg_rule_binary,
+        "rules by opcode as opcodes.def names them");
+  const char *text = "HloModule m\nENTRY e {\n  p0 = f32[6,4] parameter(0)\n  p1 = f32[3,4,5] parameter(1)\n"
+                     "  p2 = s32[3] parameter(2)\n  ROOT r = f32[6,5] ragged-dot(p0, p1, p2), lhs_contracting_dims={1},"
+                     " rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}\n}\n";
+  LLVMContextRef ctx = LLVMContextCreate();
+  ir_module *m = NULL;
+  hlo_status s = NULL;
+  LLVMModuleRef mod = emit_only(text, ctx, &m, &s);
+  CHECK(m && s && strstr(hlo_status_message(s), "internal error: opcode 'ragged-dot' reached no lowering"),
+        "ragged-dot without expand_dots: %s", s ? hlo_status_message(s) : "compiled");
+  if (mod)
+    LLVMDisposeModule(mod);
+  hlo_status_free(s);
+  ir_module_destroy(m);
+  LLVMContextDispose(ctx);
+}
+
 int main(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
@@ -835,6 +868,7 @@ int main(void) {
   test_buffer_lifetimes();
   test_fft_values();
   test_fft_plan_release();
+  test_lower_rules();
   printf("codegen_test: %d checks, %d failed\n", g_checks, g_failures);
   return g_failures ? 1 : 0;
 }

@@ -1,6 +1,8 @@
 /* lower.c — element types (storage <-> compute), elementwise operations with XLA's CPU
  * numerics (integer division by zero, shifts out of range, NaN-propagating min/max,
- * saturating conversions), and the dispatch of every instruction to its family lowerer.
+ * saturating conversions), the lowering rules, and the per-opcode table of rules (generated
+ * from ir/opcodes.def) through which cg_lower_instr dispatches every instruction.
+ * Tests: codegen_test.c (and its fake-op build, tests/fake_op.cmake), the golden suites.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -626,47 +628,62 @@ static LLVMValueRef operand_at(cg_function *f, ir_instr *in, int k, LLVMValueRef
   return cg_load(f, op->shape->et, f->values[op->id].leaves[0], idx);
 }
 
-LLVMValueRef cg_elementwise_apply(cg_function *f, ir_instr *in, LLVMValueRef *v) {
+/* ---- element functions of the elementwise rules ------------------------------------------- */
+
+static LLVMValueRef element_unary(cg_function *f, ir_instr *in, LLVMValueRef *v) {
+  ir_etype et = in->operands[0]->shape->et;
+  if (ir_etype_is_complex(et))
+    return complex_unary(f, in, v[0]);
+  return is_float_et(et) ? float_unary(f, in, et, v[0]) : int_unary(f, in, et, v[0]);
+}
+
+static LLVMValueRef element_binary(cg_function *f, ir_instr *in, LLVMValueRef *v) {
   cg_module *cm = f->cm;
   ir_etype et = in->operands[0]->shape->et;
-  switch (ir_opcode_table[in->op].family) {
-  case IR_FAM_UNARY: {
-    LLVMValueRef x = v[0];
-    if (ir_etype_is_complex(et))
-      return complex_unary(f, in, x);
-    return is_float_et(et) ? float_unary(f, in, et, x) : int_unary(f, in, et, x);
+  if (in->op == IR_OP_COMPLEX)
+    return cmake(cm, cg_compute_type(cm, in->shape->et), v[0], v[1]);
+  if (ir_etype_is_complex(et))
+    return complex_binary(f, in, v[0], v[1]);
+  return is_float_et(et) ? float_binary(f, in, v[0], v[1]) : int_binary(f, in, et, v[0], v[1]);
+}
+
+static LLVMValueRef element_compare(cg_function *f, ir_instr *in, LLVMValueRef *v) {
+  return compare_values(f, in, in->operands[0]->shape->et, v[0], v[1]);
+}
+
+static LLVMValueRef element_select(cg_function *f, ir_instr *in, LLVMValueRef *v) {
+  (void)in;
+  return LLVMBuildSelect(f->cm->b, v[0], v[1], v[2], "");
+}
+
+static LLVMValueRef element_clamp(cg_function *f, ir_instr *in, LLVMValueRef *v) {
+  cg_module *cm = f->cm;
+  ir_etype vt = in->operands[1]->shape->et;
+  LLVMValueRef lo = v[0], x = v[1], hi = v[2];
+  if (is_float_et(vt)) {
+    LLVMValueRef m = call_math(f, "llvm.maximum", NULL, NULL, (LLVMValueRef[]){lo, x}, 2);
+    return call_math(f, "llvm.minimum", NULL, NULL, (LLVMValueRef[]){hi, m}, 2);
   }
-  case IR_FAM_BINARY: {
-    LLVMValueRef a = v[0], c = v[1];
-    if (in->op == IR_OP_COMPLEX)
-      return cmake(cm, cg_compute_type(cm, in->shape->et), a, c);
-    if (ir_etype_is_complex(et))
-      return complex_binary(f, in, a, c);
-    return is_float_et(et) ? float_binary(f, in, a, c) : int_binary(f, in, et, a, c);
-  }
-  case IR_FAM_COMPARE:
-    return compare_values(f, in, et, v[0], v[1]);
-  case IR_FAM_SELECT:
-    return LLVMBuildSelect(cm->b, v[0], v[1], v[2], "");
-  case IR_FAM_CLAMP: {
-    ir_etype vt = in->operands[1]->shape->et;
-    LLVMValueRef lo = v[0], x = v[1], hi = v[2];
-    if (is_float_et(vt)) {
-      LLVMValueRef m = call_math(f, "llvm.maximum", NULL, NULL, (LLVMValueRef[]){lo, x}, 2);
-      return call_math(f, "llvm.minimum", NULL, NULL, (LLVMValueRef[]){hi, m}, 2);
-    }
-    bool s = ir_etype_is_signed(vt);
-    LLVMValueRef m = LLVMBuildSelect(cm->b, LLVMBuildICmp(cm->b, s ? LLVMIntSGE : LLVMIntUGE, lo, x, ""), lo, x, "");
-    return LLVMBuildSelect(cm->b, LLVMBuildICmp(cm->b, s ? LLVMIntSLE : LLVMIntULE, hi, m, ""), hi, m, "");
-  }
-  case IR_FAM_CONVERT:
-    return cg_convert(f, v[0], et, in->shape->et);
-  case IR_FAM_STOCHASTIC_CONVERT:
-    return cg_stochastic_convert(f, in, v[0], v[1]);
-  default:
-    cg_fail(cm, in, "not an elementwise instruction");
+  bool s = ir_etype_is_signed(vt);
+  LLVMValueRef m = LLVMBuildSelect(cm->b, LLVMBuildICmp(cm->b, s ? LLVMIntSGE : LLVMIntUGE, lo, x, ""), lo, x, "");
+  return LLVMBuildSelect(cm->b, LLVMBuildICmp(cm->b, s ? LLVMIntSLE : LLVMIntULE, hi, m, ""), hi, m, "");
+}
+
+static LLVMValueRef element_convert(cg_function *f, ir_instr *in, LLVMValueRef *v) {
+  return cg_convert(f, v[0], in->operands[0]->shape->et, in->shape->et);
+}
+
+static LLVMValueRef element_stochastic_convert(cg_function *f, ir_instr *in, LLVMValueRef *v) {
+  return cg_stochastic_convert(f, in, v[0], v[1]);
+}
+
+LLVMValueRef cg_elementwise_apply(cg_function *f, ir_instr *in, LLVMValueRef *v) {
+  const cg_lower_rule *r = cg_lower_rules[in->op];
+  if (!r->element) {
+    cg_fail(f->cm, in, "not an elementwise instruction");
     return NULL;
   }
+  return r->element(f, in, v);
 }
 
 LLVMValueRef cg_elementwise_value(cg_function *f, ir_instr *in, LLVMValueRef i) {
@@ -700,7 +717,7 @@ static bool types_supported(cg_module *cm, const ir_instr *in) {
   return true;
 }
 
-/* ---- dispatch ---------------------------------------------------------------------------------------- */
+/* ---- shared by the rules ------------------------------------------------------------------------------ */
 
 static void elementwise_loop(cg_function *f, ir_instr *in, LLVMValueRef out) {
   int64_t n;
@@ -809,134 +826,157 @@ static void lower_value(cg_function *f, ir_instr *in, cg_value_lower_fn lower) {
     lower(f, in);
 }
 
-void cg_lower_instr(cg_function *f, ir_instr *in) {
-  cg_module *cm = f->cm;
-  if (!types_supported(cm, in))
+/* ---- the rules ---------------------------------------------------------------------------------- */
+
+void cg_lower_elementwise(cg_function *f, ir_instr *in) { lower_single(f, in, elementwise_loop); }
+
+static void lower_none(cg_function *f, ir_instr *in) {
+  cg_fail(f->cm, in, "internal error: opcode '%s' reached no lowering", ir_opcode_table[in->op].spelling);
+}
+
+static void lower_token(cg_function *f, ir_instr *in) { set_single(f, in, LLVMConstNull(f->cm->ptr)); }
+
+static void lower_data(cg_function *f, ir_instr *in) {
+  if (in->shape->et == IR_TUPLE && in->op == IR_OP_CONSTANT) {
+    cg_lower_tuple_constant(f, in);
     return;
-  ir_family fam = ir_opcode_table[in->op].family;
+  }
+  if (in->shape->et == IR_TUPLE) { /* a copy of a tuple */
+    cg_value o = f->values[in->operands[0]->id];
+    cg_value v = cg_alloc_result(f, in);
+    for (int i = 0; i < v.n; i++)
+      cg_copy_leaf(f, v.leaves[i], o.leaves[i], v.shapes[i]);
+    f->values[in->id] = v;
+    return;
+  }
+  lower_single(f, in, cg_lower_data);
+}
+
+/* Static shapes: the size is a constant. */
+static void lower_get_dimension_size(cg_function *f, ir_instr *in) {
+  cg_module *cm = f->cm;
+  LLVMValueRef out = cg_alloc_leaf(f, in->shape);
+  int64_t d = in->operands[0]->shape->dims[in->attrs.dimensions.v[0]];
+  cg_store(f, IR_S32, out, cg_i64(cm, 0), LLVMConstInt(cm->i32, (unsigned long long)d, 0));
+  set_single(f, in, out);
+}
+
+static void lower_fusion(cg_function *f, ir_instr *in) {
+  if (!cg_lower_fusion(f, in))
+    cg_lower_call(f, in);
+}
+
+static void lower_dot(cg_function *f, ir_instr *in) { lower_single(f, in, cg_lower_dot); }
+static void lower_map(cg_function *f, ir_instr *in) { lower_single(f, in, cg_lower_map); }
+static void lower_gather(cg_function *f, ir_instr *in) { lower_single(f, in, cg_lower_gather); }
+static void lower_select_and_scatter(cg_function *f, ir_instr *in) {
+  lower_single(f, in, cg_lower_select_and_scatter);
+}
+static void lower_reduce(cg_function *f, ir_instr *in) { lower_value(f, in, cg_lower_reduce); }
+static void lower_reduce_window(cg_function *f, ir_instr *in) { lower_value(f, in, cg_lower_reduce_window); }
+static void lower_scatter(cg_function *f, ir_instr *in) { lower_value(f, in, cg_lower_scatter); }
+static void lower_sort(cg_function *f, ir_instr *in) { lower_value(f, in, cg_lower_sort); }
+static void lower_scan(cg_function *f, ir_instr *in) { lower_value(f, in, cg_lower_scan); }
+static void lower_topk(cg_function *f, ir_instr *in) { cg_outline_value(f, in, cg_lower_topk, true); }
+static void lower_cholesky(cg_function *f, ir_instr *in) { cg_outline_value(f, in, cg_lower_cholesky, true); }
+static void lower_triangular_solve(cg_function *f, ir_instr *in) {
+  cg_outline_value(f, in, cg_lower_triangular_solve, true);
+}
+static void lower_fft(cg_function *f, ir_instr *in) { cg_outline_value(f, in, cg_lower_fft, true); }
+static void lower_rng(cg_function *f, ir_instr *in) { cg_outline_value(f, in, cg_lower_rng, false); }
+static void lower_rng_bit_generator(cg_function *f, ir_instr *in) {
+  cg_outline_value(f, in, cg_lower_rng_bit_generator, true);
+}
+static void lower_rng_state(cg_function *f, ir_instr *in) { cg_outline_value(f, in, cg_lower_rng_state, false); }
+
+static void lower_batch_norm(cg_function *f, ir_instr *in) {
+  if (!ir_etype_is_float(in->operands[0]->shape->et))
+    lower_none(f, in);
+  else
+    lower_value(f, in, cg_lower_batch_norm);
+}
+
+static void lower_convolution(cg_function *f, ir_instr *in) {
+  if (ir_etype_is_complex(in->shape->et) || in->shape->et == IR_PRED)
+    lower_none(f, in);
+  else
+    lower_single(f, in, cg_lower_convolution);
+}
+
+/* Explicitly no lowering: the opcode never reaches code generation (parameters are bound by
+ * the computation's function; ragged-dot, scaled-dot and shuffle are rewritten by passes). */
+const cg_lower_rule cg_rule_none = {.lower = lower_none};
+/* Elementwise families: one loop (or a fused kernel) over the element function. */
+const cg_lower_rule cg_rule_unary = {.lower = cg_lower_elementwise, .element = element_unary};
+const cg_lower_rule cg_rule_binary = {.lower = cg_lower_elementwise, .element = element_binary};
+const cg_lower_rule cg_rule_compare = {.lower = cg_lower_elementwise, .element = element_compare};
+const cg_lower_rule cg_rule_select = {.lower = cg_lower_elementwise, .element = element_select};
+const cg_lower_rule cg_rule_clamp = {.lower = cg_lower_elementwise, .element = element_clamp};
+const cg_lower_rule cg_rule_convert = {.lower = cg_lower_elementwise, .element = element_convert};
+const cg_lower_rule cg_rule_stochastic_convert = {.lower = cg_lower_elementwise,
+                                                  .element = element_stochastic_convert};
+/* Values resolved at compile time. */
+const cg_lower_rule cg_rule_tuple = {.lower = lower_tuple_ops};
+const cg_lower_rule cg_rule_forward = {.lower = forward};
+const cg_lower_rule cg_rule_token = {.lower = lower_token};
+const cg_lower_rule cg_rule_get_dimension_size = {.lower = lower_get_dimension_size};
+/* Loops over one result (data.c, dot.c, conv.c, window.c, control.c). */
+const cg_lower_rule cg_rule_data = {.lower = lower_data};
+const cg_lower_rule cg_rule_dot = {.lower = lower_dot};
+const cg_lower_rule cg_rule_convolution = {.lower = lower_convolution};
+const cg_lower_rule cg_rule_map = {.lower = lower_map};
+const cg_lower_rule cg_rule_gather = {.lower = lower_gather};
+const cg_lower_rule cg_rule_select_and_scatter = {.lower = lower_select_and_scatter};
+/* Whole values (several results, or a scalar of array operands). */
+const cg_lower_rule cg_rule_reduce = {.lower = lower_reduce};
+const cg_lower_rule cg_rule_reduce_window = {.lower = lower_reduce_window};
+const cg_lower_rule cg_rule_scatter = {.lower = lower_scatter};
+const cg_lower_rule cg_rule_batch_norm = {.lower = lower_batch_norm};
+const cg_lower_rule cg_rule_sort = {.lower = lower_sort};
+const cg_lower_rule cg_rule_scan = {.lower = lower_scan};
+/* Runtime calls (sort.c, linalg.c, fft.c, rng.c). */
+const cg_lower_rule cg_rule_topk = {.lower = lower_topk};
+const cg_lower_rule cg_rule_cholesky = {.lower = lower_cholesky};
+const cg_lower_rule cg_rule_triangular_solve = {.lower = lower_triangular_solve};
+const cg_lower_rule cg_rule_fft = {.lower = lower_fft};
+const cg_lower_rule cg_rule_rng = {.lower = lower_rng};
+const cg_lower_rule cg_rule_rng_bit_generator = {.lower = lower_rng_bit_generator};
+const cg_lower_rule cg_rule_rng_state = {.lower = lower_rng_state};
+/* Control flow and calls (control.c, fused.c, wrappers.c, custom_call.c). */
+const cg_lower_rule cg_rule_while = {.lower = cg_lower_while};
+const cg_lower_rule cg_rule_conditional = {.lower = cg_lower_conditional};
+const cg_lower_rule cg_rule_call = {.lower = cg_lower_call};
+const cg_lower_rule cg_rule_fusion = {.lower = lower_fusion};
+const cg_lower_rule cg_rule_async = {.lower = cg_lower_async};
+const cg_lower_rule cg_rule_copy_async = {.lower = cg_lower_copy_async};
+const cg_lower_rule cg_rule_custom_call = {.lower = cg_lower_custom_call};
+/* Host transfers and collectives (feeds.c, channels.c, collectives.c). */
+const cg_lower_rule cg_rule_infeed = {.lower = cg_lower_infeed};
+const cg_lower_rule cg_rule_outfeed = {.lower = cg_lower_outfeed};
+const cg_lower_rule cg_rule_send_recv = {.lower = cg_lower_send_recv};
+const cg_lower_rule cg_rule_replica_id = {.lower = cg_lower_replica_id};
+const cg_lower_rule cg_rule_collective = {.lower = cg_lower_collective};
+const cg_lower_rule cg_rule_collective_done = {.lower = cg_lower_collective_done};
+
+/* ---- dispatch ------------------------------------------------------------------------------------ */
+
+/* Generated from opcodes.def: every opcode names its rule there, so none can be left out. */
+const cg_lower_rule *const cg_lower_rules[IR_OP_COUNT] = {
+#define OP(e, s, a, fl, fam, rule) [e] = &rule,
+#include "ir/opcodes.def"
+#undef OP
+};
+
+void cg_lower_instr(cg_function *f, ir_instr *in) {
+  if (!types_supported(f->cm, in))
+    return;
   if (buffer_plan_forwards_operand(in)) { /* the plan shares the operand's buffers */
     forward(f, in);
     return;
   }
-  if (fam == IR_FAM_FUSION) {
-    if (!cg_lower_fusion(f, in))
-      cg_lower_call(f, in);
-    return;
-  }
+  /* elementwise, data-movement and single-input reduce instructions: a loop kernel of their own
+   * (never a fusion, which its rule lowers) */
   if (cg_lower_fused_single(f, in))
     return;
-  if (ir_is_elementwise(in)) {
-    lower_single(f, in, elementwise_loop);
-    return;
-  }
-  switch (fam) {
-  case IR_FAM_TUPLE:
-  case IR_FAM_GET_TUPLE_ELEMENT: lower_tuple_ops(f, in); return;
-  case IR_FAM_OPT_BARRIER:
-  case IR_FAM_DOMAIN: forward(f, in); return;
-  case IR_FAM_TOKEN:
-    if (in->op == IR_OP_ADD_DEPENDENCY)
-      forward(f, in); /* the value of operand 0, ordered after the token */
-    else
-      set_single(f, in, LLVMConstNull(cm->ptr));
-    return;
-  case IR_FAM_CONSTANT:
-  case IR_FAM_IOTA:
-  case IR_FAM_BROADCAST:
-  case IR_FAM_RESHAPE:
-  case IR_FAM_TRANSPOSE:
-  case IR_FAM_SLICE:
-  case IR_FAM_DYNAMIC_SLICE:
-  case IR_FAM_DYNAMIC_UPDATE_SLICE:
-  case IR_FAM_CONCATENATE:
-  case IR_FAM_PAD:
-  case IR_FAM_REVERSE:
-  case IR_FAM_COPY:
-  case IR_FAM_BITCAST:
-  case IR_FAM_BITCAST_CONVERT:
-  case IR_FAM_DYNAMIC_RESHAPE:
-  case IR_FAM_REDUCE_PRECISION: {
-    if (in->shape->et == IR_TUPLE && in->op == IR_OP_CONSTANT) {
-      cg_lower_tuple_constant(f, in);
-      return;
-    }
-    if (in->shape->et == IR_TUPLE) { /* a copy of a tuple */
-      cg_value o = f->values[in->operands[0]->id];
-      cg_value v = cg_alloc_result(f, in);
-      for (int i = 0; i < v.n; i++)
-        cg_copy_leaf(f, v.leaves[i], o.leaves[i], v.shapes[i]);
-      f->values[in->id] = v;
-      return;
-    }
-    lower_single(f, in, cg_lower_data);
-    return;
-  }
-  case IR_FAM_DOT:
-    if (in->op != IR_OP_DOT)
-      break;
-    lower_single(f, in, cg_lower_dot);
-    return;
-  case IR_FAM_MAP:
-    lower_single(f, in, cg_lower_map);
-    return;
-  case IR_FAM_REDUCE: lower_value(f, in, cg_lower_reduce); return;
-  case IR_FAM_REDUCE_WINDOW: lower_value(f, in, cg_lower_reduce_window); return;
-  case IR_FAM_SCATTER: lower_value(f, in, cg_lower_scatter); return;
-  case IR_FAM_BATCH_NORM:
-    if (!ir_etype_is_float(in->operands[0]->shape->et))
-      break;
-    lower_value(f, in, cg_lower_batch_norm);
-    return;
-  case IR_FAM_CONVOLUTION:
-    if (ir_etype_is_complex(in->shape->et) || in->shape->et == IR_PRED)
-      break;
-    lower_single(f, in, cg_lower_convolution);
-    return;
-  case IR_FAM_SELECT_AND_SCATTER:
-    lower_single(f, in, cg_lower_select_and_scatter);
-    return;
-  case IR_FAM_GATHER:
-    lower_single(f, in, cg_lower_gather);
-    return;
-  case IR_FAM_DIMENSION_SIZE:
-    if (in->op == IR_OP_GET_DIMENSION_SIZE) { /* static shapes: the size is a constant */
-      LLVMValueRef out = cg_alloc_leaf(f, in->shape);
-      int64_t d = in->operands[0]->shape->dims[in->attrs.dimensions.v[0]];
-      cg_store(f, IR_S32, out, cg_i64(cm, 0), LLVMConstInt(cm->i32, (unsigned long long)d, 0));
-      set_single(f, in, out);
-      return;
-    }
-    forward(f, in); /* set-dimension-size: the data; the dynamic padder tracked the size */
-    return;
-  case IR_FAM_SORT: lower_value(f, in, cg_lower_sort); return;
-  case IR_FAM_TOPK: cg_outline_value(f, in, cg_lower_topk, true); return;
-  case IR_FAM_CHOLESKY: cg_outline_value(f, in, cg_lower_cholesky, true); return;
-  case IR_FAM_TRIANGULAR_SOLVE: cg_outline_value(f, in, cg_lower_triangular_solve, true); return;
-  case IR_FAM_FFT: cg_outline_value(f, in, cg_lower_fft, true); return;
-  case IR_FAM_RNG: cg_outline_value(f, in, cg_lower_rng, false); return;
-  case IR_FAM_RNG_BIT_GENERATOR: cg_outline_value(f, in, cg_lower_rng_bit_generator, true); return;
-  case IR_FAM_RNG_STATE: cg_outline_value(f, in, cg_lower_rng_state, false); return;
-  case IR_FAM_WHILE: cg_lower_while(f, in); return;
-  case IR_FAM_CONDITIONAL: cg_lower_conditional(f, in); return;
-  case IR_FAM_CALL: cg_lower_call(f, in); return;
-  case IR_FAM_SCAN: lower_value(f, in, cg_lower_scan); return;
-  case IR_FAM_ASYNC: cg_lower_async(f, in); return;
-  case IR_FAM_COPY_ASYNC: cg_lower_copy_async(f, in); return;
-  case IR_FAM_CUSTOM_CALL: cg_lower_custom_call(f, in); return;
-  case IR_FAM_INFEED: cg_lower_infeed(f, in); return;
-  case IR_FAM_REPLICA_ID: cg_lower_replica_id(f, in); return;
-  case IR_FAM_COLLECTIVE: cg_lower_collective(f, in); return;
-  case IR_FAM_ASYNC_DONE:
-    if (in->op == IR_OP_ALL_REDUCE_DONE || in->op == IR_OP_ALL_GATHER_DONE || in->op == IR_OP_COLLECTIVE_PERMUTE_DONE) {
-      cg_lower_collective_done(f, in);
-      return;
-    }
-    break;
-  case IR_FAM_OUTFEED: cg_lower_outfeed(f, in); return;
-  case IR_FAM_SEND:
-  case IR_FAM_RECV: cg_lower_send_recv(f, in); return;
-  default:
-    break;
-  }
-  cg_fail(cm, in, "internal error: opcode '%s' reached no lowering", ir_opcode_table[in->op].spelling);
+  cg_lower_rules[in->op]->lower(f, in);
 }

@@ -2,8 +2,8 @@
  * call: the matrix-multiply path of dot (dot.c, also with a kOutput fusion's epilogue),
  * sub-byte bitcast-convert (convert_bits.c) and stochastic-convert's element function
  * (stochastic_convert.c).
- * Additive to cg_internal.h; the per-family table still dispatches to cg_lower_dot and
- * cg_lower_data, which ask these first.
+ * Additive to cg_internal.h; the lowering rules cg_rule_dot and cg_rule_data (lower.c) call
+ * cg_lower_dot and cg_lower_data, which ask these first.
  */
 #ifndef HLOC_CODEGEN_OPS_H
 #define HLOC_CODEGEN_OPS_H

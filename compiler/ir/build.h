@@ -1,7 +1,8 @@
 /* build.h — building the IR from parsed text: the calls the Bison grammar's actions make
  * (one call per action), and the generic attribute-value tree (ir_av) the grammar produces
- * for attribute values and literals.  build.c interprets attributes per opcode family,
- * converts literals to storage, resolves names, and reports errors as diagnostics.
+ * for attribute values and literals.  build.c builds shapes, literals, computations and
+ * instructions and resolves names, attributes.c interprets attributes per opcode family,
+ * desugar.c rewrites the text forms XLA's parser rewrites; all report errors as diagnostics.
  * Tests: testdata/parse/ok (round trip) and testdata/parse/err (messages).
  */
 #ifndef HLOC_IR_BUILD_H

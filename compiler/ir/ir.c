@@ -9,7 +9,7 @@
 #include <string.h>
 
 const ir_opcode_info ir_opcode_table[IR_OP_COUNT] = {
-#define OP(e, s, a, f, fam) [e] = {s, a, f, fam},
+#define OP(e, s, a, f, fam, rule) [e] = {s, a, f, fam},
 #include "ir/opcodes.def"
 #undef OP
 };

@@ -49,7 +49,7 @@ typedef enum ir_family {
 } ir_family;
 
 typedef enum ir_opcode {
-#define OP(e, s, a, f, fam) e,
+#define OP(e, s, a, f, fam, rule) e,
 #include "ir/opcodes.def"
 #undef OP
   IR_OP_COUNT
