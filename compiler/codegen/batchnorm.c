@@ -137,12 +137,47 @@ static void lower_grad(cg_function *f, ir_instr *in) {
   cg_loop_end(f, &lf);
 }
 
+/* f32: the runtime's kernels (runtime/src/kernels/rt_batchnorm.c), the same formulas and sums
+ * in the same order, split over the thread pool by feature. */
+static void lower_f32_by_runtime(cg_function *f, ir_instr *in) {
+  cg_module *cm = f->cm;
+  const ir_shape *s = in->operands[0]->shape;
+  int64_t fi = in->attrs.u.batch_norm.feature_index, outer = 1, inner = 1;
+  for (int d = 0; d < s->rank; d++) {
+    if (d < fi)
+      outer *= s->dims[d];
+    else if (d > fi)
+      inner *= s->dims[d];
+  }
+  LLVMValueRef dims[4] = {cg_i64(cm, outer), cg_i64(cm, s->dims[fi]), cg_i64(cm, inner),
+                          LLVMConstReal(cm->f32, in->attrs.u.batch_norm.epsilon)};
+  cg_value v = cg_result_value(f, in);
+  f->values[in->id] = v;
+  LLVMValueRef a[13] = {f->ctx_arg};
+  int n = 1;
+  int n_in = in->op == IR_OP_BATCH_NORM_TRAINING ? 3 : 5;
+  for (int k = 0; k < n_in; k++)
+    a[n++] = leaf(f, in->operands[k]);
+  for (int k = 0; k < 4; k++)
+    a[n++] = dims[k];
+  for (int k = 0; k < v.n; k++)
+    a[n++] = v.leaves[k];
+  cg_rt_fn fn = in->op == IR_OP_BATCH_NORM_TRAINING    ? CG_RT_hlo_rt_batch_norm_training_f32
+                : in->op == IR_OP_BATCH_NORM_INFERENCE ? CG_RT_hlo_rt_batch_norm_inference_f32
+                                                       : CG_RT_hlo_rt_batch_norm_grad_f32;
+  cg_runtime_call(cm, fn, a, (unsigned)n, "");
+}
+
 void cg_lower_batch_norm(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *s = in->operands[0]->shape;
   ir_etype et = s->et;
   LLVMTypeRef ct = cg_compute_type(cm, et);
+  if (et == IR_F32) {
+    lower_f32_by_runtime(f, in);
+    return;
+  }
   if (in->op == IR_OP_BATCH_NORM_INFERENCE) {
     cg_value v = cg_result_value(f, in);
     f->values[in->id] = v;
