@@ -137,8 +137,9 @@ static void lower_grad(cg_function *f, ir_instr *in) {
   cg_loop_end(f, &lf);
 }
 
-/* f32: the runtime's kernels (runtime/src/kernels/rt_batchnorm.c), the same formulas and sums
- * in the same order, split over the thread pool by feature. */
+/* f32: the runtime's kernels (runtime/src/kernels/rt_batchnorm.c): the same formulas, split
+ * over the thread pool by feature, each feature's f64 sums in 16 fixed lanes (the same bits for
+ * any thread count and CPU; the loops below keep one sequential sum for the other types). */
 static void lower_f32_by_runtime(cg_function *f, ir_instr *in) {
   cg_module *cm = f->cm;
   const ir_shape *s = in->operands[0]->shape;
