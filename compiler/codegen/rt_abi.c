@@ -1,7 +1,7 @@
 /* rt_abi.c — the runtime functions generated code calls, declared from hlo/rt_abi.def: the
  * same rows that give hlo/rt.h its prototypes give each function its LLVM type here, so no
  * lowering file types a runtime signature by hand.  A declaration is added to the module on
- * first use (as a hand-written one was), so modules declare what they call, in call order.
+ * first use, so a module declares only what it calls, in the order of the first calls.
  * Calls whose arguments differ from the row are refused before LLVM sees them.
  * Calls nothing above emit.c's level.  Tests: rt_abi_test.c, every golden test.
  */
@@ -24,7 +24,7 @@ typedef struct cg_rt_sig {
 #define CG_RT_UNPAREN(...) __VA_ARGS__
 #define HLO_RT_ARG(ctype, kind, name) CG_RT_K_##kind
 #define HLO_RT_FN(ret, name, params) {#name, ret, {CG_RT_UNPAREN params}},
-static const cg_rt_sig cg_rt_sigs[CG_RT_COUNT] = {
+static const cg_rt_sig cg_rt_sigs[] = {
 #include "hlo/rt_abi.def"
 };
 
