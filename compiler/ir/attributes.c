@@ -1,16 +1,19 @@
 /* attributes.c — interprets an instruction's attributes (the builder's half that knows their
- * meaning): attr_table has one row per attribute name with its handler and the opcode family
- * that takes it; a handler checks the written value and stores it in the instruction's typed
- * attributes, and what no row takes is kept verbatim.  Also the attributes each opcode
- * requires, and the called computations assembled in XLA's order.
+ * meaning) through ir_attr_table (attributes.h), which the printer reads too: one row per
+ * attribute name and family with its kind, where it is stored, when it prints and its
+ * handler; a handler checks the written value and stores it through the row, and what no row
+ * takes is kept verbatim.  Also the attributes each opcode requires, and the called
+ * computations assembled in XLA's order.
  * Tests: testdata/parse/ok (round trip) and testdata/parse/err (messages).
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/attributes.h"
 #include "ir/build_internal.h"
 #include "ir/mesh_groups.h"
 
@@ -21,12 +24,11 @@ typedef struct attr_ctx {
   ir_instr *in;
   ir_attr_in *a;
   ir_av *v;
+  const ir_attr_desc *row; /* the row being applied: where its value goes */
   /* called computations by role, assembled into in->called at the end */
   comp_ref to_apply, condition, body, true_c, false_c, select, scatter;
   ir_av *branches, *calls, *called_list;
 } attr_ctx;
-
-typedef bool (*attr_fn)(attr_ctx *x);
 
 static bool set_comp(attr_ctx *x, comp_ref *slot) {
   ir_av *v = x->v;
@@ -43,21 +45,53 @@ static bool set_comp(attr_ctx *x, comp_ref *slot) {
 #define I64(field) irb_av_i64(x->b, x->v, &(field))
 #define LIST(field) irb_av_i64_list(x->b, x->v, &(field))
 #define BOOL(field) irb_av_bool(x->b, x->v, &(field))
+/* The row's value, and its count, in the instruction being built. */
+#define FIELD(type) ((type *)(void *)((char *)&x->in->attrs + x->row->at))
+#define COUNT (*(int *)(void *)((char *)&x->in->attrs + x->row->n_at))
 
-static bool a_dimensions(attr_ctx *x) { x->in->attrs.has_dimensions = true; return LIST(x->in->attrs.dimensions); }
-static bool a_channel_id(attr_ctx *x) { return I64(x->in->attrs.channel_id); }
+static void set_flag(attr_ctx *x) { *(bool *)(void *)((char *)&x->in->attrs + x->row->flag_at) = true; }
+
+/* The kinds most rows have: a number, a list, a flag, text kept as written. */
+static bool a_i64(attr_ctx *x) {
+  if (x->row->when == IR_AW_FLAG)
+    set_flag(x);
+  return I64(*FIELD(int64_t));
+}
+static bool a_list(attr_ctx *x) { return LIST(*FIELD(ir_i64_list)); }
+static bool a_bool(attr_ctx *x) {
+  if (x->row->when == IR_AW_FLAG)
+    set_flag(x);
+  return BOOL(*FIELD(bool));
+}
+static bool a_text(attr_ctx *x) {
+  *FIELD(ir_str) = irb_av_text(x->b, x->v);
+  return true;
+}
+/* An enum attribute: the index of the written name in the row's names, or -1. */
+static int enum_index(const attr_ctx *x, int n) {
+  for (int i = 0; i < n; i++)
+    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, x->row->names[i]))
+      return i;
+  return -1;
+}
+
+static bool a_dimensions(attr_ctx *x) {
+  x->in->attrs.has_dimensions = true;
+  return LIST(*FIELD(ir_i64_list));
+}
+
 static bool a_custom_text(attr_ctx *x) {
   if (x->v->kind != AV_STRING) {
     irb_error(x->b, x->v->loc, "%s expects a quoted string", x->a->name.p);
     return false;
   }
-  x->in->attrs.custom_text = irb_unquote(x->b, x->v);
+  *FIELD(ir_str) = irb_unquote(x->b, x->v);
   return true;
 }
-static bool a_domain(attr_ctx *x) { x->in->attrs.custom_text = irb_av_text(x->b, x->v); return true; }
+
 static bool a_bcast_dims(attr_ctx *x) {
   x->in->attrs.bc.has_broadcast_dimensions = true;
-  return LIST(x->in->attrs.bc.broadcast_dimensions);
+  return LIST(*FIELD(ir_i64_list));
 }
 static bool a_auto_broadcast(attr_ctx *x) {
   static const char *const names[] = {"none", "numpy", "pdpd", "bidirectional"};
@@ -70,11 +104,11 @@ static bool a_auto_broadcast(attr_ctx *x) {
   irb_error(x->b, x->v->loc, "auto_broadcast must be none, numpy, pdpd or bidirectional");
   return false;
 }
-static bool a_axis(attr_ctx *x) { return I64(x->in->attrs.bc.axis); }
-static bool a_target_shape(attr_ctx *x) { return LIST(x->in->attrs.bc.target_shape); }
-static bool a_index(attr_ctx *x) { return I64(x->in->attrs.u.tuple_index); }
-static bool a_iota_dimension(attr_ctx *x) { return I64(x->in->attrs.u.iota_dimension); }
-static bool a_inferred_dimension(attr_ctx *x) { return I64(x->in->attrs.u.inferred_dimension); }
+
+
+
+
+
 
 static bool a_slice(attr_ctx *x) {
   ir_av *v = x->v;
@@ -96,12 +130,12 @@ static bool a_slice(attr_ctx *x) {
         (r->n == 3 && !irb_av_i64(x->b, r->kids[2], &d[i].stride)))
       return false;
   }
-  x->in->attrs.u.slice.dims = d;
-  x->in->attrs.u.slice.n = v->n;
+  *FIELD(ir_slice_dim *) = d;
+  COUNT = v->n;
   return true;
 }
 
-static bool a_dynamic_slice_sizes(attr_ctx *x) { return LIST(x->in->attrs.u.dynamic_slice_sizes); }
+
 
 /* Splits "a_b(_c)x..." / "3x3" token text into up to `per` numbers per dimension. */
 /* Splits "a_b_cxd_e_f" (per numbers a dimension, missing ones 0) into out; returns the
@@ -144,8 +178,6 @@ static int split_dims(ir_builder *b, const ir_av *v, int per, int64_t out[][3], 
 
 static bool a_padding(attr_ctx *x) {
   ir_av *v = x->v;
-  if (fam_of(x->in) != IR_FAM_PAD)
-    return false;
   if (v->kind != AV_PAD && !(v->kind == AV_LIST && v->n == 0)) {
     irb_error(x->b, v->loc, "expected padding=low_high[_interior]x...");
     return false;
@@ -159,53 +191,39 @@ static bool a_padding(attr_ctx *x) {
     return false;
   for (int i = 0; i < n; i++)
     d[i] = (ir_pad_dim){parts[i][0], parts[i][1], parts[i][2]};
-  x->in->attrs.u.padding.dims = d;
-  x->in->attrs.u.padding.n = n;
+  *FIELD(ir_pad_dim *) = d;
+  COUNT = n;
   return true;
 }
 
 static bool a_direction(attr_ctx *x) {
-  static const char *const names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
-  for (int i = 0; i < 6; i++)
-    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
-      x->in->attrs.u.compare.dir = (ir_cmp_dir)i;
-      return true;
-    }
+  int i = enum_index(x, 6);
+  if (i >= 0) {
+    *FIELD(ir_cmp_dir) = (ir_cmp_dir)i;
+    return true;
+  }
   irb_error(x->b, x->v->loc, "unknown comparison direction '%s' (expected EQ, NE, LT, LE, GT or GE)",
             x->v->s.p ? x->v->s.p : "");
   return false;
 }
 
 static bool a_cmp_type(attr_ctx *x) {
-  static const char *const names[] = {"DEFAULT", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
-  for (int i = 0; i < 5; i++)
-    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
-      x->in->attrs.u.compare.type = (ir_cmp_type)i;
-      x->in->attrs.u.compare.has_type = true;
-      return true;
-    }
+  int i = enum_index(x, 5);
+  if (i >= 0) {
+    *FIELD(ir_cmp_type) = (ir_cmp_type)i;
+    set_flag(x);
+    return true;
+  }
   irb_error(x->b, x->v->loc, "unknown comparison type '%s'", x->v->s.p ? x->v->s.p : "");
   return false;
 }
 
-static bool a_exponent_bits(attr_ctx *x) { return I64(x->in->attrs.u.reduce_precision.exponent_bits); }
-static bool a_mantissa_bits(attr_ctx *x) { return I64(x->in->attrs.u.reduce_precision.mantissa_bits); }
 
-static ir_window *window_of(ir_instr *in) {
-  switch (fam_of(in)) {
-  case IR_FAM_REDUCE_WINDOW:
-  case IR_FAM_SELECT_AND_SCATTER: return &in->attrs.u.reduce_window.window;
-  case IR_FAM_CONVOLUTION: return &in->attrs.u.conv.window;
-  case IR_FAM_CUSTOM_CALL: return &in->attrs.u.custom_call.window;
-  default: return NULL;
-  }
-}
+
 
 static bool a_window(attr_ctx *x) {
-  ir_window *w = window_of(x->in);
+  ir_window *w = FIELD(ir_window);
   ir_av *v = x->v;
-  if (!w)
-    return false;
   if (v->kind != AV_LIST) {
     irb_error(x->b, v->loc, "expected window={size=... stride=... pad=...}");
     return false;
@@ -262,36 +280,24 @@ static bool a_window(attr_ctx *x) {
   return true;
 }
 
-static bool a_scan_carries(attr_ctx *x) { return I64(x->in->attrs.u.scan.num_carries); }
-static bool a_scan_reverse(attr_ctx *x) { return BOOL(x->in->attrs.u.scan.is_reverse); }
-static bool a_scan_assoc(attr_ctx *x) { return BOOL(x->in->attrs.u.scan.is_associative); }
-static bool a_is_stable(attr_ctx *x) { return BOOL(x->in->attrs.u.sort.is_stable); }
-static bool a_k(attr_ctx *x) { return I64(x->in->attrs.u.topk.k); }
-static bool a_largest(attr_ctx *x) { x->in->attrs.u.topk.has_largest = true; return BOOL(x->in->attrs.u.topk.largest); }
 
-static ir_dot_dnums *dnums_of(ir_instr *in) { return &in->attrs.u.dot.dnums; }
-static bool a_lhs_batch(attr_ctx *x) { return LIST(dnums_of(x->in)->lhs_batch); }
-static bool a_rhs_batch(attr_ctx *x) { return LIST(dnums_of(x->in)->rhs_batch); }
-static bool a_lhs_contracting(attr_ctx *x) { return LIST(dnums_of(x->in)->lhs_contracting); }
-static bool a_rhs_contracting(attr_ctx *x) { return LIST(dnums_of(x->in)->rhs_contracting); }
-static bool a_lhs_ragged(attr_ctx *x) { return LIST(dnums_of(x->in)->lhs_ragged); }
-static bool a_rhs_group(attr_ctx *x) { return LIST(dnums_of(x->in)->rhs_group); }
+
+
+
+
+
+
+
+
+
+
+
+
 
 static bool a_precision(attr_ctx *x) {
   ir_av *v = x->v;
-  ir_precision *out;
-  int *n, cap;
-  if (fam_of(x->in) == IR_FAM_DOT) {
-    out = x->in->attrs.u.dot.precision;
-    n = &x->in->attrs.u.dot.n_precision;
-    cap = 4;
-  } else if (fam_of(x->in) == IR_FAM_CONVOLUTION) {
-    out = x->in->attrs.u.conv.precision;
-    n = &x->in->attrs.u.conv.n_precision;
-    cap = 2;
-  } else {
-    return false;
-  }
+  ir_precision *out = FIELD(ir_precision);
+  int cap = x->row->family == IR_FAM_DOT ? 4 : 2; /* one per operand: dot's 4, convolution's 2 */
   if (v->kind != AV_LIST || v->n > cap) {
     irb_error(x->b, v->loc, "expected operand_precision={default,...}");
     return false;
@@ -309,23 +315,16 @@ static bool a_precision(attr_ctx *x) {
       return false;
     }
   }
-  *n = v->n;
+  COUNT = v->n;
   return true;
 }
 
-static bool a_algorithm(attr_ctx *x) {
-  if (fam_of(x->in) == IR_FAM_DOT) {
-    x->in->attrs.u.dot.algorithm = irb_av_text(x->b, x->v);
+static bool a_rng_algorithm(attr_ctx *x) {
+  int i = enum_index(x, 3);
+  if (i >= 0) {
+    *FIELD(ir_rng_algo) = (ir_rng_algo)i;
     return true;
   }
-  if (fam_of(x->in) != IR_FAM_RNG_BIT_GENERATOR)
-    return false;
-  static const char *const names[] = {"rng_default", "rng_three_fry", "rng_philox"};
-  for (int i = 0; i < 3; i++)
-    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
-      x->in->attrs.u.rng_bit_generator.algorithm = (ir_rng_algo)i;
-      return true;
-    }
   irb_error(x->b, x->v->loc, "unknown RNG algorithm (expected rng_default, rng_three_fry or rng_philox)");
   return false;
 }
@@ -367,13 +366,7 @@ static bool parse_labels(const char *s, size_t n, char a, char b2, int64_t *oa, 
 }
 
 static bool a_dim_labels(attr_ctx *x) {
-  ir_conv_dnums *d;
-  if (fam_of(x->in) == IR_FAM_CONVOLUTION)
-    d = &x->in->attrs.u.conv.dnums;
-  else if (fam_of(x->in) == IR_FAM_CUSTOM_CALL)
-    d = &x->in->attrs.u.custom_call.dnums;
-  else
-    return false;
+  ir_conv_dnums *d = FIELD(ir_conv_dnums);
   if (x->v->kind != AV_DIMLABELS || !x->v->s.p) {
     irb_error(x->b, x->v->loc, "dim_labels expects labels like b01f_01io->b01f");
     return false;
@@ -394,84 +387,36 @@ static bool a_dim_labels(attr_ctx *x) {
   return true;
 }
 
-static int64_t *group_count_of(ir_instr *in, bool batch) {
-  if (fam_of(in) == IR_FAM_CONVOLUTION)
-    return batch ? &in->attrs.u.conv.batch_group_count : &in->attrs.u.conv.feature_group_count;
-  if (fam_of(in) == IR_FAM_CUSTOM_CALL)
-    return batch ? &in->attrs.u.custom_call.batch_group_count : &in->attrs.u.custom_call.feature_group_count;
-  return NULL;
-}
-static bool a_feature_group_count(attr_ctx *x) {
-  int64_t *p = group_count_of(x->in, false);
-  return p && I64(*p);
-}
-static bool a_batch_group_count(attr_ctx *x) {
-  int64_t *p = group_count_of(x->in, true);
-  return p && I64(*p);
-}
-static bool a_conv_kind(attr_ctx *x) { x->in->attrs.u.conv.conv_kind = irb_av_text(x->b, x->v); return true; }
-
-#define G (x->in->attrs.u.gather)
-#define S (x->in->attrs.u.scatter)
-static bool a_offset_dims(attr_ctx *x) { return LIST(G.offset_dims); }
-static bool a_collapsed(attr_ctx *x) { return LIST(G.collapsed_slice_dims); }
-static bool a_start_index_map(attr_ctx *x) { return LIST(G.start_index_map); }
-static bool a_operand_batching(attr_ctx *x) { return LIST(G.operand_batching_dims); }
-static bool a_start_indices_batching(attr_ctx *x) { return LIST(G.start_indices_batching_dims); }
-static bool a_update_window(attr_ctx *x) { return LIST(S.update_window_dims); }
-static bool a_inserted_window(attr_ctx *x) { return LIST(S.inserted_window_dims); }
-static bool a_scatter_dims_map(attr_ctx *x) { return LIST(S.scatter_dims_to_operand_dims); }
-static bool a_input_batching(attr_ctx *x) { return LIST(S.input_batching_dims); }
-static bool a_scatter_indices_batching(attr_ctx *x) { return LIST(S.scatter_indices_batching_dims); }
-static bool a_index_vector_dim(attr_ctx *x) {
-  return fam_of(x->in) == IR_FAM_GATHER ? I64(G.index_vector_dim) : I64(S.index_vector_dim);
-}
-static bool a_indices_are_sorted(attr_ctx *x) {
-  return fam_of(x->in) == IR_FAM_GATHER ? BOOL(G.indices_are_sorted) : BOOL(S.indices_are_sorted);
-}
-static bool a_unique_indices(attr_ctx *x) { return BOOL(S.unique_indices); }
 static bool int_lists(attr_ctx *x, ir_av *v, ir_i64_list **out, int *n);
-static bool a_slice_sizes(attr_ctx *x) {
-  if (fam_of(x->in) == IR_FAM_GATHER)
-    return LIST(G.slice_sizes);
-  if (fam_of(x->in) == IR_FAM_COLLECTIVE) { /* collective-permute: {{sizes of buffer 0},...} */
-    if (x->v->kind != AV_LIST) {
-      irb_error(x->b, x->v->loc, "expected slice_sizes={{...},...}");
-      return false;
-    }
-    x->in->attrs.u.collective.inplace = true;
-    return int_lists(x, x->v, &x->in->attrs.u.collective.slice_sizes, &x->in->attrs.u.collective.n_slice_sizes);
+/* collective-permute's in-place form: {{sizes of buffer 0},...} */
+static bool a_collective_slice_sizes(attr_ctx *x) {
+  if (x->v->kind != AV_LIST) {
+    irb_error(x->b, x->v->loc, "expected slice_sizes={{...},...}");
+    return false;
   }
-  return false;
+  set_flag(x);
+  return int_lists(x, x->v, FIELD(ir_i64_list *), &COUNT);
 }
-#undef G
-#undef S
 
 static bool a_fft_type(attr_ctx *x) {
-  static const char *const names[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
-  for (int i = 0; i < 4; i++)
-    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
-      x->in->attrs.u.fft.type = (ir_fft_type)i;
-      return true;
-    }
+  int i = enum_index(x, 4);
+  if (i >= 0) {
+    *FIELD(ir_fft_type) = (ir_fft_type)i;
+    return true;
+  }
   irb_error(x->b, x->v->loc, "unknown fft_type (expected FFT, IFFT, RFFT or IRFFT)");
   return false;
 }
-static bool a_fft_length(attr_ctx *x) { return LIST(x->in->attrs.u.fft.length); }
-static bool a_lower(attr_ctx *x) {
-  if (fam_of(x->in) == IR_FAM_CHOLESKY)
-    return BOOL(x->in->attrs.u.cholesky.lower);
-  return BOOL(x->in->attrs.u.triangular_solve.lower);
-}
-static bool a_left_side(attr_ctx *x) { return BOOL(x->in->attrs.u.triangular_solve.left_side); }
-static bool a_unit_diagonal(attr_ctx *x) { return BOOL(x->in->attrs.u.triangular_solve.unit_diagonal); }
+
+
+
+
 static bool a_transpose_a(attr_ctx *x) {
-  static const char *const names[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
-  for (int i = 0; i < 3; i++)
-    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
-      x->in->attrs.u.triangular_solve.transpose_a = (ir_transpose_a)i;
-      return true;
-    }
+  int i = enum_index(x, 3);
+  if (i >= 0) {
+    *FIELD(ir_transpose_a) = (ir_transpose_a)i;
+    return true;
+  }
   irb_error(x->b, x->v->loc, "unknown transpose_a (expected NO_TRANSPOSE, TRANSPOSE or ADJOINT)");
   return false;
 }
@@ -480,42 +425,37 @@ static bool a_epsilon(attr_ctx *x) {
     irb_error(x->b, x->v->loc, "epsilon expects a number");
     return false;
   }
-  x->in->attrs.u.batch_norm.epsilon = strtod(x->v->s.p, NULL);
+  *FIELD(double) = strtod(x->v->s.p, NULL);
   return true;
 }
-static bool a_feature_index(attr_ctx *x) { return I64(x->in->attrs.u.batch_norm.feature_index); }
+
 static bool a_distribution(attr_ctx *x) {
-  if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, "rng_uniform"))
-    x->in->attrs.u.rng.distribution = IR_RNG_UNIFORM;
-  else if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, "rng_normal"))
-    x->in->attrs.u.rng.distribution = IR_RNG_NORMAL;
-  else {
-    irb_error(x->b, x->v->loc, "unknown distribution (expected rng_uniform or rng_normal)");
-    return false;
+  int i = enum_index(x, 2);
+  if (i >= 0) {
+    *FIELD(ir_rng_dist) = (ir_rng_dist)i;
+    return true;
   }
-  return true;
+  irb_error(x->b, x->v->loc, "unknown distribution (expected rng_uniform or rng_normal)");
+  return false;
 }
-static bool a_delta(attr_ctx *x) { return I64(x->in->attrs.u.rng_state.delta); }
-static bool a_is_composite(attr_ctx *x) { return BOOL(x->in->attrs.u.call.is_composite); }
-static bool a_fusion_kind(attr_ctx *x) { x->in->attrs.u.fusion.kind = irb_av_text(x->b, x->v); return true; }
+
+
+
 
 static bool a_api_version(attr_ctx *x) {
-  static const char *const names[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
-                                      "API_VERSION_STATUS_RETURNING",
-                                      "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
   /* XLA's parser maps every name of its CustomCallApiVersion enum, API_VERSION_UNSPECIFIED (0)
    * included, and its printer writes every value but ORIGINAL: older dumps carry UNSPECIFIED.
    * What running it does is the runtime's matter (runtime/src/context/custom_call.c). */
-  for (int i = 0; i < 5; i++)
-    if (x->v->kind == AV_NAME && ir_str_eq(x->v->s, names[i])) {
-      x->in->attrs.u.custom_call.api_version = (ir_custom_call_api)i;
-      x->in->attrs.u.custom_call.has_api_version = true;
-      return true;
-    }
+  int i = enum_index(x, 5);
+  if (i >= 0) {
+    *FIELD(ir_custom_call_api) = (ir_custom_call_api)i;
+    set_flag(x);
+    return true;
+  }
   irb_error(x->b, x->v->loc, "unknown api_version '%s'", x->v->s.p ? x->v->s.p : "");
   return false;
 }
-static bool a_has_side_effect(attr_ctx *x) { return BOOL(x->in->attrs.u.custom_call.has_side_effect); }
+
 static bool a_operand_layout_constraints(attr_ctx *x) {
   ir_av *v = x->v;
   if (v->kind != AV_LIST) {
@@ -532,9 +472,9 @@ static bool a_operand_layout_constraints(attr_ctx *x) {
     }
     arr[i] = v->kids[i]->shape;
   }
-  x->in->attrs.u.custom_call.operand_layout_constraints = arr;
-  x->in->attrs.u.custom_call.n_operand_layout_constraints = v->n;
-  x->in->attrs.u.custom_call.has_operand_layout_constraints = true;
+  *FIELD(ir_shape **) = arr;
+  COUNT = v->n;
+  set_flag(x);
   return true;
 }
 /* literal=s32[2]{0} {1, 2} (the shape is written before the values).  A tuple literal,
@@ -543,18 +483,18 @@ static bool a_cc_literal(attr_ctx *x) {
   if (x->v->kind != AV_SHAPED || !x->v->shape)
     return false; /* no shape: it was malformed and has been reported */
   ir_literal *lit = irb_literal_from_av(x->b, x->v->shape, x->v);
-  x->in->attrs.u.custom_call.literal = lit;
+  *FIELD(ir_literal *) = lit;
   return lit != NULL;
 }
-static bool a_schedule(attr_ctx *x) { x->in->attrs.u.custom_call.schedule = irb_av_text(x->b, x->v); return true; }
-static bool a_padding_type(attr_ctx *x) { x->in->attrs.u.custom_call.padding_type = irb_av_text(x->b, x->v); return true; }
-static bool a_is_host_transfer(attr_ctx *x) { return BOOL(x->in->attrs.u.send_recv.is_host_transfer); }
+
+
+
 static bool a_outfeed_shape(attr_ctx *x) {
   if (x->v->kind != AV_SHAPE) {
     irb_error(x->b, x->v->loc, "outfeed_shape expects a shape");
     return false;
   }
-  x->in->attrs.u.outfeed.outfeed_shape = x->v->shape;
+  *FIELD(ir_shape *) = x->v->shape;
   return true;
 }
 
@@ -654,7 +594,7 @@ static bool mesh_replica_groups(attr_ctx *x, ir_replica_groups *g) {
 }
 
 static bool a_replica_groups(attr_ctx *x) {
-  ir_replica_groups *g = &x->in->attrs.u.collective.replica_groups;
+  ir_replica_groups *g = FIELD(ir_replica_groups);
   ir_av *v = x->v;
   g->present = true;
   if (v->kind == AV_IOTA) {
@@ -673,13 +613,13 @@ static bool a_replica_groups(attr_ctx *x) {
   }
   return int_lists(x, v, &g->groups, &g->n_groups);
 }
-static bool a_constrain_layout(attr_ctx *x) { return BOOL(x->in->attrs.u.collective.constrain_layout); }
-static bool a_global_ids(attr_ctx *x) { return BOOL(x->in->attrs.u.collective.use_global_device_ids); }
+
+
 static bool a_dynamic_root(attr_ctx *x) {
   bool v;
   if (!irb_av_bool(x->b, x->v, &v))
     return false;
-  x->in->attrs.u.collective.has_dynamic_root = v;
+  *FIELD(int) = v;
   return true;
 }
 static bool a_source_target_pairs(attr_ctx *x) {
@@ -697,20 +637,17 @@ static bool a_source_target_pairs(attr_ctx *x) {
       irb_error(x->b, v->kids[i]->loc, "a source-target pair needs exactly two replica ids");
       return false;
     }
-  x->in->attrs.u.collective.source_target_pairs = pairs;
-  x->in->attrs.u.collective.n_source_target_pairs = n;
+  *FIELD(ir_i64_list *) = pairs;
+  COUNT = n;
   return true;
 }
 static bool a_async_thread(attr_ctx *x) {
   if (x->v->kind != AV_STRING)
     return false;
-  x->in->attrs.u.async.execution_thread = irb_unquote(x->b, x->v);
+  *FIELD(ir_str) = irb_unquote(x->b, x->v);
   return true;
 }
-static bool a_prefetch_index(attr_ctx *x) {
-  x->in->attrs.u.copy_start.has_index = true;
-  return I64(x->in->attrs.u.copy_start.cross_program_prefetch_index);
-}
+
 
 static bool a_to_apply(attr_ctx *x) { return set_comp(x, &x->to_apply); }
 static bool a_condition(attr_ctx *x) { return set_comp(x, &x->condition); }
@@ -866,133 +803,180 @@ static bool a_backend_config(attr_ctx *x) {
   return true;
 }
 
-enum { ANY = -1 };
+/* ---- the table ------------------------------------------------------------------------------- */
 
-/* One row per attribute name: its handler and the family it belongs to (ANY: every opcode
- * that may carry it; the handler returns false without a diagnostic when the opcode cannot,
- * and the attribute is then kept verbatim). */
-typedef struct attr_row {
-  const char *name;
-  attr_fn fn;
-  int family;
-} attr_row;
+static const char *const k_cmp_dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+static const char *const k_cmp_types[] = {"DEFAULT", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
+static const char *const k_fft_types[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+static const char *const k_transpose_a[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+static const char *const k_rng_dists[] = {"rng_uniform", "rng_normal"};
+static const char *const k_rng_algos[] = {"rng_default", "rng_three_fry", "rng_philox"};
+static const char *const k_cc_apis[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
+                                        "API_VERSION_STATUS_RETURNING",
+                                        "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
 
-static const attr_row attr_table[] = {
-    {"dimensions", a_dimensions, ANY},
-    {"channel_id", a_channel_id, ANY},
-    {"custom_call_target", a_custom_text, IR_FAM_CUSTOM_CALL},
-    {"infeed_config", a_custom_text, IR_FAM_INFEED},
-    {"outfeed_config", a_custom_text, IR_FAM_OUTFEED},
-    {"domain", a_domain, IR_FAM_DOMAIN},
-    {"broadcast_dimensions", a_bcast_dims, ANY},
-    {"auto_broadcast", a_auto_broadcast, ANY},
-    {"axis", a_axis, ANY},
-    {"target_shape", a_target_shape, ANY},
-    {"index", a_index, IR_FAM_GET_TUPLE_ELEMENT},
-    {"iota_dimension", a_iota_dimension, IR_FAM_IOTA},
-    {"inferred_dimension", a_inferred_dimension, IR_FAM_RESHAPE},
-    {"slice", a_slice, IR_FAM_SLICE},
-    {"dynamic_slice_sizes", a_dynamic_slice_sizes, IR_FAM_DYNAMIC_SLICE},
-    {"padding", a_padding, ANY},
-    {"direction", a_direction, IR_FAM_COMPARE},
-    {"type", a_cmp_type, IR_FAM_COMPARE},
-    {"exponent_bits", a_exponent_bits, IR_FAM_REDUCE_PRECISION},
-    {"mantissa_bits", a_mantissa_bits, IR_FAM_REDUCE_PRECISION},
-    {"window", a_window, ANY},
-    {"num_carries", a_scan_carries, IR_FAM_SCAN},
-    {"is_reverse", a_scan_reverse, IR_FAM_SCAN},
-    {"is_associative", a_scan_assoc, IR_FAM_SCAN},
-    {"is_stable", a_is_stable, IR_FAM_SORT},
-    {"k", a_k, IR_FAM_TOPK},
-    {"largest", a_largest, IR_FAM_TOPK},
-    {"lhs_batch_dims", a_lhs_batch, IR_FAM_DOT},
-    {"rhs_batch_dims", a_rhs_batch, IR_FAM_DOT},
-    {"lhs_contracting_dims", a_lhs_contracting, IR_FAM_DOT},
-    {"rhs_contracting_dims", a_rhs_contracting, IR_FAM_DOT},
-    {"lhs_ragged_dims", a_lhs_ragged, IR_FAM_DOT},
-    {"rhs_group_dims", a_rhs_group, IR_FAM_DOT},
-    {"operand_precision", a_precision, ANY},
-    {"algorithm", a_algorithm, ANY},
-    {"dim_labels", a_dim_labels, ANY},
-    {"feature_group_count", a_feature_group_count, ANY},
-    {"batch_group_count", a_batch_group_count, ANY},
-    {"conv_kind", a_conv_kind, IR_FAM_CONVOLUTION},
-    {"offset_dims", a_offset_dims, IR_FAM_GATHER},
-    {"collapsed_slice_dims", a_collapsed, IR_FAM_GATHER},
-    {"start_index_map", a_start_index_map, IR_FAM_GATHER},
-    {"operand_batching_dims", a_operand_batching, IR_FAM_GATHER},
-    {"start_indices_batching_dims", a_start_indices_batching, IR_FAM_GATHER},
-    {"slice_sizes", a_slice_sizes, ANY},
-    {"index_vector_dim", a_index_vector_dim, ANY},
-    {"indices_are_sorted", a_indices_are_sorted, ANY},
-    {"update_window_dims", a_update_window, IR_FAM_SCATTER},
-    {"inserted_window_dims", a_inserted_window, IR_FAM_SCATTER},
-    {"scatter_dims_to_operand_dims", a_scatter_dims_map, IR_FAM_SCATTER},
-    {"input_batching_dims", a_input_batching, IR_FAM_SCATTER},
-    {"scatter_indices_batching_dims", a_scatter_indices_batching, IR_FAM_SCATTER},
-    {"unique_indices", a_unique_indices, IR_FAM_SCATTER},
-    {"fft_type", a_fft_type, IR_FAM_FFT},
-    {"fft_length", a_fft_length, IR_FAM_FFT},
-    {"lower", a_lower, ANY},
-    {"left_side", a_left_side, IR_FAM_TRIANGULAR_SOLVE},
-    {"unit_diagonal", a_unit_diagonal, IR_FAM_TRIANGULAR_SOLVE},
-    {"transpose_a", a_transpose_a, IR_FAM_TRIANGULAR_SOLVE},
-    {"epsilon", a_epsilon, IR_FAM_BATCH_NORM},
-    {"feature_index", a_feature_index, IR_FAM_BATCH_NORM},
-    {"distribution", a_distribution, IR_FAM_RNG},
-    {"delta", a_delta, IR_FAM_RNG_STATE},
-    {"is_composite", a_is_composite, IR_FAM_CALL},
-    {"kind", a_fusion_kind, IR_FAM_FUSION},
-    {"api_version", a_api_version, IR_FAM_CUSTOM_CALL},
-    {"custom_call_has_side_effect", a_has_side_effect, IR_FAM_CUSTOM_CALL},
-    {"operand_layout_constraints", a_operand_layout_constraints, IR_FAM_CUSTOM_CALL},
-    {"literal", a_cc_literal, IR_FAM_CUSTOM_CALL},
-    {"schedule", a_schedule, IR_FAM_CUSTOM_CALL},
-    {"padding_type", a_padding_type, IR_FAM_CUSTOM_CALL},
-    {"is_host_transfer", a_is_host_transfer, ANY},
-    {"outfeed_shape", a_outfeed_shape, IR_FAM_OUTFEED},
-    {"replica_groups", a_replica_groups, IR_FAM_COLLECTIVE},
-    {"constrain_layout", a_constrain_layout, IR_FAM_COLLECTIVE},
-    {"use_global_device_ids", a_global_ids, IR_FAM_COLLECTIVE},
-    {"has_dynamic_root", a_dynamic_root, IR_FAM_COLLECTIVE},
-    {"source_target_pairs", a_source_target_pairs, IR_FAM_COLLECTIVE},
-    {"async_execution_thread", a_async_thread, IR_FAM_ASYNC},
-    {"cross_program_prefetch_index", a_prefetch_index, IR_FAM_COPY_ASYNC},
-    {"to_apply", a_to_apply, ANY},
-    {"condition", a_condition, IR_FAM_WHILE},
-    {"body", a_body, IR_FAM_WHILE},
-    {"true_computation", a_true, IR_FAM_CONDITIONAL},
-    {"false_computation", a_false, IR_FAM_CONDITIONAL},
-    {"branch_computations", a_branches, IR_FAM_CONDITIONAL},
-    {"calls", a_calls, ANY},
-    {"select", a_select, IR_FAM_SELECT_AND_SCATTER},
-    {"scatter", a_scatter_comp, IR_FAM_SELECT_AND_SCATTER},
-    {"called_computations", a_called_list, IR_FAM_CUSTOM_CALL},
-    {"control-predecessors", a_control_preds, ANY},
-    {"sharding", a_sharding, ANY},
-    {"metadata", a_metadata, ANY},
-    {"frontend_attributes", a_frontend_attributes, ANY},
-    {"statistics", a_statistics, ANY},
-    {"origin", a_origin, ANY},
-    {"result_accuracy", a_result_accuracy, ANY},
-    {"parameter_replication", a_parameter_replication, ANY},
-    {"output_to_operand_aliasing", a_output_to_operand_aliasing, ANY},
-    {"backend_config", a_backend_config, ANY},
+#define ANY IR_ATTR_ANY
+#define AT(f) offsetof(ir_attrs, f)
+/* name, family, kind, when it prints, where, handler; then the count, flag and names */
+#define ROW(name, fam, kind, when, field, fn, ...) \
+  {name, fam, false, IR_AK_##kind, IR_AW_##when, AT(field), .parse = fn, __VA_ARGS__}
+#define N_AT(f) .n_at = AT(f)
+#define FLAG_AT(f) .flag_at = AT(f)
+#define NAMES(a) .names = a
+
+const ir_attr_desc ir_attr_table[] = {
+    ROW("iota_dimension", IR_FAM_IOTA, I64, ALWAYS, u.iota_dimension, a_i64),
+    ROW("index", IR_FAM_GET_TUPLE_ELEMENT, I64, ALWAYS, u.tuple_index, a_i64),
+    ROW("inferred_dimension", IR_FAM_RESHAPE, I64, NONNEG, u.inferred_dimension, a_i64),
+    ROW("slice", IR_FAM_SLICE, SLICE, ALWAYS, u.slice.dims, a_slice, N_AT(u.slice.n)),
+    ROW("dynamic_slice_sizes", IR_FAM_DYNAMIC_SLICE, LIST, ALWAYS, u.dynamic_slice_sizes, a_list),
+    ROW("padding", IR_FAM_PAD, PADDING, ALWAYS, u.padding.dims, a_padding, N_AT(u.padding.n)),
+    ROW("direction", IR_FAM_COMPARE, ENUM, ALWAYS, u.compare.dir, a_direction, NAMES(k_cmp_dirs)),
+    ROW("type", IR_FAM_COMPARE, ENUM, FLAG, u.compare.type, a_cmp_type, FLAG_AT(u.compare.has_type),
+        NAMES(k_cmp_types)),
+    ROW("exponent_bits", IR_FAM_REDUCE_PRECISION, I64, ALWAYS, u.reduce_precision.exponent_bits, a_i64),
+    ROW("mantissa_bits", IR_FAM_REDUCE_PRECISION, I64, ALWAYS, u.reduce_precision.mantissa_bits, a_i64),
+    ROW("window", IR_FAM_REDUCE_WINDOW, WINDOW, SET, u.reduce_window.window, a_window),
+    ROW("window", IR_FAM_SELECT_AND_SCATTER, WINDOW, SET, u.reduce_window.window, a_window),
+    ROW("num_carries", IR_FAM_SCAN, I64, ALWAYS, u.scan.num_carries, a_i64),
+    ROW("is_reverse", IR_FAM_SCAN, BOOL, SET, u.scan.is_reverse, a_bool),
+    ROW("is_associative", IR_FAM_SCAN, BOOL, SET, u.scan.is_associative, a_bool),
+    ROW("is_stable", IR_FAM_SORT, BOOL, SET, u.sort.is_stable, a_bool),
+    ROW("k", IR_FAM_TOPK, I64, ALWAYS, u.topk.k, a_i64),
+    ROW("largest", IR_FAM_TOPK, BOOL, FLAG, u.topk.largest, a_bool, FLAG_AT(u.topk.has_largest)),
+    ROW("lhs_batch_dims", IR_FAM_DOT, LIST, SET, u.dot.dnums.lhs_batch, a_list),
+    ROW("lhs_contracting_dims", IR_FAM_DOT, LIST, SET, u.dot.dnums.lhs_contracting, a_list),
+    ROW("rhs_batch_dims", IR_FAM_DOT, LIST, SET, u.dot.dnums.rhs_batch, a_list),
+    ROW("rhs_contracting_dims", IR_FAM_DOT, LIST, SET, u.dot.dnums.rhs_contracting, a_list),
+    ROW("lhs_ragged_dims", IR_FAM_DOT, LIST, SET, u.dot.dnums.lhs_ragged, a_list),
+    ROW("rhs_group_dims", IR_FAM_DOT, LIST, SET, u.dot.dnums.rhs_group, a_list),
+    ROW("operand_precision", IR_FAM_DOT, PRECISION, SET, u.dot.precision, a_precision, N_AT(u.dot.n_precision)),
+    ROW("algorithm", IR_FAM_DOT, TEXT, SET, u.dot.algorithm, a_text),
+    ROW("window", IR_FAM_CONVOLUTION, WINDOW, SET, u.conv.window, a_window),
+    ROW("dim_labels", IR_FAM_CONVOLUTION, DIM_LABELS, SET, u.conv.dnums, a_dim_labels),
+    ROW("feature_group_count", IR_FAM_CONVOLUTION, I64, NOT_ONE, u.conv.feature_group_count, a_i64),
+    ROW("batch_group_count", IR_FAM_CONVOLUTION, I64, NOT_ONE, u.conv.batch_group_count, a_i64),
+    ROW("operand_precision", IR_FAM_CONVOLUTION, PRECISION, SET, u.conv.precision, a_precision,
+        N_AT(u.conv.n_precision)),
+    ROW("conv_kind", IR_FAM_CONVOLUTION, TEXT, SET, u.conv.conv_kind, a_text),
+    ROW("offset_dims", IR_FAM_GATHER, LIST, ALWAYS, u.gather.offset_dims, a_list),
+    ROW("collapsed_slice_dims", IR_FAM_GATHER, LIST, ALWAYS, u.gather.collapsed_slice_dims, a_list),
+    ROW("start_index_map", IR_FAM_GATHER, LIST, ALWAYS, u.gather.start_index_map, a_list),
+    ROW("operand_batching_dims", IR_FAM_GATHER, LIST, SET, u.gather.operand_batching_dims, a_list),
+    ROW("start_indices_batching_dims", IR_FAM_GATHER, LIST, SET, u.gather.start_indices_batching_dims, a_list),
+    ROW("index_vector_dim", IR_FAM_GATHER, I64, ALWAYS, u.gather.index_vector_dim, a_i64),
+    ROW("slice_sizes", IR_FAM_GATHER, LIST, ALWAYS, u.gather.slice_sizes, a_list),
+    ROW("indices_are_sorted", IR_FAM_GATHER, BOOL, SET, u.gather.indices_are_sorted, a_bool),
+    ROW("update_window_dims", IR_FAM_SCATTER, LIST, ALWAYS, u.scatter.update_window_dims, a_list),
+    ROW("inserted_window_dims", IR_FAM_SCATTER, LIST, ALWAYS, u.scatter.inserted_window_dims, a_list),
+    ROW("scatter_dims_to_operand_dims", IR_FAM_SCATTER, LIST, ALWAYS, u.scatter.scatter_dims_to_operand_dims, a_list),
+    ROW("input_batching_dims", IR_FAM_SCATTER, LIST, SET, u.scatter.input_batching_dims, a_list),
+    ROW("scatter_indices_batching_dims", IR_FAM_SCATTER, LIST, SET, u.scatter.scatter_indices_batching_dims, a_list),
+    ROW("index_vector_dim", IR_FAM_SCATTER, I64, ALWAYS, u.scatter.index_vector_dim, a_i64),
+    ROW("indices_are_sorted", IR_FAM_SCATTER, BOOL, SET, u.scatter.indices_are_sorted, a_bool),
+    ROW("unique_indices", IR_FAM_SCATTER, BOOL, SET, u.scatter.unique_indices, a_bool),
+    ROW("fft_type", IR_FAM_FFT, ENUM, ALWAYS, u.fft.type, a_fft_type, NAMES(k_fft_types)),
+    ROW("fft_length", IR_FAM_FFT, LIST, ALWAYS, u.fft.length, a_list),
+    ROW("lower", IR_FAM_CHOLESKY, BOOL, SET, u.cholesky.lower, a_bool),
+    ROW("left_side", IR_FAM_TRIANGULAR_SOLVE, BOOL, SET, u.triangular_solve.left_side, a_bool),
+    /* lower=... on any other opcode lands here, as it always has */
+    {"lower", IR_FAM_TRIANGULAR_SOLVE, true, IR_AK_BOOL, IR_AW_SET, AT(u.triangular_solve.lower), .parse = a_bool},
+    ROW("unit_diagonal", IR_FAM_TRIANGULAR_SOLVE, BOOL, SET, u.triangular_solve.unit_diagonal, a_bool),
+    ROW("transpose_a", IR_FAM_TRIANGULAR_SOLVE, ENUM, ALWAYS, u.triangular_solve.transpose_a, a_transpose_a,
+        NAMES(k_transpose_a)),
+    ROW("epsilon", IR_FAM_BATCH_NORM, FLOAT, ALWAYS, u.batch_norm.epsilon, a_epsilon),
+    ROW("feature_index", IR_FAM_BATCH_NORM, I64, ALWAYS, u.batch_norm.feature_index, a_i64),
+    ROW("distribution", IR_FAM_RNG, ENUM, ALWAYS, u.rng.distribution, a_distribution, NAMES(k_rng_dists)),
+    ROW("algorithm", IR_FAM_RNG_BIT_GENERATOR, ENUM, ALWAYS, u.rng_bit_generator.algorithm, a_rng_algorithm,
+        NAMES(k_rng_algos)),
+    ROW("delta", IR_FAM_RNG_STATE, I64, ALWAYS, u.rng_state.delta, a_i64),
+    ROW("is_composite", IR_FAM_CALL, BOOL, SET, u.call.is_composite, a_bool),
+    ROW("kind", IR_FAM_FUSION, TEXT, SET, u.fusion.kind, a_text),
+    /* custom-call: in the order of XLA's HloCustomCallInstruction printer */
+    ROW("window", IR_FAM_CUSTOM_CALL, WINDOW, SET, u.custom_call.window, a_window),
+    ROW("dim_labels", IR_FAM_CUSTOM_CALL, DIM_LABELS, SET, u.custom_call.dnums, a_dim_labels),
+    ROW("feature_group_count", IR_FAM_CUSTOM_CALL, I64, NOT_ONE, u.custom_call.feature_group_count, a_i64),
+    ROW("batch_group_count", IR_FAM_CUSTOM_CALL, I64, NOT_ONE, u.custom_call.batch_group_count, a_i64),
+    ROW("padding_type", IR_FAM_CUSTOM_CALL, TEXT, SET, u.custom_call.padding_type, a_text),
+    ROW("custom_call_target", IR_FAM_CUSTOM_CALL, QUOTED, ALWAYS, custom_text, a_custom_text),
+    ROW("operand_layout_constraints", IR_FAM_CUSTOM_CALL, SHAPES, FLAG, u.custom_call.operand_layout_constraints,
+        a_operand_layout_constraints, N_AT(u.custom_call.n_operand_layout_constraints),
+        FLAG_AT(u.custom_call.has_operand_layout_constraints)),
+    ROW("custom_call_has_side_effect", IR_FAM_CUSTOM_CALL, BOOL, SET, u.custom_call.has_side_effect, a_bool),
+    ROW("literal", IR_FAM_CUSTOM_CALL, LITERAL, SET, u.custom_call.literal, a_cc_literal),
+    ROW("schedule", IR_FAM_CUSTOM_CALL, TEXT, SET, u.custom_call.schedule, a_text),
+    ROW("api_version", IR_FAM_CUSTOM_CALL, ENUM, FLAG, u.custom_call.api_version, a_api_version,
+        FLAG_AT(u.custom_call.has_api_version), NAMES(k_cc_apis)),
+    ROW("infeed_config", IR_FAM_INFEED, QUOTED, SET, custom_text, a_custom_text),
+    ROW("outfeed_shape", IR_FAM_OUTFEED, SHAPE, SET, u.outfeed.outfeed_shape, a_outfeed_shape),
+    ROW("outfeed_config", IR_FAM_OUTFEED, QUOTED, SET, custom_text, a_custom_text),
+    ROW("is_host_transfer", IR_FAM_SEND, BOOL, SET, u.send_recv.is_host_transfer, a_bool),
+    /* is_host_transfer=... on any other opcode lands here, as it always has */
+    {"is_host_transfer", IR_FAM_RECV, true, IR_AK_BOOL, IR_AW_SET, AT(u.send_recv.is_host_transfer), .parse = a_bool},
+    ROW("domain", IR_FAM_DOMAIN, TEXT, ALWAYS, custom_text, a_text),
+    ROW("replica_groups", IR_FAM_COLLECTIVE, REPLICA_GROUPS, SET, u.collective.replica_groups, a_replica_groups),
+    ROW("constrain_layout", IR_FAM_COLLECTIVE, BOOL, SET, u.collective.constrain_layout, a_bool),
+    ROW("use_global_device_ids", IR_FAM_COLLECTIVE, BOOL, SET, u.collective.use_global_device_ids, a_bool),
+    ROW("source_target_pairs", IR_FAM_COLLECTIVE, LISTS, SET, u.collective.source_target_pairs,
+        a_source_target_pairs, N_AT(u.collective.n_source_target_pairs)),
+    ROW("slice_sizes", IR_FAM_COLLECTIVE, LISTS, FLAG, u.collective.slice_sizes, a_collective_slice_sizes,
+        N_AT(u.collective.n_slice_sizes), FLAG_AT(u.collective.inplace)),
+    ROW("has_dynamic_root", IR_FAM_COLLECTIVE, TRISTATE, NONNEG, u.collective.has_dynamic_root, a_dynamic_root),
+    ROW("async_execution_thread", IR_FAM_ASYNC, QUOTED, SET, u.async.execution_thread, a_async_thread),
+    ROW("cross_program_prefetch_index", IR_FAM_COPY_ASYNC, I64, FLAG, u.copy_start.cross_program_prefetch_index,
+        a_i64, FLAG_AT(u.copy_start.has_index)),
+    /* called computations (print.c print_called writes them) */
+    ROW("condition", IR_FAM_WHILE, OTHER, ALWAYS, u, a_condition),
+    ROW("body", IR_FAM_WHILE, OTHER, ALWAYS, u, a_body),
+    ROW("true_computation", IR_FAM_CONDITIONAL, OTHER, ALWAYS, u, a_true),
+    ROW("false_computation", IR_FAM_CONDITIONAL, OTHER, ALWAYS, u, a_false),
+    ROW("branch_computations", IR_FAM_CONDITIONAL, OTHER, ALWAYS, u, a_branches),
+    ROW("select", IR_FAM_SELECT_AND_SCATTER, OTHER, ALWAYS, u, a_select),
+    ROW("scatter", IR_FAM_SELECT_AND_SCATTER, OTHER, ALWAYS, u, a_scatter_comp),
+    ROW("called_computations", IR_FAM_CUSTOM_CALL, OTHER, ALWAYS, called_list_form, a_called_list),
+    /* any opcode (print_instr, print_bc_attrs, print_called and print_common write them) */
+    ROW("dimensions", ANY, OTHER, ALWAYS, dimensions, a_dimensions),
+    ROW("channel_id", ANY, OTHER, ALWAYS, channel_id, a_i64),
+    ROW("broadcast_dimensions", ANY, OTHER, ALWAYS, bc.broadcast_dimensions, a_bcast_dims),
+    ROW("auto_broadcast", ANY, OTHER, ALWAYS, bc.auto_broadcast, a_auto_broadcast),
+    ROW("axis", ANY, OTHER, ALWAYS, bc.axis, a_i64),
+    ROW("target_shape", ANY, OTHER, ALWAYS, bc.target_shape, a_list),
+    ROW("to_apply", ANY, OTHER, ALWAYS, u, a_to_apply),
+    ROW("calls", ANY, OTHER, ALWAYS, u, a_calls),
+    ROW("control-predecessors", ANY, OTHER, ALWAYS, u, a_control_preds),
+    ROW("sharding", ANY, OTHER, ALWAYS, u, a_sharding),
+    ROW("metadata", ANY, OTHER, ALWAYS, u, a_metadata),
+    ROW("frontend_attributes", ANY, OTHER, ALWAYS, u, a_frontend_attributes),
+    ROW("statistics", ANY, OTHER, ALWAYS, u, a_statistics),
+    ROW("origin", ANY, OTHER, ALWAYS, u, a_origin),
+    ROW("result_accuracy", ANY, OTHER, ALWAYS, u, a_result_accuracy),
+    ROW("parameter_replication", ANY, OTHER, ALWAYS, u, a_parameter_replication),
+    ROW("output_to_operand_aliasing", ANY, OTHER, ALWAYS, u, a_output_to_operand_aliasing),
+    ROW("backend_config", ANY, OTHER, ALWAYS, u, a_backend_config),
 };
+const int ir_attr_table_n = (int)(sizeof ir_attr_table / sizeof *ir_attr_table);
 
-/* Families whose attributes are family-specific need the opcode to match; for ANY rows the
- * handler decides. */
-static bool wants_attr(const attr_row *r, const ir_instr *in) {
-  if (r->family == ANY)
-    return true;
-  if ((int)fam_of(in) == r->family)
-    return true;
-  /* Shared spellings across families. */
-  if (r->fn == a_index_vector_dim || r->fn == a_indices_are_sorted)
-    return fam_of(in) == IR_FAM_GATHER || fam_of(in) == IR_FAM_SCATTER;
-  if (r->fn == a_to_apply)
-    return true;
-  return false;
+#undef ROW
+#undef N_AT
+#undef FLAG_AT
+#undef NAMES
+#undef AT
+#undef ANY
+
+/* The row that reads attribute a of `in`: the one for in's family (or any opcode's), else one
+ * that takes every family without its own row; NULL: kept verbatim. */
+static const ir_attr_desc *find_row(const ir_attr_in *a, const ir_instr *in) {
+  const ir_attr_desc *fallback = NULL;
+  for (int k = 0; k < ir_attr_table_n; k++) {
+    const ir_attr_desc *r = &ir_attr_table[k];
+    if (!ir_str_eq(a->name, r->name))
+      continue;
+    if (r->family == IR_ATTR_ANY || r->family == (int)fam_of(in))
+      return r;
+    if (r->fallback && !fallback)
+      fallback = r;
+  }
+  return fallback;
 }
 
 /* ---- applying them ---------------------------------------------------------------------------- */
@@ -1066,16 +1050,12 @@ void irb_apply_attrs(ir_builder *b, ir_instr *in, ir_attr_list *attrs) {
     }
     if (b->oom)
       return;
-    const attr_row *row = NULL;
-    for (size_t k = 0; k < sizeof attr_table / sizeof *attr_table; k++)
-      if (ir_str_eq(a->name, attr_table[k].name)) {
-        row = &attr_table[k];
-        break;
-      }
+    const ir_attr_desc *row = find_row(a, in);
     x.a = a;
     x.v = a->value;
+    x.row = row;
     int errs = b->diags->n_errors;
-    if (row && wants_attr(row, in) && row->fn(&x))
+    if (row && row->parse(&x))
       continue;
     if (b->diags->n_errors != errs)
       return;

@@ -2,7 +2,9 @@
  * HloModule::ToString: `%name = shape opcode(shape %operand, ...), attr=value, ...`.
  * print(parse(print(parse(x)))) == print(parse(x)): every typed attribute prints in one
  * fixed order, verbatim ones exactly as written, floats as the shortest decimal that reads
- * back to the same bits.  Output goes to a growable buffer (no line-length limits).
+ * back to the same bits.  An instruction's family attributes are written by a loop over
+ * ir_attr_table (attributes.h), the rows the parser stores them through.  Output goes to a
+ * growable buffer (no line-length limits).
  * Tests: tests/roundtrip.c over testdata/parse/ok and ../shared/models.
  */
 #include "ir/print.h"
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/attributes.h"
 #include "ir/literal.h"
 
 typedef struct sbuf {
@@ -372,11 +375,6 @@ static void attr_lists(sbuf *b, const char *name, const ir_i64_list *l, int n) {
   sb_puts(b, "}");
 }
 
-static void attr_list_if(sbuf *b, const char *name, const ir_i64_list *l) {
-  if (l->n)
-    attr_list(b, name, l);
-}
-
 /* Whether window field f (0 size .. 5 rhs_reversal) differs from its default in some dim. */
 static bool window_field_non_default(const ir_window *w, int f) {
   for (int i = 0; i < w->n; i++) {
@@ -558,269 +556,149 @@ static void print_replica_groups(sbuf *b, const ir_replica_groups *g) {
   sb_puts(b, "}");
 }
 
-/* custom-call attributes in the order of XLA's HloCustomCallInstruction printer. */
-static void print_custom_call_attrs(sbuf *b, const ir_attrs *a) {
-  static const char *const apis[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
-                                     "API_VERSION_STATUS_RETURNING",
-                                     "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
-  if (a->u.custom_call.window.written || a->u.custom_call.window.n)
-    print_window(b, &a->u.custom_call.window);
-  if (a->u.custom_call.dnums.present)
-    print_dim_labels(b, &a->u.custom_call.dnums);
-  if (a->u.custom_call.feature_group_count != 1)
-    sb_printf(b, ", feature_group_count=%" PRId64, a->u.custom_call.feature_group_count);
-  if (a->u.custom_call.batch_group_count != 1)
-    sb_printf(b, ", batch_group_count=%" PRId64, a->u.custom_call.batch_group_count);
-  if (a->u.custom_call.padding_type.len) {
-    sb_puts(b, ", padding_type=");
-    sb_str(b, a->u.custom_call.padding_type);
-  }
-  sb_puts(b, ", custom_call_target=");
-  print_quoted(b, a->custom_text);
-  if (a->u.custom_call.has_operand_layout_constraints) {
-    sb_puts(b, ", operand_layout_constraints={");
-    for (int i = 0; i < a->u.custom_call.n_operand_layout_constraints; i++) {
-      if (i)
-        sb_puts(b, ", ");
-      print_shape(b, a->u.custom_call.operand_layout_constraints[i]);
-    }
-    sb_puts(b, "}");
-  }
-  if (a->u.custom_call.has_side_effect)
-    sb_puts(b, ", custom_call_has_side_effect=true");
-  if (a->u.custom_call.literal) { /* XLA: the literal with its shape and layout */
-    sb_puts(b, ", literal=");
-    print_shape(b, a->u.custom_call.literal->shape);
-    sb_puts(b, " ");
-    print_literal(b, a->u.custom_call.literal, true);
-  }
-  if (a->u.custom_call.schedule.len) {
-    sb_puts(b, ", schedule=");
-    sb_str(b, a->u.custom_call.schedule);
-  }
-  if (a->u.custom_call.has_api_version)
-    sb_printf(b, ", api_version=%s", apis[a->u.custom_call.api_version]);
+/* ---- family attributes: a loop over ir_attr_table ------------------------------------------ */
+
+#define AT(type, off) (*(const type *)(const void *)((const char *)a + (off)))
+
+static bool window_written(const ir_window *w) { return w->written || w->n; }
+
+static bool precision_any(const ir_precision *p, int n) {
+  for (int i = 0; i < n; i++)
+    if (p[i] != IR_PREC_DEFAULT)
+      return true;
+  return false;
 }
 
-static void print_family_attrs(sbuf *b, const ir_instr *in) {
-  const ir_attrs *a = &in->attrs;
-  switch (ir_opcode_table[in->op].family) {
-  case IR_FAM_IOTA: sb_printf(b, ", iota_dimension=%" PRId64, a->u.iota_dimension); break;
-  case IR_FAM_GET_TUPLE_ELEMENT: sb_printf(b, ", index=%" PRId64, a->u.tuple_index); break;
-  case IR_FAM_RESHAPE:
-    if (a->u.inferred_dimension >= 0)
-      sb_printf(b, ", inferred_dimension=%" PRId64, a->u.inferred_dimension);
-    break;
-  case IR_FAM_SLICE:
-    sb_puts(b, ", slice={");
-    for (int i = 0; i < a->u.slice.n; i++) {
-      const ir_slice_dim *d = &a->u.slice.dims[i];
-      sb_printf(b, "%s[%" PRId64 ":%" PRId64, i ? ", " : "", d->start, d->limit);
-      if (d->stride != 1)
-        sb_printf(b, ":%" PRId64, d->stride);
-      sb_puts(b, "]");
-    }
-    sb_puts(b, "}");
-    break;
-  case IR_FAM_DYNAMIC_SLICE: attr_list(b, "dynamic_slice_sizes", &a->u.dynamic_slice_sizes); break;
-  case IR_FAM_PAD:
-    sb_puts(b, ", padding=");
-    for (int i = 0; i < a->u.padding.n; i++) {
-      const ir_pad_dim *d = &a->u.padding.dims[i];
-      sb_printf(b, "%s%" PRId64 "_%" PRId64, i ? "x" : "", d->lo, d->hi);
-      if (d->interior)
-        sb_printf(b, "_%" PRId64, d->interior);
-    }
-    if (!a->u.padding.n)
-      sb_puts(b, "{}");
-    break;
-  case IR_FAM_COMPARE: {
-    static const char *const dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
-    static const char *const types[] = {"DEFAULT", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
-    sb_printf(b, ", direction=%s", dirs[a->u.compare.dir]);
-    if (a->u.compare.has_type)
-      sb_printf(b, ", type=%s", types[a->u.compare.type]);
-    break;
-  }
-  case IR_FAM_REDUCE_PRECISION:
-    sb_printf(b, ", exponent_bits=%" PRId64 ", mantissa_bits=%" PRId64, a->u.reduce_precision.exponent_bits,
-              a->u.reduce_precision.mantissa_bits);
-    break;
-  case IR_FAM_REDUCE_WINDOW:
-  case IR_FAM_SELECT_AND_SCATTER:
-    if (a->u.reduce_window.window.written || a->u.reduce_window.window.n)
-      print_window(b, &a->u.reduce_window.window);
-    break;
-  case IR_FAM_SCAN:
-    sb_printf(b, ", num_carries=%" PRId64, a->u.scan.num_carries);
-    if (a->u.scan.is_reverse)
-      sb_puts(b, ", is_reverse=true");
-    if (a->u.scan.is_associative)
-      sb_puts(b, ", is_associative=true");
-    break;
-  case IR_FAM_SORT:
-    if (a->u.sort.is_stable)
-      sb_puts(b, ", is_stable=true");
-    break;
-  case IR_FAM_TOPK:
-    sb_printf(b, ", k=%" PRId64, a->u.topk.k);
-    if (a->u.topk.has_largest)
-      sb_printf(b, ", largest=%s", a->u.topk.largest ? "true" : "false");
-    break;
-  case IR_FAM_DOT:
-    attr_list_if(b, "lhs_batch_dims", &a->u.dot.dnums.lhs_batch);
-    attr_list_if(b, "lhs_contracting_dims", &a->u.dot.dnums.lhs_contracting);
-    attr_list_if(b, "rhs_batch_dims", &a->u.dot.dnums.rhs_batch);
-    attr_list_if(b, "rhs_contracting_dims", &a->u.dot.dnums.rhs_contracting);
-    attr_list_if(b, "lhs_ragged_dims", &a->u.dot.dnums.lhs_ragged);
-    attr_list_if(b, "rhs_group_dims", &a->u.dot.dnums.rhs_group);
-    if (a->u.dot.n_precision)
-      print_precision(b, a->u.dot.precision, a->u.dot.n_precision);
-    if (a->u.dot.algorithm.len) {
-      sb_puts(b, ", algorithm=");
-      sb_str(b, a->u.dot.algorithm);
-    }
-    break;
-  case IR_FAM_CONVOLUTION:
-    if (a->u.conv.window.written || a->u.conv.window.n)
-      print_window(b, &a->u.conv.window);
-    if (a->u.conv.dnums.present)
-      print_dim_labels(b, &a->u.conv.dnums);
-    if (a->u.conv.feature_group_count != 1)
-      sb_printf(b, ", feature_group_count=%" PRId64, a->u.conv.feature_group_count);
-    if (a->u.conv.batch_group_count != 1)
-      sb_printf(b, ", batch_group_count=%" PRId64, a->u.conv.batch_group_count);
-    if (a->u.conv.n_precision)
-      print_precision(b, a->u.conv.precision, a->u.conv.n_precision);
-    if (a->u.conv.conv_kind.len) {
-      sb_puts(b, ", conv_kind=");
-      sb_str(b, a->u.conv.conv_kind);
-    }
-    break;
-  case IR_FAM_GATHER:
-    attr_list(b, "offset_dims", &a->u.gather.offset_dims);
-    attr_list(b, "collapsed_slice_dims", &a->u.gather.collapsed_slice_dims);
-    attr_list(b, "start_index_map", &a->u.gather.start_index_map);
-    attr_list_if(b, "operand_batching_dims", &a->u.gather.operand_batching_dims);
-    attr_list_if(b, "start_indices_batching_dims", &a->u.gather.start_indices_batching_dims);
-    sb_printf(b, ", index_vector_dim=%" PRId64, a->u.gather.index_vector_dim);
-    attr_list(b, "slice_sizes", &a->u.gather.slice_sizes);
-    if (a->u.gather.indices_are_sorted)
-      sb_puts(b, ", indices_are_sorted=true");
-    break;
-  case IR_FAM_SCATTER:
-    attr_list(b, "update_window_dims", &a->u.scatter.update_window_dims);
-    attr_list(b, "inserted_window_dims", &a->u.scatter.inserted_window_dims);
-    attr_list(b, "scatter_dims_to_operand_dims", &a->u.scatter.scatter_dims_to_operand_dims);
-    attr_list_if(b, "input_batching_dims", &a->u.scatter.input_batching_dims);
-    attr_list_if(b, "scatter_indices_batching_dims", &a->u.scatter.scatter_indices_batching_dims);
-    sb_printf(b, ", index_vector_dim=%" PRId64, a->u.scatter.index_vector_dim);
-    if (a->u.scatter.indices_are_sorted)
-      sb_puts(b, ", indices_are_sorted=true");
-    if (a->u.scatter.unique_indices)
-      sb_puts(b, ", unique_indices=true");
-    break;
-  case IR_FAM_FFT: {
-    static const char *const types[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
-    sb_printf(b, ", fft_type=%s", types[a->u.fft.type]);
-    attr_list(b, "fft_length", &a->u.fft.length);
-    break;
-  }
-  case IR_FAM_CHOLESKY:
-    if (a->u.cholesky.lower)
-      sb_puts(b, ", lower=true");
-    break;
-  case IR_FAM_TRIANGULAR_SOLVE: {
-    static const char *const ta[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
-    if (a->u.triangular_solve.left_side)
-      sb_puts(b, ", left_side=true");
-    if (a->u.triangular_solve.lower)
-      sb_puts(b, ", lower=true");
-    if (a->u.triangular_solve.unit_diagonal)
-      sb_puts(b, ", unit_diagonal=true");
-    sb_printf(b, ", transpose_a=%s", ta[a->u.triangular_solve.transpose_a]);
-    break;
-  }
-  case IR_FAM_BATCH_NORM: {
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.9g", a->u.batch_norm.epsilon);
-    if (!strpbrk(buf, ".eEn"))
-      strcat(buf, ".0");
-    sb_printf(b, ", epsilon=%s, feature_index=%" PRId64, buf, a->u.batch_norm.feature_index);
-    break;
-  }
-  case IR_FAM_RNG:
-    sb_printf(b, ", distribution=%s", a->u.rng.distribution == IR_RNG_NORMAL ? "rng_normal" : "rng_uniform");
-    break;
-  case IR_FAM_RNG_BIT_GENERATOR: {
-    static const char *const algs[] = {"rng_default", "rng_three_fry", "rng_philox"};
-    sb_printf(b, ", algorithm=%s", algs[a->u.rng_bit_generator.algorithm]);
-    break;
-  }
-  case IR_FAM_RNG_STATE: sb_printf(b, ", delta=%" PRId64, a->u.rng_state.delta); break;
-  case IR_FAM_CALL:
-    if (a->u.call.is_composite)
-      sb_puts(b, ", is_composite=true");
-    break;
-  case IR_FAM_FUSION:
-    if (a->u.fusion.kind.len) {
-      sb_puts(b, ", kind=");
-      sb_str(b, a->u.fusion.kind);
-    }
-    break;
-  case IR_FAM_CUSTOM_CALL: print_custom_call_attrs(b, a); break;
-  case IR_FAM_INFEED:
-    if (a->custom_text.len) {
-      sb_puts(b, ", infeed_config=");
-      print_quoted(b, a->custom_text);
-    }
-    break;
-  case IR_FAM_OUTFEED:
-    if (a->u.outfeed.outfeed_shape) {
-      sb_puts(b, ", outfeed_shape=");
-      print_shape(b, a->u.outfeed.outfeed_shape);
-    }
-    if (a->custom_text.len) {
-      sb_puts(b, ", outfeed_config=");
-      print_quoted(b, a->custom_text);
-    }
-    break;
-  case IR_FAM_SEND:
-  case IR_FAM_RECV:
-    if (a->u.send_recv.is_host_transfer)
-      sb_puts(b, ", is_host_transfer=true");
-    break;
-  case IR_FAM_DOMAIN:
-    sb_puts(b, ", domain=");
-    sb_str(b, a->custom_text);
-    break;
-  case IR_FAM_COLLECTIVE:
-    print_replica_groups(b, &a->u.collective.replica_groups);
-    if (a->u.collective.constrain_layout)
-      sb_puts(b, ", constrain_layout=true");
-    if (a->u.collective.use_global_device_ids)
-      sb_puts(b, ", use_global_device_ids=true");
-    if (a->u.collective.n_source_target_pairs)
-      attr_lists(b, "source_target_pairs", a->u.collective.source_target_pairs, a->u.collective.n_source_target_pairs);
-    if (a->u.collective.inplace)
-      attr_lists(b, "slice_sizes", a->u.collective.slice_sizes, a->u.collective.n_slice_sizes);
-    if (a->u.collective.has_dynamic_root >= 0)
-      sb_printf(b, ", has_dynamic_root=%s", a->u.collective.has_dynamic_root ? "true" : "false");
-    break;
-  case IR_FAM_ASYNC:
-    if (a->u.async.execution_thread.len) {
-      sb_puts(b, ", async_execution_thread=");
-      print_quoted(b, a->u.async.execution_thread);
-    }
-    break;
-  case IR_FAM_COPY_ASYNC:
-    if (a->u.copy_start.has_index)
-      sb_printf(b, ", cross_program_prefetch_index=%" PRId64, a->u.copy_start.cross_program_prefetch_index);
-    break;
-  default:
-    break;
+/* Whether row d of `a` holds something to print (IR_AW_SET). */
+static bool attr_set(const ir_attr_desc *d, const ir_attrs *a) {
+  switch (d->kind) {
+  case IR_AK_I64: return AT(int64_t, d->at) != 0;
+  case IR_AK_LIST: return AT(ir_i64_list, d->at).n > 0;
+  case IR_AK_LISTS: case IR_AK_SHAPES: return AT(int, d->n_at) > 0;
+  case IR_AK_BOOL: return AT(bool, d->at);
+  case IR_AK_TEXT: case IR_AK_QUOTED: return AT(ir_str, d->at).len > 0;
+  case IR_AK_WINDOW: return window_written(&AT(ir_window, d->at));
+  case IR_AK_DIM_LABELS: return AT(ir_conv_dnums, d->at).present;
+  case IR_AK_PRECISION: return precision_any(&AT(ir_precision, d->at), AT(int, d->n_at));
+  case IR_AK_SHAPE: return AT(ir_shape *, d->at) != NULL;
+  case IR_AK_LITERAL: return AT(ir_literal *, d->at) != NULL;
+  case IR_AK_REPLICA_GROUPS: return AT(ir_replica_groups, d->at).present;
+  default: return true;
   }
 }
+
+static bool attr_printed(const ir_attr_desc *d, const ir_attrs *a) {
+  switch (d->when) {
+  case IR_AW_ALWAYS: return true;
+  case IR_AW_SET: return attr_set(d, a);
+  case IR_AW_NOT_ONE: return AT(int64_t, d->at) != 1;
+  case IR_AW_NONNEG: return d->kind == IR_AK_TRISTATE ? AT(int, d->at) >= 0 : AT(int64_t, d->at) >= 0;
+  case IR_AW_FLAG: return AT(bool, d->flag_at);
+  }
+  return false;
+}
+
+static void print_slice(sbuf *b, const ir_slice_dim *dims, int n) {
+  sb_puts(b, "{");
+  for (int i = 0; i < n; i++) {
+    const ir_slice_dim *d = &dims[i];
+    sb_printf(b, "%s[%" PRId64 ":%" PRId64, i ? ", " : "", d->start, d->limit);
+    if (d->stride != 1)
+      sb_printf(b, ":%" PRId64, d->stride);
+    sb_puts(b, "]");
+  }
+  sb_puts(b, "}");
+}
+
+static void print_padding(sbuf *b, const ir_pad_dim *dims, int n) {
+  for (int i = 0; i < n; i++) {
+    const ir_pad_dim *d = &dims[i];
+    sb_printf(b, "%s%" PRId64 "_%" PRId64, i ? "x" : "", d->lo, d->hi);
+    if (d->interior)
+      sb_printf(b, "_%" PRId64, d->interior);
+  }
+  if (!n)
+    sb_puts(b, "{}");
+}
+
+/* XLA writes epsilon with a decimal point: 0.001, 1.0, 1e-05. */
+static void print_float_attr(sbuf *b, double v) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.9g", v);
+  if (!strpbrk(buf, ".eEn"))
+    strcat(buf, ".0");
+  sb_puts(b, buf);
+}
+
+static void print_shape_list(sbuf *b, const ir_shape **shapes, int n) {
+  sb_puts(b, "{");
+  for (int i = 0; i < n; i++) {
+    if (i)
+      sb_puts(b, ", ");
+    print_shape(b, shapes[i]);
+  }
+  sb_puts(b, "}");
+}
+
+/* The kinds whose printer writes its own ", name=" (or nothing). */
+static bool attr_prints_name(const ir_attr_desc *d) {
+  return d->kind == IR_AK_WINDOW || d->kind == IR_AK_DIM_LABELS || d->kind == IR_AK_PRECISION ||
+         d->kind == IR_AK_REPLICA_GROUPS || d->kind == IR_AK_LIST || d->kind == IR_AK_LISTS;
+}
+
+static void print_attr_value(sbuf *b, const ir_attr_desc *d, const ir_attrs *a) {
+  switch (d->kind) {
+  case IR_AK_I64: sb_printf(b, "%" PRId64, AT(int64_t, d->at)); break;
+  case IR_AK_BOOL: sb_puts(b, AT(bool, d->at) ? "true" : "false"); break;
+  case IR_AK_TRISTATE: sb_puts(b, AT(int, d->at) ? "true" : "false"); break;
+  case IR_AK_ENUM: sb_puts(b, d->names[AT(int, d->at)]); break;
+  case IR_AK_TEXT: sb_str(b, AT(ir_str, d->at)); break;
+  case IR_AK_QUOTED: print_quoted(b, AT(ir_str, d->at)); break;
+  case IR_AK_SLICE: print_slice(b, AT(ir_slice_dim *, d->at), AT(int, d->n_at)); break;
+  case IR_AK_PADDING: print_padding(b, AT(ir_pad_dim *, d->at), AT(int, d->n_at)); break;
+  case IR_AK_SHAPE: print_shape(b, AT(ir_shape *, d->at)); break;
+  case IR_AK_SHAPES: print_shape_list(b, AT(ir_shape **, d->at), AT(int, d->n_at)); break;
+  case IR_AK_LITERAL: { /* XLA: the literal with its shape and layout */
+    const ir_literal *lit = AT(ir_literal *, d->at);
+    print_shape(b, lit->shape);
+    sb_puts(b, " ");
+    print_literal(b, lit, true);
+    break;
+  }
+  case IR_AK_FLOAT: print_float_attr(b, AT(double, d->at)); break;
+  default: break;
+  }
+}
+
+/* One row of the table for `a`, when its condition holds. */
+static void print_attr(sbuf *b, const ir_attr_desc *d, const ir_attrs *a) {
+  if (d->kind == IR_AK_OTHER || !attr_printed(d, a))
+    return;
+  if (!attr_prints_name(d)) {
+    sb_printf(b, ", %s=", d->name);
+    print_attr_value(b, d, a);
+    return;
+  }
+  switch (d->kind) {
+  case IR_AK_LIST: attr_list(b, d->name, &AT(ir_i64_list, d->at)); break;
+  case IR_AK_LISTS: attr_lists(b, d->name, AT(ir_i64_list *, d->at), AT(int, d->n_at)); break;
+  case IR_AK_WINDOW: print_window(b, &AT(ir_window, d->at)); break;
+  case IR_AK_DIM_LABELS: print_dim_labels(b, &AT(ir_conv_dnums, d->at)); break;
+  case IR_AK_PRECISION: print_precision(b, &AT(ir_precision, d->at), AT(int, d->n_at)); break;
+  case IR_AK_REPLICA_GROUPS: print_replica_groups(b, &AT(ir_replica_groups, d->at)); break;
+  default: break;
+  }
+}
+
+/* The attributes of in's family, in the table's order (XLA's). */
+static void print_family_attrs(sbuf *b, const ir_instr *in) {
+  int fam = (int)ir_opcode_table[in->op].family;
+  for (int i = 0; i < ir_attr_table_n; i++)
+    if (ir_attr_table[i].family == fam)
+      print_attr(b, &ir_attr_table[i], &in->attrs);
+}
+
+#undef AT
 
 static void print_bc_attrs(sbuf *b, const ir_broadcast_attrs *bc) {
   static const char *const modes[] = {"", "none", "numpy", "pdpd", "bidirectional"};

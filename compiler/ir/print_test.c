@@ -6,7 +6,8 @@
  * printed and read back through the real parser, bits compared with the originals (NaN
  * payloads and -0 included).  Literal, instruction and module printing: IR built by hand,
  * compared with the text XLA's printer writes for it (textconv.md, XLA's HloInstruction
- * ToString conventions).
+ * ToString conventions).  The attribute table both the parser and the printer read: one row
+ * per name and family, each with what its kind needs.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "grammar/parse.h"
+#include "ir/attributes.h"
 #include "ir/literal.h"
 #include "ir/print.h"
 
@@ -612,7 +614,32 @@ static void test_module(void) {
   ir_module_destroy(m);
 }
 
+/* ir_attr_table (ir/attributes.h): no two rows share a name and a family, so the row the
+ * parser stores a value through is the row the printer writes it from; every row can be
+ * parsed; enums have their spellings, counted kinds a count, FLAG rows a flag; a fallback row
+ * belongs to a family and is its name's only fallback. */
+static void test_attr_table(void) {
+  for (int i = 0; i < ir_attr_table_n; i++) {
+    const ir_attr_desc *d = &ir_attr_table[i];
+    bool counted = d->kind == IR_AK_LISTS || d->kind == IR_AK_SLICE || d->kind == IR_AK_PADDING ||
+                   d->kind == IR_AK_PRECISION || d->kind == IR_AK_SHAPES;
+    bool ok = d->name && d->parse && (d->kind != IR_AK_ENUM || d->names) && (!counted || d->n_at) &&
+              (d->when != IR_AW_FLAG || d->flag_at) && (!d->fallback || d->family != IR_ATTR_ANY);
+    for (int j = 0; j < i; j++) {
+      const ir_attr_desc *e = &ir_attr_table[j];
+      if (strcmp(d->name, e->name) == 0 && (d->family == e->family || (d->fallback && e->fallback)))
+        ok = false;
+    }
+    if (!ok) {
+      fprintf(stderr, "%s:%d: attribute table row %d (%s) is malformed or repeated\n", __FILE__, __LINE__, i,
+              d->name ? d->name : "?");
+      failures++;
+    }
+  }
+}
+
 int main(void) {
+  test_attr_table();
   test_element_texts();
   test_every_pattern_reads_back();
   test_bf16_four_digits();
