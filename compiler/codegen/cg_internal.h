@@ -121,6 +121,10 @@ void cg_fail_at(cg_module *cm, const ir_instr *in, ir_loc loc, const char *fmt, 
 /* The register type an element of et is computed in (pred -> i1, bf16 -> float, ...);
  * NULL for element types the code generator cannot compute with. */
 LLVMTypeRef cg_compute_type(cg_module *cm, ir_etype et);
+/* The 8- and 4-bit floats (computed in f32, converted by the runtime on load and store), and
+ * every float type (those and f16, bf16, f32, f64). */
+bool cg_is_f8(ir_etype et);
+bool cg_is_float_type(ir_etype et);
 LLVMTypeRef cg_storage_type(cg_module *cm, ir_etype et);
 LLVMValueRef cg_load(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index);
 void cg_store(cg_function *f, ir_etype et, LLVMValueRef base, LLVMValueRef index, LLVMValueRef v);
