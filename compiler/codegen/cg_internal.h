@@ -139,6 +139,25 @@ LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name);
 LLVMValueRef cg_const_global(cg_module *cm, LLVMValueRef init, const char *name);
 /* An entry-block array of n pointers (null entries for null), filled here. */
 LLVMValueRef cg_ptr_table(cg_function *f, LLVMValueRef *ptrs, int n, const char *name);
+/* Adds the enum attribute `name` to fn at index (LLVMAttributeFunctionIndex, or a parameter). */
+void cg_add_attr(cg_module *cm, LLVMValueRef fn, unsigned index, const char *name);
+
+/* ---- a function's frame (frame.c) ---- */
+/* Opens a computation's (or a kernel's) function body: entry block for allocas, the status
+ * slot, the body block; closes it: the failure path, heap buffers freed, the status returned. */
+void cg_function_begin(cg_function *f, cg_module *cm, ir_computation *c, LLVMValueRef fn);
+void cg_function_end(cg_function *f);
+/* The leaf shapes of s, depth first, appended at out[*n]. */
+void cg_collect_leaves(const ir_shape *s, const ir_shape **out, int *n);
+/* A value of `shape` whose leaves are loaded from the pointer array arr from slot *k on. */
+cg_value cg_leaves_from_array(cg_function *f, LLVMValueRef arr, int *k, const ir_shape *shape, const char *name);
+/* The buffer-assignment report of `hloc -v`: one line, and the function's lines printed. */
+void cg_report_add(cg_function *f, cg_report_line l);
+void cg_report_print(const cg_function *f);
+/* After lowering instruction position i: the buffers whose lifetimes (last[id], the plan's
+ * last readers) end there are freed; a planned buffer read past its planned end is an
+ * internal error. */
+void cg_free_dead_buffers(cg_function *f, int i, const int *last);
 
 /* ---- buffers ---- */
 /* A new buffer for one array leaf (alloca when small, else heap, freed at return). */

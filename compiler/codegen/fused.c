@@ -420,11 +420,6 @@ typedef struct range_fn {
   char name[600];
 } range_fn;
 
-static void add_attr(cg_module *cm, LLVMValueRef fn, unsigned index, const char *name) {
-  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
-  LLVMAddAttributeAtIndex(fn, index, LLVMCreateEnumAttribute(cm->ctx, kind, 0));
-}
-
 static void range_open(range_fn *r, cg_function *f, const char *name, int n_values, int n_bufs) {
   cg_module *cm = f->cm;
   r->n_bufs = n_bufs;
@@ -440,9 +435,9 @@ static void range_open(range_fn *r, cg_function *f, const char *name, int n_valu
   snprintf(inner, sizeof inner, "%s.body", name);
   r->fn = LLVMAddFunction(cm->mod, inner, t);
   LLVMSetLinkage(r->fn, LLVMInternalLinkage);
-  add_attr(cm, r->fn, LLVMAttributeFunctionIndex, "alwaysinline");
+  cg_add_attr(cm, r->fn, LLVMAttributeFunctionIndex, "alwaysinline");
   for (int k = 1; k <= n_bufs; k++)
-    add_attr(cm, r->fn, (unsigned)k + 1, "noalias");
+    cg_add_attr(cm, r->fn, (unsigned)k + 1, "noalias");
   cg_function *rf = &r->rf;
   memset(rf, 0, sizeof *rf);
   rf->cm = cm;
