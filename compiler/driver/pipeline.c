@@ -26,25 +26,6 @@ void drv_options_init(drv_options *o) {
 
 static FILE *diag_out(const drv_options *o) { return o->diag_out ? o->diag_out : stderr; }
 
-double drv_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-void drv_time_stage(const drv_options *o, const char *stage, double t0) {
-  if (!o->time_passes)
-    return;
-  double ms = drv_now_ms() - t0;
-  drv_timings *t = o->timings;
-  if (!t) {
-    fprintf(stderr, "time-passes: %-26s %9.3f ms\n", stage, ms);
-  } else if (t->n < DRV_MAX_TIMINGS) {
-    t->rows[t->n].stage = stage;
-    t->rows[t->n++].ms = ms;
-  }
-}
-
 /* The --time-passes table: one row per stage in the order they ran, then the total. */
 static void print_timings(const drv_timings *t, const char *path) {
   double total = 0;
