@@ -149,11 +149,39 @@ static hlo_status dump_llvm(const drv_options *o, LLVMModuleRef mod, const char 
   return NULL;
 }
 
+/* Whether the loops should use 512-bit vectors: compiling for this host (native) when it has
+ * AVX-512.  LLVM's tuning for Intel server CPUs prefers 256-bit vectors (older parts lowered
+ * their clocks under 512-bit work); measured on a Xeon with AVX-512 (family 6 model 167, 2
+ * threads), 512-bit loops ran softmax 25%, gelu 12% and attention 12% faster and the
+ * memory-bound loops within 3%.  AMD's Zen 4 and 5 tuning already prefers 512.  Elementwise
+ * math is lane by lane and reductions are never reassociated, so the width changes no result
+ * bits.  A named CPU (--target-cpu) keeps LLVM's tuning for it. */
+static bool wide_vectors(const drv_options *o) {
+  if (o->target_cpu && *o->target_cpu && strcmp(o->target_cpu, "native") != 0)
+    return false;
+  char *features = LLVMGetHostCPUFeatures();
+  bool avx512 = features && strstr(features, "+avx512f") != NULL;
+  LLVMDisposeMessage(features);
+  return avx512;
+}
+
+/* Sets "prefer-vector-width" on every function defined in mod. */
+static void prefer_vector_width(LLVMModuleRef mod, const char *bits) {
+  static const char key[] = "prefer-vector-width";
+  LLVMContextRef ctx = LLVMGetModuleContext(mod);
+  for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
+    if (LLVMCountBasicBlocks(fn))
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                              LLVMCreateStringAttribute(ctx, key, sizeof key - 1, bits, (unsigned)strlen(bits)));
+}
+
 static hlo_status optimize(const drv_options *o, LLVMModuleRef mod, LLVMTargetMachineRef tm) {
   char *err = NULL;
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err))
     return llvm_error("internal error: hloc generated invalid LLVM IR", err);
   LLVMDisposeMessage(err);
+  if (wide_vectors(o))
+    prefer_vector_width(mod, "512");
   char passes[32];
   snprintf(passes, sizeof passes, "default<O%d>", o->opt_level & 3);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
