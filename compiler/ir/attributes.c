@@ -237,7 +237,7 @@ static bool a_window(attr_ctx *x) {
     for (int k = 0; k < 6; k++)
       if (kv->kind == AV_KV && ir_str_eq(kv->s, fields[k]))
         f = k;
-    if (f < 0) {
+    if (f < 0 || f >= 6) {
       irb_error(x->b, kv->loc, "unknown window field (expected size, stride, pad, lhs_dilate, rhs_dilate or rhs_reversal)");
       return false;
     }
