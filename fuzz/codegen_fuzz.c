@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ir_diag_init(&d, "fuzz.hlo", (const char *)data, size);
   ir_module *m = NULL;
   hlo_status s = ir_parse_module((const char *)data, size, &d, &m);
-  shape_options opts = {0};
+  shape_options opts = {.async_chains = true}; /* as hloc verifies before compiling */
   if (!s && shape_verify_module(m, &opts, &d)) {
     s = run_passes(m);
     if (!s)

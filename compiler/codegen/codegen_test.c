@@ -8,6 +8,9 @@
  * file, never taken from our own output.
  */
 #include <complex.h>
+#ifndef CMPLX /* glibc defines it for GCC only; clang has the builtin */
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
 #include <llvm-c/Analysis.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
