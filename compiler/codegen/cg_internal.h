@@ -78,6 +78,7 @@ typedef struct cg_function {
    * buffers of their own (their callees get frame_arg unchanged). */
   LLVMValueRef frame_arg;
   bool owns_frame;
+  const void *scratch_owner;  /* who took the kernel scratch (cg_kernel_scratch), or NULL */
   /* The computation's buffer plan (null in kernels, or when the computation is unplanned).
    * Buffers the plan does not place (a lowerer's scratch) go after the planned ones, at
    * scratch_base, by a heap simulation over free_ranges. */
@@ -240,8 +241,9 @@ LLVMValueRef cg_callee_frame(cg_function *f);
 /* Scratch for a kernel of cg_outline (f not owning a frame): `bytes` at the start of the
  * frame it was given, counted in the arena as one more callee frame (the kernel's loop bodies
  * get no frame, so nothing else uses that space while the kernel runs).  Null when f owns its
- * frame or has none (a loop body's kernel): the caller then needs another plan. */
-LLVMValueRef cg_kernel_scratch(cg_function *f, int64_t bytes);
+ * frame or has none (a loop body's kernel), and when another owner (an instruction) already
+ * took it in this kernel: the caller then needs another plan. */
+LLVMValueRef cg_kernel_scratch(cg_function *f, int64_t bytes, const void *owner);
 /* Calls hlo_rt_poll(ctx) and takes the failure path when the context was cancelled
  * (cancel.c; emitted at while-loop back-edges). */
 void cg_check_cancel(cg_function *f);

@@ -160,7 +160,30 @@ static LLVMValueRef offsets_global(cg_function *f, const ir_shape *s, const dot_
 }
 
 /* An f32 scratch array of n elements (NULL, with the error recorded, without memory). */
-static LLVMValueRef dot_scratch_f32(cg_function *f, ir_instr *in, int64_t n) {
+/* The f32 copies a bf16/f16 dot needs: slot 0 and 1 its operands', slot 2 its product.  They
+ * go in the kernel's scratch (the frame area its callees would use; a dot calls none), at
+ * fixed offsets, so a call allocates nothing; without a frame, in a buffer of their own. */
+enum { DOT_SLOT_LHS, DOT_SLOT_RHS, DOT_SLOT_PRODUCT, DOT_SLOT_ALIGN = 64 };
+
+static int64_t dot_slot_bytes(const ir_shape *s) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < s->rank; i++)
+    n *= s->dims[i];
+  bool wide = s->et == IR_F32 || s->et == IR_F64;
+  return wide ? 0 : (n * 4 + DOT_SLOT_ALIGN - 1) / DOT_SLOT_ALIGN * DOT_SLOT_ALIGN;
+}
+
+static LLVMValueRef dot_scratch_f32(cg_function *f, ir_instr *in, int slot, int64_t n) {
+  int64_t bytes[3] = {dot_slot_bytes(in->operands[0]->shape), dot_slot_bytes(in->operands[1]->shape),
+                      (n * 4 + DOT_SLOT_ALIGN - 1) / DOT_SLOT_ALIGN * DOT_SLOT_ALIGN};
+  int64_t offset = 0;
+  for (int k = 0; k < slot; k++)
+    offset += bytes[k];
+  LLVMValueRef base = cg_kernel_scratch(f, bytes[0] + bytes[1] + bytes[2], in);
+  if (base) {
+    LLVMValueRef at = cg_i64(f->cm, offset);
+    return LLVMBuildGEP2(f->cm->b, f->cm->i8, base, &at, 1, "dot.f32");
+  }
   ir_shape *s = ir_shape_array(in->parent->module, IR_F32, 1, &n);
   if (!s) {
     cg_fail(f->cm, in, "out of memory");
@@ -185,7 +208,7 @@ static LLVMValueRef dot_operand(cg_function *f, ir_instr *in, int k) {
   int64_t n = 1;
   for (int64_t i = 0; i < op->shape->rank; i++)
     n *= op->shape->dims[i];
-  LLVMValueRef t = dot_scratch_f32(f, in, n);
+  LLVMValueRef t = dot_scratch_f32(f, in, k == 0 ? DOT_SLOT_LHS : DOT_SLOT_RHS, n);
   if (t)
     dot_convert(f, v, op->shape->et, t, IR_F32, n);
   return t;
@@ -283,7 +306,7 @@ static bool dot_gemm_f32(cg_function *f, ir_instr *in, const dot_plan *pp, LLVMV
     final_n *= in->shape->dims[i];
   LLVMValueRef final_out = out;
   if (a && b && in->shape->et != IR_F32 && in->shape->et != IR_F64)
-    out = scratch ? scratch : dot_scratch_f32(f, in, final_n);
+    out = scratch ? scratch : dot_scratch_f32(f, in, DOT_SLOT_PRODUCT, final_n);
   if (!a || !b || !out)
     return true; /* the error is recorded */
   bool wide = in->shape->et == IR_F64;
@@ -317,7 +340,7 @@ static bool dot_gemm_f32(cg_function *f, ir_instr *in, const dot_plan *pp, LLVMV
 static void dot_gemm_bf16_or_f32(cg_function *f, ir_instr *in, const dot_plan *p, LLVMValueRef out) {
   cg_module *cm = f->cm;
   LLVMValueRef scratch = NULL;
-  if (in->shape->et == IR_BF16 && !(scratch = dot_scratch_f32(f, in, p->batch * p->m * p->n)))
+  if (in->shape->et == IR_BF16 && !(scratch = dot_scratch_f32(f, in, DOT_SLOT_PRODUCT, p->batch * p->m * p->n)))
     return; /* the error is recorded */
   LLVMValueRef native = cg_runtime_call(cm, CG_RT_hlo_rt_gemm_bf16_native, NULL, 0, "");
   LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "dot.bf16");

@@ -307,9 +307,10 @@ LLVMValueRef cg_callee_frame(cg_function *f) {
   return LLVMBuildGEP2(cm->b, cm->i8, f->frame_arg, &own, 1, "frame.callee");
 }
 
-LLVMValueRef cg_kernel_scratch(cg_function *f, int64_t bytes) {
-  if (f->owns_frame || !f->frame_arg)
+LLVMValueRef cg_kernel_scratch(cg_function *f, int64_t bytes, const void *owner) {
+  if (f->owns_frame || !f->frame_arg || (f->scratch_owner && f->scratch_owner != owner))
     return NULL;
+  f->scratch_owner = owner;
   int64_t *need = &f->cm->kernel_scratch[f->comp->id];
   int64_t aligned = (bytes + CG_FRAME_ALIGN - 1) / CG_FRAME_ALIGN * CG_FRAME_ALIGN;
   *need = aligned > *need ? aligned : *need;

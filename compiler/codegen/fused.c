@@ -1205,7 +1205,7 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, ir_instr *const *
     n_parts = n_outs == 1 ? split_parts(kf, root, &d) : 0;
     int64_t bytes = 0;
     if (n_parts && ir_shape_byte_size(root->shape, &bytes))
-      parts = cg_kernel_scratch(kf, bytes * n_parts);
+      parts = cg_kernel_scratch(kf, bytes * n_parts, root);
     n_parts = parts ? n_parts : 0;
   }
   LLVMValueRef argv = pack_args(kf, bufs, parts ? &parts : outp, n_outs);
