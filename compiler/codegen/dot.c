@@ -159,29 +159,27 @@ static LLVMValueRef offsets_global(cg_function *f, const ir_shape *s, const dot_
   return g;
 }
 
-/* An f32 scratch array of n elements (NULL, with the error recorded, without memory). */
 /* The f32 copies a bf16/f16 dot needs: slot 0 and 1 its operands', slot 2 its product.  They
  * go in the kernel's scratch (the frame area its callees would use; a dot calls none), at
- * fixed offsets, so a call allocates nothing; without a frame, in a buffer of their own. */
+ * fixed offsets, so a call allocates nothing; without a frame, in a buffer of their own of n
+ * elements.  NULL, with the error recorded, without memory. */
 enum { DOT_SLOT_LHS, DOT_SLOT_RHS, DOT_SLOT_PRODUCT, DOT_SLOT_ALIGN = 64 };
 
-static int64_t dot_slot_bytes(const ir_shape *s) {
-  int64_t n = 1;
-  for (int64_t i = 0; i < s->rank; i++)
-    n *= s->dims[i];
-  bool wide = s->et == IR_F32 || s->et == IR_F64;
-  return wide ? 0 : (n * 4 + DOT_SLOT_ALIGN - 1) / DOT_SLOT_ALIGN * DOT_SLOT_ALIGN;
+/* Bytes of slot for a shape: its elements as f32, rounded up to the alignment; 0 when the
+ * array is f32 or f64 already (used in place) -- except the product, always a slot. */
+static int64_t dot_slot_bytes(const ir_shape *s, bool always) {
+  int64_t n = 0;
+  ir_shape_num_elements(s, &n);
+  bool in_place = !always && (s->et == IR_F32 || s->et == IR_F64);
+  return in_place ? 0 : (n * 4 + DOT_SLOT_ALIGN - 1) / DOT_SLOT_ALIGN * DOT_SLOT_ALIGN;
 }
 
 static LLVMValueRef dot_scratch_f32(cg_function *f, ir_instr *in, int slot, int64_t n) {
-  int64_t bytes[3] = {dot_slot_bytes(in->operands[0]->shape), dot_slot_bytes(in->operands[1]->shape),
-                      (n * 4 + DOT_SLOT_ALIGN - 1) / DOT_SLOT_ALIGN * DOT_SLOT_ALIGN};
-  int64_t offset = 0;
-  for (int k = 0; k < slot; k++)
-    offset += bytes[k];
+  int64_t bytes[3] = {dot_slot_bytes(in->operands[0]->shape, false), dot_slot_bytes(in->operands[1]->shape, false),
+                      dot_slot_bytes(in->shape, true)};
   LLVMValueRef base = cg_kernel_scratch(f, bytes[0] + bytes[1] + bytes[2], in);
   if (base) {
-    LLVMValueRef at = cg_i64(f->cm, offset);
+    LLVMValueRef at = cg_i64(f->cm, slot == DOT_SLOT_LHS ? 0 : slot == DOT_SLOT_RHS ? bytes[0] : bytes[0] + bytes[1]);
     return LLVMBuildGEP2(f->cm->b, f->cm->i8, base, &at, 1, "dot.f32");
   }
   ir_shape *s = ir_shape_array(in->parent->module, IR_F32, 1, &n);
