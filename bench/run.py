@@ -304,8 +304,14 @@ def median(xs):
     return xs[k // 2] if k % 2 else 0.5 * (xs[k // 2 - 1] + xs[k // 2])
 
 
+WARMUP_S = 0.1  # untimed calls first, as hlorun --benchmark and bench/c/common.h make
+
+
 def time_py(fn, reps, budget_s=20.0):
     out = fn()
+    warm_until = time.perf_counter() + WARMUP_S
+    while time.perf_counter() < warm_until:
+        fn()
     ts = []
     start = time.perf_counter()
     for _ in range(max(1, reps)):

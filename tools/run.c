@@ -325,6 +325,7 @@ typedef struct replica {
   outfeed_buf *outfeeds;/* what the first call sent */
   int n_outfeeds, cap_outfeeds;
   double *times;        /* benchmark iterations, ms */
+  double first_call_ms; /* the call whose results count */
   hlo_collective_group *group; /* shared by every replica; NULL for one */
   hlo_status status;
 } replica;
@@ -439,20 +440,41 @@ static void drop_outfeeds(replica *r) {
   }
 }
 
-/* A replica's thread: the call whose results count, then the timed iterations. */
+/* --benchmark's warm-up: untimed calls for this long after the call whose results count (at
+ * least one).  A fresh process's first few milliseconds of work run slower on the machines we
+ * measured (a 512^3 GEMM took 0.9 ms for its first ten calls and 0.7 ms after, on one thread as
+ * on two), and a library timed inside an already-busy process (numpy in bench/run.py) does not
+ * pay that; every side of bench/ warms up the same way (docs/performance.md, "Warm-up"). */
+enum { BENCHMARK_WARMUP_MS = 100 };
+
+/* How many untimed calls --benchmark makes before it times: as many as fit in the warm-up
+ * time after the first call, at least one.  Replicas that share a collective group make
+ * none, since every replica must make the same number of calls. */
+static int warmup_calls(const replica *r) {
+  if (r->o->benchmark <= 0 || r->group)
+    return 0;
+  double first = r->first_call_ms > 0.01 ? r->first_call_ms : 0.01;
+  double n = BENCHMARK_WARMUP_MS / first;
+  return n < 1 ? 1 : n > 10000 ? 10000 : (int)n;
+}
+
+/* A replica's thread: the call whose results count, untimed warm-up calls, then the timed
+ * iterations. */
 static void *run_replica(void *arg) {
   replica *r = arg;
   r->status = push_infeeds(r);
   if (!r->status)
     r->status = push_recvs(r);
+  double first_start = now_ms();
   if (!r->status)
     r->status = call_once(r);
+  r->first_call_ms = now_ms() - first_start;
   r->sends_done = true;
   if (!r->status)
     r->status = keep_outfeeds(r);
   if (r->status && r->group) /* the others must not wait for this replica in a collective */
     hlo_collective_group_abort(r->group);
-  for (int k = 0; k < r->o->benchmark && !r->status; k++) {
+  for (int k = -warmup_calls(r); k < r->o->benchmark && !r->status; k++) {
     r->status = push_infeeds(r); /* untimed */
     if (!r->status)
       r->status = push_recvs(r);
@@ -460,7 +482,8 @@ static void *run_replica(void *arg) {
       break;
     double t0 = now_ms();
     r->status = call_once(r);
-    r->times[k] = now_ms() - t0;
+    if (k >= 0)
+      r->times[k] = now_ms() - t0;
     drop_outfeeds(r);
   }
   return NULL;

@@ -55,8 +55,10 @@ static inline int bench_cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Timing: `BENCH_LOOP(reps) { kernel } BENCH_END(reps);` runs the kernel once as a warm-up,
- * then reps times, and prints the median. */
+/* Timing: `BENCH_LOOP(reps) { kernel } BENCH_END(reps);` runs the kernel as a warm-up for
+ * BENCH_WARMUP_MS (at least once), then reps times, and prints the median.  hlorun
+ * --benchmark and bench/run.py's numpy timing warm up for the same time. */
+enum { BENCH_WARMUP_MS = 100 };
 static inline void bench_report(double *t, int n) {
   qsort(t, n, sizeof(double), bench_cmp);
   printf("median_ms=%.4f\n", n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]));
@@ -64,11 +66,15 @@ static inline void bench_report(double *t, int n) {
 }
 #define BENCH_LOOP(reps)                                                   \
   double *t_ = malloc(sizeof(double) * ((reps) < 1 ? 1 : (reps)));        \
+  double warm_ = bench_now_ms() + BENCH_WARMUP_MS;                         \
   for (int r_ = -1; r_ < ((reps) < 1 ? 1 : (reps)); r_++) {                \
     double s_ = bench_now_ms();
-#define BENCH_END(reps)                                                    \
+#define BENCH_TIMED_                                                       \
   if (r_ >= 0) t_[r_] = bench_now_ms() - s_;                               \
-  }                                                                        \
+  else if (s_ < warm_) r_--; /* warming up: run -1 again */                \
+  }
+#define BENCH_END(reps)                                                    \
+  BENCH_TIMED_                                                             \
   bench_report(t_, (reps) < 1 ? 1 : (reps))
 
 /* BENCH_END that stores the median (ms) in `out` instead of printing it. */
@@ -79,8 +85,7 @@ static inline double bench_median(double *t, int n) {
   return m;
 }
 #define BENCH_END_QUIET(reps, out)                                         \
-  if (r_ >= 0) t_[r_] = bench_now_ms() - s_;                               \
-  }                                                                        \
+  BENCH_TIMED_                                                             \
   out = bench_median(t_, (reps) < 1 ? 1 : (reps))
 
 #define BENCH_ARGS(min)                                                    \
