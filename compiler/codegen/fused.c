@@ -14,14 +14,18 @@
  * into the result along the kept minor dimension otherwise (column sums: vector lanes are
  * independent outputs), or, when the reduced dimensions are the outer ones and the result
  * small, split over blocks of rows with one partial each in the kernel's scratch (split_parts).
+ * A row fusion (softmax, layer norm: reductions of the minor dimension broadcast back) makes
+ * one pass over each row per reduction, then one for the outputs; an expensive value that a
+ * later pass reads again (exp(x - max)) is kept in a row array on the stack (the row stash).
  * A multi-output fusion (root = tuple, XLA's form) is one loop too: its
  * loop outputs share one index space, or its reductions one input's (each folding its element
  * at every input index, loop outputs of the input's shape stored on the way); each output has
  * its own buffer.  A kOutput fusion's dot or convolution writes the result buffer and the
  * elementwise tail then runs in place; for a dot the GEMM takes with strides, the tail is its
  * epilogue, run on each part of the result as soon as it is final (output_epilogue).
- * Tests: the golden and conformance suites (testdata/golden/fusion_*, made by make_fusion.py;
- * split_reduce_*, made by make_split_reduce.py), cli.hloc.fusion.
+ * Tests: the golden and conformance suites (testdata/golden/fusion_*, made by make_fusion.py,
+ * fusion_stash_* for the row stash; split_reduce_*, made by make_split_reduce.py),
+ * cli.hloc.fusion.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +69,10 @@ typedef struct fz {
   unsigned *memo_idx;
   unsigned *memo_gen, gen, serial;
   LLVMValueRef *row_value;  /* by id: in a row fusion, the slot of a reduce member's row result */
+  LLVMValueRef *stash;      /* by id: in a row fusion, the row array that keeps its values */
+  bool *stash_ready;        /* by id: the stash holds this row's values (a later pass) */
+  unsigned row_serial;      /* the serial of the row pass's own index, */
+  LLVMValueRef row_j;       /* and its position in the row */
 } fz;
 
 static int64_t count_of(const ir_shape *s) {
@@ -392,9 +400,16 @@ static LLVMValueRef value_at(fz *z, ir_instr *x, fz_index *idx) {
   if (z->memo_idx[x->id] == idx->serial && z->memo_gen[x->id] == z->gen)
     return z->memo[x->id];
   unsigned gen = z->gen;
-  LLVMValueRef v = compute(z, x, idx);
-  if (rounds(x)) /* a narrowing convert holds what its buffer would */
-    v = cg_round_to(z->f, x->shape->et, v);
+  LLVMValueRef v;
+  if (z->stash && z->stash_ready[x->id] && idx->serial == z->row_serial) { /* kept by an earlier pass */
+    cg_module *cm = z->f->cm;
+    LLVMTypeRef t = cg_compute_type(cm, x->shape->et);
+    v = LLVMBuildLoad2(cm->b, t, LLVMBuildGEP2(cm->b, t, z->stash[x->id], &z->row_j, 1, ""), "kept");
+  } else {
+    v = compute(z, x, idx);
+    if (rounds(x)) /* a narrowing convert holds what its buffer would */
+      v = cg_round_to(z->f, x->shape->et, v);
+  }
   if (z->gen == gen) { /* no branch in between: the value dominates what follows */
     z->memo[x->id] = v;
     z->memo_idx[x->id] = idx->serial;
@@ -547,6 +562,8 @@ static void fz_deinit(fz *z) {
   free(z->memo_idx);
   free(z->memo_gen);
   free(z->row_value);
+  free(z->stash);
+  free(z->stash_ready);
   free(z->out_ptr);
 }
 
@@ -1112,10 +1129,128 @@ static void emit_split_combine(cg_function *kf, fz *z, const fz_buffers *bufs, L
 /* Row fusion (fusion.c): per row of the root, each reduce member (a reduction of the minor
  * dimension) runs over the row first, in order, into a register slot; then the row of the
  * root is computed, reading those slots.  The row stays in cache between the passes. */
+/* ---- the row stash: what a later pass of a row fusion reads again -------------------------------
+ * A row fusion makes one pass over the row per reduce member, then one that stores the outputs
+ * (softmax: the max, the sum of exp(x - max), then exp(x - max) / sum).  An expensive
+ * elementwise member that a later pass reads again at the row's own index (exp(x - max)
+ * above) is computed once: the first pass that reads it stores its row into an array on the
+ * range function's stack, and later passes load it from there.  What is stored is the value
+ * computed, so the results keep their bits. */
+enum {
+  FZ_STASH_MIN_COST = 8,         /* element_cost worth a store and a load per element */
+  FZ_STASH_MAX_BYTES = 64 << 10, /* all stashed rows of one kernel (per thread, on its stack) */
+  FZ_STASH_MAX_INSTRS = 4096,    /* larger fusions are not searched */
+};
+
+/* A rough cost per element of computing x from what it loads: 16 per transcendental op, 8 per
+ * division or remainder, 1 per other elementwise op; reduce members (a loaded row value) and
+ * non-members cost nothing.  Counts up to FZ_STASH_MIN_COST; *visits bounds the walk. */
+static int element_cost(const fz *z, const ir_instr *x, int *visits) {
+  if (!z->member[x->id] || x->op == IR_OP_REDUCE || --*visits < 0)
+    return 0;
+  int c = 0;
+  if (ir_is_elementwise(x))
+    c = (ir_opcode_table[x->op].flags & OPF_TRANSCENDENTAL) ? 16
+        : x->op == IR_OP_DIVIDE || x->op == IR_OP_REMAINDER ? 8
+                                                            : 1;
+  for (int k = 0; k < x->n_operands && c < FZ_STASH_MIN_COST; k++)
+    c += element_cost(z, x->operands[k], visits);
+  return c;
+}
+
+/* Marks in seen what x reads (x included), through members other than reduces and the
+ * instructions `stop` marks. */
+static void mark_reads(const fz *z, const ir_instr *x, const bool *stop, bool *seen) {
+  if (!z->member[x->id] || seen[x->id])
+    return;
+  seen[x->id] = true;
+  if (x->op == IR_OP_REDUCE || (stop && stop[x->id]))
+    return;
+  for (int k = 0; k < x->n_operands; k++)
+    mark_reads(z, x->operands[k], stop, seen);
+}
+
+/* The members pass p reads (pass p < n_reds: reduce reds[p]'s operand; n_reds: the outputs),
+ * through neither reduces nor `stop`. */
+static void pass_reads(const fz *z, ir_instr *const *reds, int n_reds, int p, const bool *stop, bool *seen) {
+  memset(seen, 0, (size_t)z->comp->n_instrs * sizeof *seen);
+  if (p < n_reds)
+    mark_reads(z, reds[p]->operands[0], stop, seen);
+  else
+    for (int k = 0; k < z->n_outs; k++)
+      mark_reads(z, z->outs[k], stop, seen);
+}
+
+/* Chooses what to stash and where: z->stash[id] (an array of the row's length) for each
+ * elementwise member of the row's shape that costs at least FZ_STASH_MIN_COST and that a pass
+ * after the first one reading it (first[id], set here) still reads, through what is already
+ * chosen; users are chosen before their operands, so exp(x - max) / s keeps the quotient and
+ * not the exponential as well. */
+static void plan_stash(fz *z, const ir_shape *row_shape, ir_instr *const *reds, int n_reds, int *first) {
+  int n = z->comp->n_instrs;
+  if (n_reds == 0 || n > FZ_STASH_MAX_INSTRS)
+    return;
+  bool *seen = calloc((size_t)n + 1, sizeof *seen), *chosen = calloc((size_t)n + 1, sizeof *chosen);
+  for (int i = 0; i < n; i++)
+    first[i] = -1;
+  for (int p = n_reds; p >= 0; p--) {
+    pass_reads(z, reds, n_reds, p, NULL, seen);
+    for (int i = 0; i < n; i++)
+      if (seen[i])
+        first[i] = p;
+  }
+  int64_t row = row_shape->dims[row_shape->rank - 1], bytes = 0;
+  for (int i = n - 1; i >= 0; i--) {
+    ir_instr *x = z->comp->instrs[i];
+    int visits = 256;
+    if (!z->member[i] || !ir_is_elementwise(x) || first[i] < 0 || first[i] == n_reds ||
+        !ir_shape_same_dims(x->shape, row_shape) || !ir_shape_same_dims(x->shape, reds[first[i]]->operands[0]->shape) ||
+        element_cost(z, x, &visits) < FZ_STASH_MIN_COST)
+      continue;
+    ir_etype et = x->shape->et;
+    if (et == IR_C64 || et == IR_C128 || et == IR_TOKEN || et == IR_TUPLE)
+      continue;
+    int64_t size = row * 8; /* a scalar's compute type holds at most 8 bytes */
+    bool again = false;
+    for (int p = first[i] + 1; p <= n_reds && !again; p++) {
+      pass_reads(z, reds, n_reds, p, chosen, seen);
+      again = seen[i];
+    }
+    if (!again || bytes + size > FZ_STASH_MAX_BYTES)
+      continue;
+    chosen[i] = true;
+    bytes += size;
+    LLVMTypeRef t = cg_compute_type(z->f->cm, et);
+    z->stash[i] = cg_entry_alloca(z->f, LLVMArrayType2(t, (uint64_t)row), "stash");
+    LLVMSetAlignment(z->stash[i], 64);
+  }
+  free(seen);
+  free(chosen);
+}
+
+/* In pass p, at the row's own index idx (position j): stores the values that pass p is the
+ * first to read into their stash. */
+static void stash_store(fz *z, const int *first, int p, fz_index *idx, LLVMValueRef j) {
+  if (!z->stash)
+    return;
+  z->row_serial = idx->serial;
+  z->row_j = j;
+  for (int i = 0; i < z->comp->n_instrs; i++)
+    if (z->stash[i] && first[i] == p) {
+      ir_instr *x = z->comp->instrs[i];
+      cg_module *cm = z->f->cm;
+      LLVMTypeRef t = cg_compute_type(cm, x->shape->et);
+      LLVMValueRef v = value_at(z, x, idx);
+      LLVMBuildStore(cm->b, v, LLVMBuildGEP2(cm->b, t, z->stash[i], &j, 1, ""));
+    }
+}
+
 typedef struct row_fusion_ctx {
   const ir_instr *red;
   LLVMValueRef *m, base;
   int rank;
+  int pass;          /* which reduce member's pass */
+  const int *first;  /* by id: the first pass that reads it (plan_stash) */
 } row_fusion_ctx;
 
 static void row_fusion_body(fz *z, LLVMValueRef j, LLVMValueRef *slot, void *ctx) {
@@ -1126,6 +1261,7 @@ static void row_fusion_body(fz *z, LLVMValueRef j, LLVMValueRef *slot, void *ctx
   mm[c->rank - 1] = j;
   fz_index idx = idx_local(z, c->red->operands[0]->shape, LLVMBuildAdd(b, c->base, j, ""), mm);
   z->gen++;
+  stash_store(z, c->first, c->pass, &idx, j);
   LLVMValueRef v = value_at(z, c->red->operands[0], &idx);
   LLVMTypeRef t = cg_compute_type(z->f->cm, c->red->shape->et);
   LLVMBuildStore(b, combine(z, c->red, LLVMBuildLoad2(b, t, slot[0], "a"), v), slot[0]);
@@ -1138,26 +1274,35 @@ static void emit_row_fusion(fz *z, range_fn *r) {
   const ir_shape *s = z->root->shape;
   int rank = s->rank;
   int64_t n = s->dims[rank - 1];
-  z->row_value = calloc((size_t)z->comp->n_instrs + 1, sizeof *z->row_value);
+  int n_instrs = z->comp->n_instrs, n_reds = 0;
+  z->row_value = calloc((size_t)n_instrs + 1, sizeof *z->row_value);
+  z->stash = calloc((size_t)n_instrs + 1, sizeof *z->stash);
+  z->stash_ready = calloc((size_t)n_instrs + 1, sizeof *z->stash_ready);
+  ir_instr **reds = calloc((size_t)n_instrs + 1, sizeof *reds);
+  int *first = calloc((size_t)n_instrs + 1, sizeof *first);
+  for (int i = 0; i < n_instrs; i++)
+    if (z->member[i] && z->comp->instrs[i]->op == IR_OP_REDUCE)
+      reds[n_reds++] = z->comp->instrs[i];
+  plan_stash(z, s, reds, n_reds, first);
   cg_loop rows = loop_from(z->f, r->begin, r->end, "row");
   LLVMValueRef *m = new_multi(rank);
   cg_unflatten(z->f, rows.i, s->dims, rank - 1, m);
   LLVMValueRef base = LLVMBuildMul(b, rows.i, cg_i64(cm, n), "");
-  for (int i = 0; i < z->comp->n_instrs; i++) {
-    ir_instr *red = z->comp->instrs[i];
-    if (!z->member[i] || red->op != IR_OP_REDUCE)
-      continue;
+  for (int p = 0; p < n_reds; p++) {
+    ir_instr *red = reds[p];
     LLVMTypeRef t = cg_compute_type(cm, red->shape->et);
     LLVMValueRef acc = cg_entry_alloca(z->f, t, "row.acc");
     LLVMValueRef lanes = lanes_new(z, red, n);
     z->gen++;
     fz_index scalar = idx_local(z, red->operands[1]->shape, cg_i64(cm, 0), NULL);
     LLVMBuildStore(b, value_at(z, red->operands[1], &scalar), acc);
-    row_fusion_ctx c = {red, m, base, rank};
+    row_fusion_ctx c = {red, m, base, rank, p, first};
     lanes_loop(z, n, 1, &lanes, &acc, row_fusion_body, &c, "row.red");
     if (lanes)
       LLVMBuildStore(b, lanes_end(z, red, lanes, LLVMBuildLoad2(b, t, acc, "init")), acc);
-    z->row_value[i] = acc;
+    z->row_value[red->id] = acc;
+    for (int i = 0; i < n_instrs; i++) /* later passes load what this one stored */
+      z->stash_ready[i] |= z->stash[i] && first[i] == p;
   }
   cg_loop j = cg_loop_begin(z->f, cg_i64(cm, n), "row.out");
   LLVMValueRef *mm = new_multi(rank);
@@ -1165,10 +1310,14 @@ static void emit_row_fusion(fz *z, range_fn *r) {
   mm[rank - 1] = j.i;
   fz_index idx = idx_local(z, s, LLVMBuildAdd(b, base, j.i, ""), mm);
   z->gen++;
+  z->row_serial = idx.serial;
+  z->row_j = j.i;
   store_outputs(z, &idx);
   free(mm);
   cg_loop_end(z->f, &j);
   free(m);
+  free(reds);
+  free(first);
   loop_end_from(z->f, &rows, r->begin);
 }
 

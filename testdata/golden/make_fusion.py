@@ -18,7 +18,8 @@ in-place cases (dynamic-update-slice chains, a while loop's pass-through state a
 scan-shaped updates), and multi-output fusions of siblings that read the same input (kLoop
 outputs of one shape, reductions over the same dimensions, a loop output with a row
 reduction, siblings that must not merge because one depends on the other or because they
-read different slices of their operand, and XLA's own tuple-rooted fusions).
+read different slices of their operand, and XLA's own tuple-rooted fusions), and the row
+stash (stash_*: softmax-shaped row fusions whose later passes load a kept exp(x - max)).
 
 Run:  /usr/bin/python3 testdata/golden/make_fusion.py
 """
@@ -641,6 +642,144 @@ ENTRY main {
     r = np.maximum(x.astype(np.float64) @ w + b, 0)
     case("output_dot_epilogue_large", hlo, [x, w, b], [f32(r)], {"rtol": 1e-5, "atol": 1e-5})
 
+
+def bf16_bits(x):
+    """f32 values rounded to bf16 (nearest even), as uint16 bits."""
+    b = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def row_stash():
+    """Row fusions whose later passes read an expensive value again (fused.c's row stash: the
+    first pass that computes exp(x - max) keeps its row, later passes load it): softmax in bf16
+    and f64, on enough rows to run on several threads; an exponential read by two sums and the
+    output; one read at a reversed index by the sum (computed, not loaded, there); a
+    log-softmax (nothing to keep); and a row too long to keep (computed again)."""
+    rng = np.random.default_rng(1207)
+    red = lambda t: """
+add_%s {
+  a = %s[] parameter(0)
+  b = %s[] parameter(1)
+  ROOT s = %s[] add(a, b)
+}
+max_%s {
+  a = %s[] parameter(0)
+  b = %s[] parameter(1)
+  ROOT m = %s[] maximum(a, b)
+}
+""" % ((t,) * 8)
+
+    def softmax_hlo(t, r, n):
+        return ("HloModule stash_softmax_%s\n" % t + red(t) + """
+ENTRY main {
+  x = T[@R,@N] parameter(0)
+  ninf = T[] constant(-inf)
+  mx = T[@R] reduce(x, ninf), dimensions={1}, to_apply=max_T
+  mb = T[@R,@N] broadcast(mx), dimensions={0}
+  d = T[@R,@N] subtract(x, mb)
+  e = T[@R,@N] exponential(d)
+  z = T[] constant(0)
+  s = T[@R] reduce(e, z), dimensions={1}, to_apply=add_T
+  sb = T[@R,@N] broadcast(s), dimensions={0}
+  ROOT r = T[@R,@N] divide(e, sb)
+}
+""").replace("T[", t + "[").replace("_T", "_" + t).replace("@R", str(r)).replace("@N", str(n))
+
+    def softmax_ref(x):
+        e = np.exp(x - x.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    x = from_bf16(bf16_bits(rng.standard_normal((64, 1030)) * 3))
+    case("stash_softmax_bf16", softmax_hlo("bf16", 64, 1030), [bf16_bits(x)],
+         [bf16_bits(softmax_ref(x.astype(np.float64)))], {"bf16": True, "rtol": 1e-2, "atol": 1e-4})
+    x = rng.standard_normal((40, 1100)) * 5
+    case("stash_softmax_f64", softmax_hlo("f64", 40, 1100), [x], [softmax_ref(x)], {"rtol": 1e-12, "atol": 1e-15})
+
+    x = f32(rng.standard_normal((48, 700)) * 2)
+    hlo = ("HloModule stash_two_sums\n" + ADD + MAX + """
+ENTRY main {
+  x = f32[48,700] parameter(0)
+  ninf = f32[] constant(-inf)
+  mx = f32[48] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[48,700] broadcast(mx), dimensions={0}
+  d = f32[48,700] subtract(x, mb)
+  e = f32[48,700] exponential(d)
+  z = f32[] constant(0)
+  s1 = f32[48] reduce(e, z), dimensions={1}, to_apply=add
+  ex = f32[48,700] multiply(e, x)
+  s2 = f32[48] reduce(ex, z), dimensions={1}, to_apply=add
+  q = f32[48] divide(s2, s1)
+  s1b = f32[48,700] broadcast(s1), dimensions={0}
+  qb = f32[48,700] broadcast(q), dimensions={0}
+  p = f32[48,700] divide(e, s1b)
+  ROOT r = f32[48,700] add(p, qb)
+}
+""")
+    xd = x.astype(np.float64)
+    e = np.exp(xd - xd.max(1, keepdims=True))
+    s1 = e.sum(1, keepdims=True)
+    case("stash_two_sums", hlo, [x], [f32(e / s1 + (e * xd).sum(1, keepdims=True) / s1)],
+         {"rtol": 1e-5, "atol": 1e-6})
+
+    x = f32(np.abs(rng.standard_normal((33, 257))) * 2 + 0.1)  # positive: the sums do not cancel
+    hlo = ("HloModule stash_reversed\n" + ADD + MAX + """
+fused {
+  x = f32[33,257] parameter(0)
+  ninf = f32[] constant(-inf)
+  mx = f32[33] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[33,257] broadcast(mx), dimensions={0}
+  d = f32[33,257] subtract(x, mb)
+  e = f32[33,257] exponential(d)
+  z = f32[] constant(0)
+  s2 = f32[33] reduce(e, z), dimensions={1}, to_apply=add
+  re = f32[33,257] reverse(e), dimensions={1}
+  w = f32[33,257] multiply(re, x)
+  s = f32[33] reduce(w, z), dimensions={1}, to_apply=add
+  q = f32[33] multiply(s, s2)
+  sb = f32[33,257] broadcast(q), dimensions={0}
+  ROOT r = f32[33,257] divide(e, sb)
+}
+
+ENTRY main {
+  x = f32[33,257] parameter(0)
+  ROOT f = f32[33,257] fusion(x), kind=kInput, calls=fused
+}
+""")
+    xd = x.astype(np.float64)
+    e = np.exp(xd - xd.max(1, keepdims=True))
+    q = (e[:, ::-1] * xd).sum(1, keepdims=True) * e.sum(1, keepdims=True)
+    case("stash_reversed", hlo, [x], [f32(e / q)],
+         {"rtol": 1e-4, "atol": 1e-6})
+
+    x = f32(rng.standard_normal((20, 513)) * 4)
+    hlo = ("HloModule stash_log_softmax\n" + ADD + MAX + """
+ENTRY main {
+  x = f32[20,513] parameter(0)
+  ninf = f32[] constant(-inf)
+  mx = f32[20] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[20,513] broadcast(mx), dimensions={0}
+  d = f32[20,513] subtract(x, mb)
+  e = f32[20,513] exponential(d)
+  z = f32[] constant(0)
+  s = f32[20] reduce(e, z), dimensions={1}, to_apply=add
+  ls = f32[20] log(s)
+  lb = f32[20,513] broadcast(ls), dimensions={0}
+  ROOT r = f32[20,513] subtract(d, lb)
+}
+""")
+    xd = x.astype(np.float64)
+    d = xd - xd.max(1, keepdims=True)
+    case("stash_log_softmax", hlo, [x], [f32(d - np.log(np.exp(d).sum(1, keepdims=True)))],
+         {"rtol": 1e-5, "atol": 1e-5})
+
+    x = f32(rng.standard_normal((3, 9000)) * 3)
+    case("stash_row_too_long", softmax_hlo("f32", 3, 9000).replace("stash_softmax_f32", "stash_row_too_long"), [x],
+         [f32(softmax_ref(x.astype(np.float64)))], {"rtol": 1e-5, "atol": 1e-8})
+
 def main():
     softmax()
     layernorm()
@@ -660,6 +799,7 @@ def main():
     mof_xla_prefused()
     mof_slices_apart()
     output_epilogue_batched()
+    row_stash()
 
 
 if __name__ == "__main__":
