@@ -3,7 +3,8 @@
  * operands need no copy), a batch dimension and a dense row-major C.  GotoBLAS structure: B
  * panels (KC x NC) and A blocks (MC x KC) are packed into micro-panels and a register-tiled
  * micro-kernel (MR x NR accumulators in vector registers, GCC/Clang vector extensions) runs on
- * them.  The micro-kernel is built for AVX-512, AVX2+FMA and the baseline CPU and picked from
+ * them; products of few columns read a row-major A in place instead (GEMM_DIRECT_MAX_PANELS).
+ * The micro-kernel is built for AVX-512, AVX2+FMA and the baseline CPU and picked from
  * the running CPU, since libhlort is built once and runs on many machines.  On the context's
  * thread pool each thread computes its own slice of C (columns or rows) from start to end with
  * its own packing buffers, or whole batches.  Measurements: docs/performance-gemm.md.  Tests:
@@ -32,7 +33,18 @@ typedef struct gemm_kernel {
   /* edge[r]: the same tile cut to its first r rows (A micro-panels keep their mr-row
    * layout), for the last row tile of a block; NULL: the full kernel into a scratch tile. */
   gemm_micro_fn edge[GEMM_MAX_MR];
+  /* For products of few columns (n <= GEMM_DIRECT_MAX_PANELS * dnr): a micro-kernel that reads
+   * a row-major A where it lies (row stride lda) instead of a packed copy, dmr rows by dnr
+   * columns, and its one-row form for the last rows; NULL where there is none. */
+  gemm_micro_fn direct, direct1;
+  int dmr, dnr;
 } gemm_kernel;
+
+/* Column panels up to which A is read in place: packing A costs about as much as a pass of
+ * the micro-kernel over one panel of 64 columns (an attention's P.V, 512 x 512 by 512 x 64:
+ * packing A was 40% of the product's time on Intel model 167), and each further panel
+ * reuses the packed copy. */
+#define GEMM_DIRECT_MAX_PANELS 2
 
 /* 2: AVX-512F, 1: AVX2 and FMA, 0: the baseline. */
 static int gemm_isa(void) {
@@ -129,6 +141,29 @@ static int gemm_split_cols(int64_t m, int64_t n, int64_t k, int mr, int nr, int 
       }                                                                                              \
   }
 #define GEMM_MICRO(NAME, ATTR, T, V, MR, NV) GEMM_MICRO_AS(NAME, ATTR, T, V, MR, MR, NV)
+
+/* The same for an A read in place: row i of the tile at a + i * lda, its depths contiguous. */
+#define GEMM_MICRO_DIRECT(NAME, ATTR, T, V, MR, NV)                                                  \
+  ATTR static void NAME(int64_t kc, const T *restrict a, int64_t lda, const T *restrict b, T *restrict c, \
+                        int64_t ldc, int add) {                                                      \
+    enum { lanes = sizeof(V) / sizeof(T) };                                                          \
+    V acc[MR][NV];                                                                                   \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                            \
+      _Pragma("GCC unroll 8") for (int v = 0; v < NV; v++) acc[i][v] = (V){0};                       \
+    for (int64_t p = 0; p < kc; p++, a++, b += NV * lanes) {                                         \
+      V bv[NV];                                                                                      \
+      _Pragma("GCC unroll 8") for (int v = 0; v < NV; v++) bv[v] = *(const V *)(b + v * lanes);      \
+      _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                        \
+        V av = a[i * lda] - (V){0};                                                                  \
+        _Pragma("GCC unroll 8") for (int v = 0; v < NV; v++) acc[i][v] += av * bv[v];                \
+      }                                                                                              \
+    }                                                                                                \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                            \
+      _Pragma("GCC unroll 8") for (int v = 0; v < NV; v++) {                                         \
+        V *cp = (V *)(c + i * ldc + v * lanes);                                                      \
+        *cp = add ? *cp + acc[i][v] : acc[i][v];                                                     \
+      }                                                                                              \
+  }
 
 #define GEMM_T float
 #define GEMM_SUF f32

@@ -39,27 +39,36 @@ GEMM_EDGE512(13)
 /* One vector of columns (16 f32, 8 f64) for products that narrow (the MLP's last layer has
  * 10 columns: the 2-vector tile computed 32 for them). */
 GEMM_MICRO(GEMM_NAME(micro_avx512_narrow), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 14, 1)
+/* A read in place: 6 rows by 4 vectors (64 f32 or 32 f64 columns), and one row. */
+GEMM_MICRO_DIRECT(GEMM_NAME(direct_avx512), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 6,
+                  4)
+GEMM_MICRO_DIRECT(GEMM_NAME(direct1_avx512), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b),
+                  1, 4)
 #endif
 
 /* The micro-kernel for the running CPU and a product of n columns, and its tile (mr rows x
  * nr columns). */
 static gemm_kernel GEMM_NAME(pick_kernel)(int64_t n) {
   int isa = gemm_isa();
-  gemm_kernel k = {4, (int)(2 * 16 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_base), {0}};
+  gemm_kernel k = {.mr = 4, .nr = (int)(2 * 16 / sizeof(GEMM_T)), .micro = (gemm_micro_fn)GEMM_NAME(micro_base)};
 #if GEMM_X86
   if (isa == 2 && n <= (int64_t)(64 / sizeof(GEMM_T)))
-    k = (gemm_kernel){14, (int)(64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512_narrow), {0}};
+    k = (gemm_kernel){.mr = 14, .nr = (int)(64 / sizeof(GEMM_T)), .micro = (gemm_micro_fn)GEMM_NAME(micro_avx512_narrow)};
   else if (isa == 2) {
-    k = (gemm_kernel){14, (int)(2 * 64 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx512),
-                      {NULL, (gemm_micro_fn)GEMM_NAME(edge512_1), (gemm_micro_fn)GEMM_NAME(edge512_2),
+    k = (gemm_kernel){.mr = 14, .nr = (int)(2 * 64 / sizeof(GEMM_T)), .micro = (gemm_micro_fn)GEMM_NAME(micro_avx512),
+                      .edge = {NULL, (gemm_micro_fn)GEMM_NAME(edge512_1), (gemm_micro_fn)GEMM_NAME(edge512_2),
                        (gemm_micro_fn)GEMM_NAME(edge512_3), (gemm_micro_fn)GEMM_NAME(edge512_4),
                        (gemm_micro_fn)GEMM_NAME(edge512_5), (gemm_micro_fn)GEMM_NAME(edge512_6),
                        (gemm_micro_fn)GEMM_NAME(edge512_7), (gemm_micro_fn)GEMM_NAME(edge512_8),
                        (gemm_micro_fn)GEMM_NAME(edge512_9), (gemm_micro_fn)GEMM_NAME(edge512_10),
                        (gemm_micro_fn)GEMM_NAME(edge512_11), (gemm_micro_fn)GEMM_NAME(edge512_12),
                        (gemm_micro_fn)GEMM_NAME(edge512_13)}};
+    k.direct = (gemm_micro_fn)GEMM_NAME(direct_avx512);
+    k.direct1 = (gemm_micro_fn)GEMM_NAME(direct1_avx512);
+    k.dmr = 6;
+    k.dnr = (int)(4 * 64 / sizeof(GEMM_T));
   } else if (isa == 1)
-    k = (gemm_kernel){6, (int)(2 * 32 / sizeof(GEMM_T)), (gemm_micro_fn)GEMM_NAME(micro_avx2), {0}};
+    k = (gemm_kernel){.mr = 6, .nr = (int)(2 * 32 / sizeof(GEMM_T)), .micro = (gemm_micro_fn)GEMM_NAME(micro_avx2)};
 #else
   (void)isa;
   (void)n;
@@ -68,6 +77,8 @@ static gemm_kernel GEMM_NAME(pick_kernel)(int64_t n) {
 }
 
 typedef void (*GEMM_NAME(micro_fn))(int64_t kc, const GEMM_T *a, const GEMM_T *b, GEMM_T *c, int64_t ldc, int add);
+typedef void (*GEMM_NAME(direct_fn))(int64_t kc, const GEMM_T *a, int64_t lda, const GEMM_T *b, GEMM_T *c,
+                                     int64_t ldc, int add);
 
 /* One full micro-panel of a row-major A (cs = 1): mr rows from a (row stride rs) by kc
  * depths into dst[p*mr + ii].  Inlined with a constant mr, the rows' pointers stay in
@@ -214,13 +225,14 @@ static void GEMM_NAME(pack_a_at)(const GEMM_NAME(job) *j, int64_t i, int64_t p, 
     GEMM_NAME(pack_a)(j->a + i * j->a_rs + p * j->a_cs, NULL, NULL, j->a_rs, j->a_cs, rows, depth, j->k.mr, dst);
 }
 
-/* Packs depths [p, p + depth) x columns [col, col + cols) of the job's B into dst. */
+/* Packs depths [p, p + depth) x columns [col, col + cols) of the job's B into dst, in
+ * micro-panels of nr columns. */
 static void GEMM_NAME(pack_b_at)(const GEMM_NAME(job) *j, int64_t p, int64_t col, int64_t depth, int64_t cols,
-                                 GEMM_T *dst) {
+                                 int nr, GEMM_T *dst) {
   if (j->b_col)
-    GEMM_NAME(pack_b)(j->b, j->b_dep + p, j->b_col + col, 0, 0, depth, cols, j->k.nr, dst);
+    GEMM_NAME(pack_b)(j->b, j->b_dep + p, j->b_col + col, 0, 0, depth, cols, nr, dst);
   else
-    GEMM_NAME(pack_b)(j->b + p * j->b_rs + col * j->b_cs, NULL, NULL, j->b_rs, j->b_cs, depth, cols, j->k.nr, dst);
+    GEMM_NAME(pack_b)(j->b + p * j->b_rs + col * j->b_cs, NULL, NULL, j->b_rs, j->b_cs, depth, cols, nr, dst);
 }
 
 /* Runs the job's epilogue on rows [i0, i0 + rows) x columns [c0, c0 + cols) of C, final now
@@ -252,9 +264,65 @@ static void GEMM_NAME(naive)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows, 
  * is packed once per depth panel and B in chunks of ncs columns that stay in L2 while the
  * whole A streams past them.  Many rows: the GotoBLAS order, B panels of nc columns and
  * blocks of mc rows. */
+/* Whether the job reads A in place (GEMM_DIRECT_MAX_PANELS): a row-major A, without offset
+ * tables, and few columns, which fill the direct kernel's panels to at least 80% (64 or 128
+ * f32 columns; not 96, where the 32-column kernel on a packed A wastes less). */
+static int GEMM_NAME(direct_a)(const GEMM_NAME(job) *j) {
+  int64_t nr = j->k.dnr, n = j->n;
+  return j->k.direct && !j->a_row && j->a_cs == 1 && n <= (int64_t)GEMM_DIRECT_MAX_PANELS * nr &&
+         4 * (round_up(n, nr) - n) <= n;
+}
+
+/* serial() for a job that reads A in place: per depth panel and chunk of B, the direct
+ * micro-kernel runs down the rows (dmr at a time, then one at a time), B packed in panels of
+ * dnr columns; partial column panels go through a local tile. */
+static void GEMM_NAME(serial_direct)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows, int64_t j0, int64_t cols,
+                                     GEMM_T *bp, int64_t kc, int64_t nc) {
+  GEMM_NAME(direct_fn) micro = (GEMM_NAME(direct_fn))j->k.direct, micro1 = (GEMM_NAME(direct_fn))j->k.direct1;
+  const int mr = j->k.dmr, nr = j->k.dnr;
+  GEMM_T tile[GEMM_MAX_TILE] __attribute__((aligned(64)));
+  for (int64_t pc = 0; pc < j->kk; pc += kc) {
+    int64_t kcur = j->kk - pc < kc ? j->kk - pc : kc;
+    for (int64_t jc = 0; jc < cols; jc += nc) {
+      int64_t ncur = cols - jc < nc ? cols - jc : nc;
+      GEMM_NAME(pack_b_at)(j, pc, j0 + jc, kcur, ncur, nr, bp);
+      for (int64_t jr = 0; jr < ncur; jr += nr) {
+        int64_t w = ncur - jr < nr ? ncur - jr : nr;
+        const GEMM_T *b = bp + jr * kcur;
+        for (int64_t i = 0; i < rows;) {
+          int step = rows - i >= mr ? mr : 1;
+          const GEMM_T *a = j->a + (i0 + i) * j->a_rs + pc;
+          GEMM_T *c = j->c + (i0 + i) * j->ldc + j0 + jc + jr;
+          if (w == nr)
+            (step == mr ? micro : micro1)(kcur, a, j->a_rs, b, c, j->ldc, pc > 0);
+          else {
+            (step == mr ? micro : micro1)(kcur, a, j->a_rs, b, tile, nr, 0);
+            for (int r = 0; r < step; r++)
+              for (int64_t x = 0; x < w; x++)
+                c[r * j->ldc + x] = pc > 0 ? c[r * j->ldc + x] + tile[r * nr + x] : tile[r * nr + x];
+          }
+          i += step;
+        }
+      }
+      if (pc + kcur == j->kk)
+        GEMM_NAME(finish)(j, i0, rows, j0 + jc, ncur);
+    }
+  }
+}
+
 static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
   if (rows <= 0 || cols <= 0)
     return;
+  if (GEMM_NAME(direct_a)(j)) {
+    const int es = (int)sizeof(GEMM_T);
+    gemm_blocks bl = gemm_blocking(rows, cols, j->kk, j->k.dmr, j->k.dnr, es);
+    GEMM_T *bp = hlo_rt_alloc(NULL, (int64_t)es * bl.kc * bl.nc);
+    if (bp) {
+      GEMM_NAME(serial_direct)(j, i0, rows, j0, cols, bp, bl.kc, bl.nc);
+      hlo_rt_free(NULL, bp);
+      return;
+    }
+  }
   const int mr = j->k.mr, nr = j->k.nr, es = (int)sizeof(GEMM_T);
   gemm_blocks bl = gemm_blocking(rows, cols, j->kk, mr, nr, es);
   GEMM_T *ap = hlo_rt_alloc(NULL, (int64_t)es * bl.mc * bl.kc);
@@ -272,7 +340,7 @@ static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
       GEMM_NAME(pack_a_at)(j, i0, pc, rows, kcur, ap);
       for (int64_t jc = 0; jc < cols; jc += bl.nc) {
         int64_t ncur = cols - jc < bl.nc ? cols - jc : bl.nc;
-        GEMM_NAME(pack_b_at)(j, pc, j0 + jc, kcur, ncur, bp);
+        GEMM_NAME(pack_b_at)(j, pc, j0 + jc, kcur, ncur, j->k.nr, bp);
         GEMM_NAME(macro_kernel)(&j->k, ap, bp, rows, ncur, kcur, c + jc, j->ldc, pc > 0);
         if (pc + kcur == j->kk)
           GEMM_NAME(finish)(j, i0, rows, j0 + jc, ncur);
@@ -283,7 +351,7 @@ static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
       int64_t ncur = cols - jc < bl.nc ? cols - jc : bl.nc;
       for (int64_t pc = 0; pc < j->kk; pc += bl.kc) {
         int64_t kcur = j->kk - pc < bl.kc ? j->kk - pc : bl.kc;
-        GEMM_NAME(pack_b_at)(j, pc, j0 + jc, kcur, ncur, bp);
+        GEMM_NAME(pack_b_at)(j, pc, j0 + jc, kcur, ncur, j->k.nr, bp);
         for (int64_t ic = 0; ic < rows; ic += bl.mc) {
           int64_t mcur = rows - ic < bl.mc ? rows - ic : bl.mc;
           GEMM_NAME(pack_a_at)(j, i0 + ic, pc, mcur, kcur, ap);
@@ -303,7 +371,7 @@ static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
  * hlo_rt_range_fn). */
 static void GEMM_NAME(slices)(void *arg, int64_t begin, int64_t end) {
   const GEMM_NAME(job) *j = arg;
-  int64_t step = j->by_cols ? j->k.nr : j->k.mr, size = j->by_cols ? j->n : j->m;
+  int64_t step = j->by_cols ? j->k.nr : GEMM_NAME(direct_a)(j) ? j->k.dmr : j->k.mr, size = j->by_cols ? j->n : j->m;
   int64_t units = (size + step - 1) / step;
   for (int64_t t = begin; t < end; t++) {
     int64_t lo = units * t / j->parts * step, hi = units * (t + 1) / j->parts * step;
@@ -331,7 +399,8 @@ static void GEMM_NAME(gemm)(hlo_context *ctx, int threads, GEMM_NAME(job) *j) {
     return;
   }
   j->parts = threads;
-  j->by_cols = gemm_split_cols(j->m, j->n, j->kk, j->k.mr, j->k.nr, threads);
+  /* A read in place costs nothing to split by rows, and its few columns stay whole. */
+  j->by_cols = !GEMM_NAME(direct_a)(j) && gemm_split_cols(j->m, j->n, j->kk, j->k.mr, j->k.nr, threads);
   hlo_rt_parallel_for(threads > 1 ? ctx : NULL, threads, GEMM_NAME(slices), j);
 }
 

@@ -474,7 +474,10 @@ static void run_sizes(hlo_context *ctx) {
   static const int64_t sizes[][3] = {{1, 1, 1},     {7, 13, 5},    {64, 64, 64},  {129, 67, 250}, {3, 1, 17},
                                      {1, 100, 9},   {33, 2, 400},  {200, 33, 1},  {17, 31, 385},  {150, 150, 150},
                                      {97, 3100, 7}, {300, 40, 800}, {500, 70, 600}, {40, 700, 300}, {2000, 20, 30},
-                                     {56, 16, 300}, {42, 8, 64}, {256, 10, 700}};
+                                     {56, 16, 300}, {42, 8, 64}, {256, 10, 700},
+                                     /* A read in place (64 or 128 f32 columns, 32 or 64 f64):
+                                      * one row, depth panels, partial column panels */
+                                     {1, 64, 700},  {131, 128, 600}, {37, 60, 300}, {250, 120, 513}, {6, 64, 257}};
   uint64_t seed = 0x9e3779b97f4a7c15ull;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     for (int64_t pad = 0; pad <= 3; pad += 3) {
@@ -499,6 +502,9 @@ static void run_sizes(hlo_context *ctx) {
   check_epilogue_f32(ctx, 1, 500, 70, 600, seed + 10); /* row blocks */
   check_epilogue_f32(ctx, 3, 20, 10, 40, seed + 11);   /* batches, a narrow tile */
   check_epilogue_f32(ctx, 2, 5, 7, 0, seed + 12);      /* k = 0: the epilogue of zeros */
+  check_epilogue_f32(ctx, 2, 300, 64, 520, seed + 13); /* A read in place, two depth panels */
+  check_strided_f32(ctx, 4, 70, 64, 90, seed + 14);
+  check_strided_f64(ctx, 3, 50, 30, 270, seed + 15);
   run_bf16_kernels(ctx);
 }
 
