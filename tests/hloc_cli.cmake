@@ -23,7 +23,7 @@ add_test(NAME cli.hloc.emit_hlo_default_stdout COMMAND ${EXPECT} 0 "^ENTRY" $<TA
 add_test(NAME cli.hloc.bad_entry_name COMMAND ${EXPECT} 2 "--entry-name must be a C identifier: 1x" $<TARGET_FILE:hloc> ${OK_HLO} -o x.so --entry-name 1x)
 add_test(NAME cli.hloc.binary_to_stdout COMMAND ${EXPECT} 2 "-o - writes only text kinds" $<TARGET_FILE:hloc> ${OK_HLO} --emit=so -o -)
 add_test(NAME cli.hloc.no_output COMMAND ${EXPECT} 2 "-o is required" $<TARGET_FILE:hloc> ${OK_HLO} --emit=obj)
-foreach(c roundtrip help_doc elided_ranges dce)
+foreach(c roundtrip help_doc elided_ranges dce fold_dot_transposes)
   add_test(NAME cli.hloc.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/hloc_cli_cases.sh ${c} ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
 endforeach()
 add_test(NAME cli.hloc.elided_note COMMAND ${EXPECT} 0 "note: filled 1 elided constant"

@@ -21,7 +21,7 @@ case $case_name in
     # --dump-dir: the module after parsing and after each pass, in pass order, each one
     # parseable; the LLVM IR before and after optimization.
     "$hloc" "$src/testdata/parse/ok/elided_constants.hlo" -o m.o --dump-dir d 2>/dev/null || fail "compile"
-    want="00-parsed.hlo 01-fill-elided-constants.hlo 02-canonicalize-broadcasts.hlo 03-dce.hlo 04-expand-dots.hlo 05-expand-shuffle.hlo 06-dynamic-padder.hlo 07-fusion.hlo buffer-assignment.txt llvm-after-opt.ll llvm-before-opt.ll"
+    want="00-parsed.hlo 01-fill-elided-constants.hlo 02-canonicalize-broadcasts.hlo 03-fold-dot-transposes.hlo 04-dce.hlo 05-expand-dots.hlo 06-expand-shuffle.hlo 07-dynamic-padder.hlo 08-fusion.hlo buffer-assignment.txt llvm-after-opt.ll llvm-before-opt.ll"
     got=$(cd d && ls | tr '\n' ' ' | sed 's/ $//')
     [ "$got" = "$want" ] || fail "dump files: '$got', expected '$want'"
     for f in d/*.hlo; do "$hloc" "$f" --emit=none || fail "$f does not parse and verify"; done
@@ -185,12 +185,27 @@ PY
     # comment says which); the result still verifies.
     "$hloc" "$src/testdata/driver/dce.hlo" --emit=hlo --after-passes --dump-dir d -o after.hlo || fail "compile"
     "$hloc" after.hlo --emit=none || fail "the module after DCE does not verify"
-    names=$(grep -oE '^ +(ROOT )?%[A-Za-z0-9_.]+ ' d/03-dce.hlo | sed 's/ROOT //; s/ //g' | sort | tr '\n' ' ')
+    names=$(grep -oE '^ +(ROOT )?%[A-Za-z0-9_.]+ ' d/04-dce.hlo | sed 's/ROOT //; s/ //g' | sort | tr '\n' ' ')
     want="%e %f %hi %lo %of %r %sum %tok %total %x %y %zero "
     [ "$names" = "$want" ] || fail "instructions after DCE: '$names', expected '$want'"
-    comps=$(grep -oE '^(ENTRY )?%[a-z_]+ ' d/03-dce.hlo | sed 's/ENTRY //; s/ //g' | tr '\n' ' ')
+    comps=$(grep -oE '^(ENTRY )?%[a-z_]+ ' d/04-dce.hlo | sed 's/ENTRY //; s/ //g' | tr '\n' ' ')
     [ "$comps" = "%add_used %main " ] || fail "computations after DCE: '$comps'"
     grep -q "%dead1" d/02-canonicalize-broadcasts.hlo || fail "the dump before DCE lost %dead1"
+    ;;
+  fold_dot_transposes)
+    # After fold-dot-transposes the dots read b, a2 and k where they lie (rhs, lhs, batched);
+    # d4's transpose reorders its free dimensions and stays; bt keeps its other user.
+    m="$src/testdata/golden/dotin_folded_transposes/model.hlo"
+    "$hloc" "$m" --emit=hlo --after-passes --dump-dir d -o after.hlo || fail "compile"
+    f=d/03-fold-dot-transposes.hlo
+    grep -qE '%d1 = .*dot\(f32\[8,16\]\{1,0\} %a, f32\[32,16\]\{1,0\} %b\)' $f || fail "d1 does not read b"
+    grep -qE '%d1 = .*rhs_contracting_dims=\{1\}' $f || fail "d1's rhs contracting dimension"
+    grep -qE '%d2 = .*dot\(f32\[16,8\]\{1,0\} %a2, ' $f || fail "d2 does not read a2"
+    grep -qE '%d2 = .*lhs_contracting_dims=\{0\}' $f || fail "d2's lhs contracting dimension"
+    grep -qE '%d3 = .*%k\), .*rhs_contracting_dims=\{2\}' $f || fail "d3 does not read k"
+    grep -qE '%d4 = .*%wt\)' $f || fail "d4 lost its transpose"
+    grep -qE '%also = .*negate\(f32\[16,32\]\{1,0\} %bt\)' $f || fail "bt's other user"
+    ! grep -qE '%at = ' d/04-dce.hlo || fail "the unused transpose at survived DCE"
     ;;
   *)
     fail "unknown case $case_name"

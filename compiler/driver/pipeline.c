@@ -104,6 +104,7 @@ static hlo_status run_canonicalize(ir_module *m, int *n) { (void)n; return pass_
 static hlo_status run_expand_dots(ir_module *m, int *n) { (void)n; return pass_expand_dots(m); }
 static hlo_status run_expand_shuffle(ir_module *m, int *n) { (void)n; return pass_expand_shuffle(m); }
 static hlo_status run_dynamic_padder(ir_module *m, int *n) { (void)n; return pass_dynamic_padder(m); }
+static hlo_status run_fold_dot_transposes(ir_module *m, int *n) { (void)n; return pass_fold_dot_transposes(m); }
 static hlo_status run_dce(ir_module *m, int *n) { (void)n; return pass_dce(m); }
 
 static hlo_status run_fusion(ir_module *m, int *n) { (void)n; return pass_fusion(m); }
@@ -112,6 +113,7 @@ static hlo_status run_fusion(ir_module *m, int *n) { (void)n; return pass_fusion
 static const pass_row passes[] = {
     {"fill-elided-constants", run_fill_elided},
     {"canonicalize-broadcasts", run_canonicalize},
+    {"fold-dot-transposes", run_fold_dot_transposes},
     {"dce", run_dce},
     {"expand-dots", run_expand_dots},
     {"expand-shuffle", run_expand_shuffle},

@@ -55,6 +55,11 @@ HLO_MUST_USE hlo_status pass_dynamic_padder(ir_module *m);
  * when they name none above 0) and returns it in *out_count (callers say so on stderr). */
 HLO_MUST_USE hlo_status pass_infer_replica_count(ir_module *m, int *out_count);
 
+/* Pre: verified.  Makes each dot read a transposed operand where it lies: dot(a,
+ * transpose(b)) becomes dot(a, b) with b's dimension numbers, when the operand's free
+ * dimensions keep their order (fold_dot_transposes.c). */
+HLO_MUST_USE hlo_status pass_fold_dot_transposes(ir_module *m);
+
 /* Pre: verified.  Removes unused side-effect-free instructions. */
 HLO_MUST_USE hlo_status pass_dce(ir_module *m);
 
