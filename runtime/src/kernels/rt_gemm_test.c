@@ -437,13 +437,54 @@ static void check_indexed_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64
   free(bo);
 }
 
+/* A bf16 product through offset tables whose B columns come in runs of `run` contiguous
+ * elements with gaps between runs (Flax's x . W[heads, d, h]: columns heads x h), few rows or
+ * many: the few-rows kernel reads such runs in place when they are 64 long or longer. */
+static void check_runs_bf16(hlo_context *ctx, int64_t m, int64_t n, int64_t k, int64_t run, uint64_t seed) {
+  int64_t groups = (n + run - 1) / run, width = groups * (run + 3);
+  uint16_t *a = malloc(2 * (size_t)(m * k + 1)), *b = malloc(2 * (size_t)(k * width + 1));
+  float *c = malloc(sizeof(float) * (size_t)(m * n + 1));
+  uint16_t *out = malloc(2 * (size_t)(m * n + 1));
+  int64_t *ao = malloc(sizeof(int64_t) * (size_t)(1 + m + k)), *bo = malloc(sizeof(int64_t) * (size_t)(1 + k + n));
+  for (int64_t i = 0; i < m * k; i++)
+    a[i] = to_bf16(next_value(&seed));
+  for (int64_t i = 0; i < k * width; i++)
+    b[i] = to_bf16(next_value(&seed));
+  ao[0] = bo[0] = 0;
+  for (int64_t i = 0; i < m; i++)
+    ao[1 + i] = i * k;
+  for (int64_t p = 0; p < k; p++) {
+    ao[1 + m + p] = p;
+    bo[1 + p] = p * width;
+  }
+  for (int64_t j = 0; j < n; j++)
+    bo[1 + k + j] = j / run * (run + 3) + j % run;
+  float *scratch = malloc(sizeof(float) * (size_t)(m * n + 1));
+  hlo_rt_gemm_indexed_bf16(ctx, 1, m, n, k, a, ao, b, bo, c, NULL);
+  hlo_rt_gemm_indexed_bf16(ctx, 1, m, n, k, a, ao, b, bo, scratch, out);
+  char what[128];
+  snprintf(what, sizeof what, "bf16 runs of %lld [%s] %lldx%lldx%lld", (long long)run,
+           getenv("HLO_GEMM_BF16") ? getenv("HLO_GEMM_BF16") : "best", (long long)m, (long long)n, (long long)k);
+  check_bf16_result(what, m, n, k, a, ao + 1, ao + 1 + m, b, bo + 1, bo + 1 + k, c, out);
+  free(scratch);
+  free(a);
+  free(b);
+  free(c);
+  free(out);
+  free(ao);
+  free(bo);
+}
+
 /* The bf16 cases on one kernel: edges of the 32 x 32 tile and the 32-deep blocks, several
  * depth panels (k > 2048), B panels (n > 2048), row blocks (m > 128), transposed operands,
  * padded strides, batches, offset tables, k = 0, with and without the bf16 result. */
 static void run_bf16(hlo_context *ctx) {
   static const int64_t sizes[][3] = {{1, 1, 1},     {7, 13, 5},     {32, 32, 32},   {33, 31, 65},  {64, 64, 64},
                                      {129, 67, 250}, {31, 33, 600},  {300, 40, 800}, {40, 700, 300}, {500, 70, 37},
-                                     {256, 10, 700}, {2, 1100, 1030}, {97, 65, 1}, {5, 3, 0},   {33, 40, 2100}, {3, 2100, 40}};
+                                     {256, 10, 700}, {2, 1100, 1030}, {97, 65, 1}, {5, 3, 0},   {33, 40, 2100}, {3, 2100, 40},
+                                     /* few rows (B read in place): 16 and 17 rows, a depth tail,
+                                      * partial column groups, one row by many columns */
+                                     {11, 262, 1152}, {16, 130, 77}, {17, 64, 64}, {1, 4099, 33}};
   uint64_t seed = 0x2545f4914f6cdd1dull;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     for (int layout = 0; layout < 4; layout++)
@@ -452,8 +493,14 @@ static void run_bf16(hlo_context *ctx) {
   check_bf16(ctx, 3, 45, 50, 70, 0, 0, 5, 1, seed + 100);
   check_bf16(ctx, 5, 64, 96, 130, 1, 1, 0, 1, seed + 101);
   check_bf16(ctx, 2, 200, 300, 100, 0, 1, 1, 0, seed + 102);
+  check_bf16(ctx, 6, 7, 90, 50, 0, 1, 2, 1, seed + 105); /* few rows, batches over the threads */
+  check_bf16(ctx, 2, 9, 300, 70, 1, 0, 0, 0, seed + 106);
   check_indexed_bf16(ctx, 2, 35, 40, 70, seed + 103);
   check_indexed_bf16(ctx, 1, 100, 200, 550, seed + 104);
+  check_runs_bf16(ctx, 11, 4 * 256, 300, 256, seed + 107); /* few rows, runs read in place */
+  check_runs_bf16(ctx, 3, 2 * 64 + 40, 70, 64, seed + 108); /* a short last run */
+  check_runs_bf16(ctx, 5, 3 * 96, 50, 96, seed + 109);     /* runs of 96: tiles would straddle */
+  check_runs_bf16(ctx, 40, 2 * 128, 33, 128, seed + 110);  /* many rows: the packed path */
 }
 
 /* Every bf16 kernel this host has: the default (AMX, or the f32 route without it), the
