@@ -3,7 +3,8 @@
  * operands need no copy), a batch dimension and a dense row-major C.  GotoBLAS structure: B
  * panels (KC x NC) and A blocks (MC x KC) are packed into micro-panels and a register-tiled
  * micro-kernel (MR x NR accumulators in vector registers, GCC/Clang vector extensions) runs on
- * them; products of few columns read a row-major A in place instead (GEMM_DIRECT_MAX_PANELS).
+ * them; products of few columns read a row-major A in place instead (GEMM_DIRECT_MAX_PANELS),
+ * and f32 products of few rows read B in place (rt_gemm_small.h).
  * The micro-kernel is built for AVX-512, AVX2+FMA and the baseline CPU and picked from
  * the running CPU, since libhlort is built once and runs on many machines.  On the context's
  * thread pool each thread computes its own slice of C (columns or rows) from start to end with
@@ -15,6 +16,7 @@
 
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
+#include "rt_gemm_small.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define GEMM_X86 1
@@ -165,11 +167,17 @@ static int gemm_split_cols(int64_t m, int64_t n, int64_t k, int mr, int nr, int 
       }                                                                                              \
   }
 
+/* f32 products of few rows read B in place (rt_gemm_small.h); f64 ones keep the packed path. */
+#define GS_AS_F32(x) (x)
+GS_KERNELS(f32_small, float, GS_LOAD16_F32, GS_LOAD16_F32, GS_AS_F32)
+
 #define GEMM_T float
 #define GEMM_SUF f32
+#define GEMM_SMALL f32_small_kernel
 #include "rt_gemm_impl.h"
 #undef GEMM_T
 #undef GEMM_SUF
+#undef GEMM_SMALL
 
 #define GEMM_T double
 #define GEMM_SUF f64

@@ -18,6 +18,7 @@
 
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
+#include "rt_gemm_small.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
 #define BF_X86 1
@@ -554,214 +555,13 @@ static int bf_via_f32(hlo_context *ctx, int64_t batch, bf_batch_job *bj) {
   return b != NULL;
 }
 
-/* ---- few rows: B read where it lies, widened to f32 on the fly ----
- * A product of at most BF_SMALL_M rows (a language model's logits or projections for a few
- * tokens: 1 x 1152 by 1152 x 262144) uses each element of B at most BF_SMALL_M times, so
- * packing B (a read and a write of every element, and the zeroed padding) cost more than the
- * product: gemma3's call spent 55 % of its time in bf_pack_b.  Here A's rows are widened to
- * f32 once (zero rows pad them to a multiple of 4) and B is read in place, 16 elements at a
- * time widened to f32, into tiles of f32 FMA accumulators: along the depth when B's depth is
- * contiguous (a transposed B: each result is a dot product of two rows, its 16 lanes summed in
- * a fixed tree; 4 x 4 tiles), along the columns when B is row-major (4 x 64 to 16 x 16).
- * Every host takes this path (the f32 route too, where the alternative was an f32 copy of
- * all of B).  The products are exact in f32 and each result sums in a fixed order, threads
- * split the columns at multiples of BF_SMALL_RUN, so on one host the bits depend on the shape
- * alone, not on the thread count. */
-#define BF_SMALL_M 16
-#define BF_SMALL_RUN 64     /* columns: threads split at multiples; offset tables in runs of it */
-#define BF_SMALL_PF_ROWS 8 /* rows of a row-major B prefetched ahead */
+/* ---- few rows: B read where it lies (rt_gemm_small.h) ---- */
 
-typedef float bf_v16f __attribute__((vector_size(64), aligned(4)));
-typedef uint16_t bf_v16h __attribute__((vector_size(32), aligned(2)));
-typedef uint32_t bf_v16u __attribute__((vector_size(64)));
+GS_KERNELS(bf_small, uint16_t, GS_LOAD16_BF16, GS_LOAD16_BF16_AVX512, bf_to_f32)
 
-/* 16 bf16 at p as f32 (exact: bf16 is the upper half of an f32).  A macro: a function
- * returning a 64-byte vector has a different ABI with and without AVX-512. */
-#define BF_WIDEN16(p)                                                                            \
-  ({                                                                                             \
-    bf_v16u w_ = __builtin_convertvector(*(const bf_v16h *)(p), bf_v16u) << 16;                  \
-    bf_v16f f_;                                                                                  \
-    memcpy(&f_, &w_, sizeof f_);                                                                 \
-    f_;                                                                                          \
-  })
-
-#if BF_X86
-/* The same in one vpmovzxwd and one shift (GCC splits the generic conversion into 256-bit
- * halves and re-joins them: 7 instructions). */
-#define BF_WIDEN16_AVX512(p) ((bf_v16f)_mm512_castsi512_ps(_mm512_slli_epi32(                      \
-    _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16)))
-#endif
-
-/* The 16 lanes at v summed as a fixed tree. */
-static inline float bf_hsum16(const float *v) {
-  float t[8];
-  for (int i = 0; i < 8; i++)
-    t[i] = v[i] + v[i + 8];
-  for (int i = 0; i < 4; i++)
-    t[i] += t[i + 4];
-  return (t[0] + t[2]) + (t[1] + t[3]);
-}
-
-/* Where the few-rows kernels find B: element (p, j) at b[dep[p] + col[j]] with offset tables,
- * else at b[p*stride + j] (row-major) or b[j*stride + p] (its depth contiguous). */
-typedef struct bf_small_b {
-  const uint16_t *b;
-  int64_t stride;
-  const int64_t *dep, *col;
-} bf_small_b;
-
-/* Whether n offsets from col on follow one another (a contiguous run of columns). */
-static int bf_cols_contiguous(const int64_t *col, int64_t n) {
-  for (int64_t x = 1; x < n; x++)
-    if (col[x] != col[0] + x)
-      return 0;
-  return 1;
-}
-
-/* Columns [c0, c0 + cols) of C (c points at column c0, row stride ldc) one element at a time:
- * the row-major kernel's last columns and its tiles whose columns are not contiguous. */
-static void bf_small_scalar(const float *af, int64_t rows, int64_t k, const bf_small_b *bb, int64_t c0,
-                            int64_t cols, float *c, int64_t ldc) {
-  for (int64_t i = 0; i < rows; i++)
-    for (int64_t x = 0; x < cols; x++) {
-      float sum = 0;
-      int64_t at = bb->col ? bb->col[c0 + x] : c0 + x;
-      for (int64_t p = 0; p < k; p++)
-        sum += af[i * k + p] * bf_to_f32(bb->b[(bb->dep ? bb->dep[p] : p * bb->stride) + at]);
-      c[i * ldc + x] = sum;
-    }
-}
-
-/* C[rows x cols] (row stride ldc) = Af[rows x k] · B for B's columns [c0, c0 + cols), B's
- * column j at b + j*stride with its depths contiguous; Af holds round_up(rows, 4) rows (row
- * stride k), the extra ones zero. */
-#define BF_SMALL_DOTS(NAME, ATTR, WIDEN)                                                                       \
-  ATTR static void NAME(const float *af, int64_t rows, int64_t k, const bf_small_b *bb, int64_t c0,           \
-                        int64_t cols, float *c, int64_t ldc) {                                             \
-    const int64_t cs = bb->stride;                                                                         \
-    const uint16_t *b = bb->b + c0 * cs;                                                                   \
-    for (int64_t j = 0; j < cols; j += 4) {                                                                \
-      const uint16_t *col[4];                                                                              \
-      for (int x = 0; x < 4; x++) /* past the last column: the last again, results dropped */             \
-        col[x] = b + (j + x < cols ? j + x : cols - 1) * cs;                                               \
-      for (int64_t i = 0; i < rows; i += 4) {                                                              \
-        bf_v16f acc[4][4];                                                                                 \
-        _Pragma("GCC unroll 4") for (int y = 0; y < 4; y++)                                                \
-          _Pragma("GCC unroll 4") for (int x = 0; x < 4; x++) acc[y][x] = (bf_v16f){0};                    \
-        int64_t p = 0;                                                                                     \
-        for (; p + 16 <= k; p += 16) {                                                                     \
-          bf_v16f bv[4];                                                                                   \
-          _Pragma("GCC unroll 4") for (int x = 0; x < 4; x++) {                                            \
-            __builtin_prefetch(col[x] + 4 * cs + p, 0, 3); /* the next 4 columns */                        \
-            bv[x] = WIDEN(col[x] + p);                                                                     \
-          }                                                                                                \
-          _Pragma("GCC unroll 4") for (int y = 0; y < 4; y++) {                                            \
-            bf_v16f av = *(const bf_v16f *)(af + (i + y) * k + p);                                         \
-            _Pragma("GCC unroll 4") for (int x = 0; x < 4; x++) acc[y][x] += av * bv[x];                   \
-          }                                                                                                \
-        }                                                                                                  \
-        for (int y = 0; y < 4 && i + y < rows; y++)                                                        \
-          for (int x = 0; x < 4 && j + x < cols; x++) {                                                    \
-            float lanes[16];                                                                               \
-            memcpy(lanes, &acc[y][x], sizeof lanes);                                                       \
-            float sum = bf_hsum16(lanes);                                                                  \
-            for (int64_t q = p; q < k; q++)                                                                \
-              sum += af[(i + y) * k + q] * bf_to_f32(col[x][q]);                                           \
-            c[(i + y) * ldc + j + x] = sum;                                                                \
-          }                                                                                                \
-      }                                                                                                    \
-    }                                                                                                      \
-  }
-
-/* The same with B's columns contiguous (row-major, or offset tables whose columns come in
- * contiguous runs): tiles of R rows by V vectors of 16 columns, each depth one widened B
- * vector per 16 columns and one broadcast of A per row; the last columns (fewer than 16 V),
- * and tiles whose columns are not one run, one element at a time.  Widening a B vector costs
- * two operations on the FMA ports, so tall tiles pay: 16 x 16 runs 1.125 operations per FMA,
- * 4 x 64 1.5.  B's rows lie far apart (no hardware streamer follows them): each depth
- * prefetches the row BF_SMALL_PF_ROWS ahead.  Af holds a multiple of R rows. */
-#define BF_SMALL_ROWS(NAME, ATTR, WIDEN, R, V)                                                                 \
-  ATTR static void NAME(const float *af, int64_t rows, int64_t k, const bf_small_b *bb, int64_t c0,           \
-                        int64_t cols, float *c, int64_t ldc) {                                             \
-    int64_t full = cols / (16 * V) * (16 * V);                                                             \
-    for (int64_t j = 0; j < full; j += 16 * V) {                                                           \
-      if (bb->col && !bf_cols_contiguous(bb->col + c0 + j, 16 * V)) {                                      \
-        bf_small_scalar(af, rows, k, bb, c0 + j, 16 * V, c + j, ldc);                                      \
-        continue;                                                                                          \
-      }                                                                                                    \
-      const uint16_t *base = bb->b + (bb->col ? bb->col[c0 + j] : c0 + j);                                 \
-      for (int64_t i = 0; i < rows; i += R) {                                                              \
-        bf_v16f acc[R][V];                                                                                 \
-        _Pragma("GCC unroll 16") for (int y = 0; y < R; y++)                                               \
-          _Pragma("GCC unroll 4") for (int x = 0; x < V; x++) acc[y][x] = (bf_v16f){0};                    \
-        for (int64_t p = 0; p < k; p++) {                                                                  \
-          int64_t ahead = p + BF_SMALL_PF_ROWS < k ? p + BF_SMALL_PF_ROWS : p;                             \
-          const uint16_t *row = base + (bb->dep ? bb->dep[p] : p * bb->stride);                            \
-          const uint16_t *next = base + (bb->dep ? bb->dep[ahead] : ahead * bb->stride);                   \
-          bf_v16f bv[V];                                                                                   \
-          _Pragma("GCC unroll 4") for (int x = 0; x < V; x += 2) __builtin_prefetch(next + 16 * x, 0, 3);  \
-          _Pragma("GCC unroll 4") for (int x = 0; x < V; x++) bv[x] = WIDEN(row + 16 * x);                 \
-          _Pragma("GCC unroll 16") for (int y = 0; y < R; y++) {                                           \
-            bf_v16f av = af[(i + y) * k + p] - (bf_v16f){0};                                               \
-            _Pragma("GCC unroll 4") for (int x = 0; x < V; x++) acc[y][x] += av * bv[x];                   \
-          }                                                                                                \
-        }                                                                                                  \
-        for (int y = 0; y < R && i + y < rows; y++)                                                        \
-          memcpy(c + (i + y) * ldc + j, acc[y], sizeof acc[y]);                                            \
-      }                                                                                                    \
-    }                                                                                                      \
-    bf_small_scalar(af, rows, k, bb, c0 + full, cols - full, c + full, ldc);                               \
-  }
-
-/* Rows of the row-major kernel's tile for m rows: the tallest needed up to 16. */
-static int bf_small_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <= 12 ? 12 : 16; }
-
-typedef void (*bf_small_fn)(const float *af, int64_t rows, int64_t k, const bf_small_b *bb, int64_t c0,
-                            int64_t cols, float *c, int64_t ldc);
-/* Per instruction set: the dots kernel, then the row-major ones of 4, 8, 12 and 16 rows. */
-#define BF_SMALL_SET(SUF, ATTR, WIDEN)                                                                   \
-  BF_SMALL_DOTS(bf_small_dots_##SUF, ATTR, WIDEN)                                                        \
-  BF_SMALL_ROWS(bf_small_rows4_##SUF, ATTR, WIDEN, 4, 4)                                                 \
-  BF_SMALL_ROWS(bf_small_rows8_##SUF, ATTR, WIDEN, 8, 2)                                                 \
-  BF_SMALL_ROWS(bf_small_rows12_##SUF, ATTR, WIDEN, 12, 2)                                               \
-  BF_SMALL_ROWS(bf_small_rows16_##SUF, ATTR, WIDEN, 16, 1)                                               \
-  static const bf_small_fn bf_small_##SUF[5] = {bf_small_dots_##SUF, bf_small_rows4_##SUF, bf_small_rows8_##SUF, \
-                                                bf_small_rows12_##SUF, bf_small_rows16_##SUF};
-BF_SMALL_SET(base, , BF_WIDEN16)
-#if BF_X86
-BF_SMALL_SET(avx2, __attribute__((target("avx2,fma"))), BF_WIDEN16)
-BF_SMALL_SET(avx512, __attribute__((target("avx512f,avx2,fma"))), BF_WIDEN16_AVX512)
-#endif
-#undef BF_SMALL_SET
-#undef BF_SMALL_DOTS
-#undef BF_SMALL_ROWS
-
-/* The small kernel for this host: dots (B's depth contiguous), else the row-major one whose
- * tile has `rows` rows. */
-static bf_small_fn bf_small_kernel(int dots, int rows) {
-  int at = dots ? 0 : rows / 4;
-#if BF_X86
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f"))
-    return bf_small_avx512[at];
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return bf_small_avx2[at];
-#endif
-  return bf_small_base[at];
-}
-
-/* Whether a job takes the few-rows path: few rows, and B strided with its depth or its
- * columns contiguous, or with offset tables whose columns come in contiguous runs of
- * BF_SMALL_RUN (Flax's x . W[heads, d, h] reads W's columns as heads x h). */
+/* Whether a job takes the few-rows path: few rows, and a B the kernels read in place. */
 static int bf_small_ok(const bf_job *p) {
-  if (p->m > BF_SMALL_M || p->kk <= 0)
-    return 0;
-  if (!p->b_col)
-    return p->b_rs == 1 || p->b_cs == 1;
-  for (int64_t j = 0; j + BF_SMALL_RUN <= p->n; j += BF_SMALL_RUN)
-    if (!bf_cols_contiguous(p->b_col + j, BF_SMALL_RUN))
-      return 0;
-  return 1;
+  return p->m <= GS_MAX_M && p->kk > 0 && gs_b_ok(p->n, p->b_rs, p->b_cs, p->b_col);
 }
 
 /* One batch's product on the few-rows path, columns [begin, end) of it. */
@@ -772,7 +572,7 @@ typedef struct bf_small_job {
 } bf_small_job;
 
 static int bf_small_columns(const bf_job *j, int64_t c0, int64_t c1) {
-  int dots = !j->b_col && j->b_rs == 1, tile = dots ? 4 : bf_small_tile_rows(j->m);
+  int dots = !j->b_col && j->b_rs == 1, tile = dots ? 4 : gs_tile_rows(j->m);
   int64_t padded = (j->m + tile - 1) / tile * tile;
   float *af = hlo_rt_alloc(NULL, (int64_t)sizeof(float) * padded * j->kk);
   if (!af)
@@ -782,7 +582,7 @@ static int bf_small_columns(const bf_job *j, int64_t c0, int64_t c1) {
       af[i * j->kk + p] = i >= j->m           ? 0.0f
                           : j->a_row          ? bf_to_f32(j->a[j->a_row[i] + j->a_dep[p]])
                                               : bf_to_f32(j->a[i * j->a_rs + p * j->a_cs]);
-  bf_small_b bb = {.b = j->b, .stride = dots ? j->b_cs : j->b_rs, .dep = j->b_dep, .col = j->b_col};
+  gs_b bb = {.b = j->b, .stride = dots ? j->b_cs : j->b_rs, .dep = j->b_dep, .col = j->b_col};
   bf_small_kernel(dots, tile)(af, j->m, j->kk, &bb, c0, c1 - c0, j->c + c0, j->n);
   bf_finish(j, 0, j->m, c0, c1 - c0);
   hlo_rt_free(NULL, af);
@@ -793,11 +593,9 @@ static void bf_small_run(void *arg, int64_t begin, int64_t end) {
   const bf_small_job *s = arg;
   for (int64_t u = begin; u < end; u++) {
     bf_job j = bf_batch_at(s->bj, s->parts ? s->t : u);
-    /* slices of whole runs of BF_SMALL_RUN columns, so that tiles never straddle two */
-    int64_t runs = (j.n + BF_SMALL_RUN - 1) / BF_SMALL_RUN;
-    int64_t c0 = s->parts ? runs * u / s->parts * BF_SMALL_RUN : 0;
-    int64_t c1 = s->parts ? runs * (u + 1) / s->parts * BF_SMALL_RUN : j.n;
-    c1 = c1 < j.n ? c1 : j.n;
+    int64_t c0 = 0, c1 = j.n;
+    if (s->parts)
+      gs_slice(j.n, u, s->parts, &c0, &c1);
     if (c1 > c0 && !bf_small_columns(&j, c0, c1))
       bf_naive(&j, 0, j.m, c0, c1 - c0);
   }

@@ -551,6 +551,10 @@ static void run_sizes(hlo_context *ctx) {
   check_epilogue_f32(ctx, 2, 5, 7, 0, seed + 12);      /* k = 0: the epilogue of zeros */
   check_epilogue_f32(ctx, 2, 300, 64, 520, seed + 13); /* A read in place, two depth panels */
   check_strided_f32(ctx, 4, 70, 64, 90, seed + 14);
+  check_strided_f32(ctx, 3, 11, 300, 77, seed + 16);   /* few rows, B's depth contiguous */
+  check_strided_f32(ctx, 1, 1, 1000, 1152, seed + 17); /* one row: a logits-shaped product */
+  check_epilogue_f32(ctx, 2, 9, 130, 70, seed + 18);   /* few rows, row-major B, epilogue */
+  check_epilogue_f32(ctx, 1, 16, 64, 300, seed + 19);
   check_strided_f64(ctx, 3, 50, 30, 270, seed + 15);
   run_bf16_kernels(ctx);
 }

@@ -1,0 +1,234 @@
+/* rt_gemm_small.h — products of few rows (at most GS_MAX_M rows of A) with B read where it
+ * lies, for rt_gemm.c (f32) and rt_gemm_bf16.c (bf16): not a public header, and each file
+ * instantiates the kernels for its own element type (GS_KERNELS).
+ *
+ * With few rows each element of B is used at most GS_MAX_M times, so packing B (a read and
+ * a write of every element, zero padding, then a read of the copy) costs more than the
+ * product: gemma3's call spent 55 % of its time packing B (docs/performance-gemm.md, "Fourth
+ * round").  Here A's rows come as an f32 copy (`af`, zero rows padding it to the tile's
+ * height) and B is read in place 16 elements at a time (bf16 widened exactly to f32) into
+ * tiles of f32 FMA accumulators:
+ * - along the depth when B's depth is contiguous (a transposed B: each result a dot product,
+ *   its 16 lanes summed in a fixed tree; 4 x 4 tiles; the next 4 columns prefetched);
+ * - along the columns when B's columns are contiguous (row-major, or offset tables whose
+ *   columns come in runs): tiles of 4 x 64 to 16 x 16 (tall tiles: widening a bf16 vector
+ *   takes two operations on the FMA ports), B's row GS_PF_ROWS ahead prefetched (rows lie a
+ *   row stride apart, which no hardware streamer follows); the last columns, and tiles whose
+ *   columns are not one run, one element at a time.
+ * Each result sums in a fixed order and the callers split columns at multiples of GS_RUN,
+ * so on one host the bits depend on the shape alone, not on the thread count.
+ */
+#ifndef HLOC_RT_GEMM_SMALL_H
+#define HLOC_RT_GEMM_SMALL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define GS_MAX_M 16   /* rows of A up to which a product takes this path */
+#define GS_RUN 64     /* columns: callers split at multiples; offset tables in runs of it */
+#define GS_PF_ROWS 8  /* rows of a row-major B prefetched ahead */
+
+typedef float gs_v16f __attribute__((vector_size(64), aligned(4)));
+typedef uint16_t gs_v16h __attribute__((vector_size(32), aligned(2)));
+typedef uint32_t gs_v16u __attribute__((vector_size(64)));
+
+/* 16 elements at p as f32: loaded (f32), or widened (bf16 is the upper half of an f32).
+ * Macros: a function returning a 64-byte vector has another ABI with and without AVX-512. */
+#define GS_LOAD16_F32(p) (*(const gs_v16f *)(p))
+#define GS_LOAD16_BF16(p)                                                                        \
+  ({                                                                                             \
+    gs_v16u w_ = __builtin_convertvector(*(const gs_v16h *)(p), gs_v16u) << 16;                  \
+    gs_v16f f_;                                                                                  \
+    memcpy(&f_, &w_, sizeof f_);                                                                 \
+    f_;                                                                                          \
+  })
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* The same in one vpmovzxwd and one shift (GCC splits the generic conversion into 256-bit
+ * halves and joins them again: 7 instructions). */
+#define GS_LOAD16_BF16_AVX512(p)                                                                 \
+  ((gs_v16f)_mm512_castsi512_ps(                                                                 \
+      _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16)))
+#endif
+
+/* Where the kernels find B: element (p, j) at b[dep[p] + col[j]] with offset tables, else at
+ * b[p*stride + j] (columns contiguous) or b[j*stride + p] (depth contiguous). */
+typedef struct gs_b {
+  const void *b;
+  int64_t stride;
+  const int64_t *dep, *col;
+} gs_b;
+
+/* C[rows x cols] (c at B's column c0, row stride ldc) = af[rows x k] · B's columns
+ * [c0, c0 + cols); af holds a whole number of tiles of rows (row stride k). */
+typedef void (*gs_fn)(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, float *c,
+                      int64_t ldc);
+
+/* The 16 lanes at v summed as a fixed tree. */
+static inline float gs_hsum16(const float *v) {
+  float t[8];
+  for (int i = 0; i < 8; i++)
+    t[i] = v[i] + v[i + 8];
+  for (int i = 0; i < 4; i++)
+    t[i] += t[i + 4];
+  return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
+/* Whether n offsets from col on follow one another (a contiguous run of columns). */
+static inline int gs_cols_contiguous(const int64_t *col, int64_t n) {
+  for (int64_t x = 1; x < n; x++)
+    if (col[x] != col[0] + x)
+      return 0;
+  return 1;
+}
+
+/* Rows of the column kernel's tile for m rows: the shortest of 4, 8, 12, 16 that holds them. */
+static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <= 12 ? 12 : 16; }
+
+/* One element at a time (a gs_fn): the column kernel's last columns and its tiles whose
+ * columns are not one run. */
+#define GS_SCALAR(NAME, TB, TOF32)                                                                       \
+  static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, float *c, \
+                   int64_t ldc) {                                                                        \
+    const TB *b = (const TB *)bb->b;                                                                     \
+    for (int64_t i = 0; i < rows; i++)                                                                   \
+      for (int64_t x = 0; x < cols; x++) {                                                               \
+        float sum = 0;                                                                                   \
+        int64_t at = bb->col ? bb->col[c0 + x] : c0 + x;                                                 \
+        for (int64_t p = 0; p < k; p++)                                                                  \
+          sum += af[i * k + p] * TOF32(b[(bb->dep ? bb->dep[p] : p * bb->stride) + at]);                 \
+        c[i * ldc + x] = sum;                                                                            \
+      }                                                                                                  \
+  }
+
+/* B's depth contiguous (column j at b + j*stride): 4 x 4 tiles of dot products; af holds a
+ * multiple of 4 rows.  Columns past the last repeat it (their results are dropped). */
+#define GS_DOTS(NAME, ATTR, TB, LOAD16, TOF32)                                                           \
+  ATTR static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, \
+                        float *c, int64_t ldc) {                                                         \
+    const int64_t cs = bb->stride;                                                                       \
+    const TB *b = (const TB *)bb->b + c0 * cs;                                                           \
+    for (int64_t j = 0; j < cols; j += 4) {                                                              \
+      const TB *col[4];                                                                                  \
+      for (int x = 0; x < 4; x++)                                                                        \
+        col[x] = b + (j + x < cols ? j + x : cols - 1) * cs;                                             \
+      for (int64_t i = 0; i < rows; i += 4) {                                                            \
+        gs_v16f acc[4][4];                                                                               \
+        _Pragma("GCC unroll 4") for (int y = 0; y < 4; y++)                                              \
+          _Pragma("GCC unroll 4") for (int x = 0; x < 4; x++) acc[y][x] = (gs_v16f){0};                  \
+        int64_t p = 0;                                                                                   \
+        for (; p + 16 <= k; p += 16) {                                                                   \
+          gs_v16f bv[4];                                                                                 \
+          _Pragma("GCC unroll 4") for (int x = 0; x < 4; x++) {                                          \
+            __builtin_prefetch(col[x] + 4 * cs + p, 0, 3); /* the next 4 columns */                      \
+            bv[x] = LOAD16(col[x] + p);                                                                  \
+          }                                                                                              \
+          _Pragma("GCC unroll 4") for (int y = 0; y < 4; y++) {                                          \
+            gs_v16f av = *(const gs_v16f *)(af + (i + y) * k + p);                                       \
+            _Pragma("GCC unroll 4") for (int x = 0; x < 4; x++) acc[y][x] += av * bv[x];                 \
+          }                                                                                              \
+        }                                                                                                \
+        for (int y = 0; y < 4 && i + y < rows; y++)                                                      \
+          for (int x = 0; x < 4 && j + x < cols; x++) {                                                  \
+            float lanes[16];                                                                             \
+            memcpy(lanes, &acc[y][x], sizeof lanes);                                                     \
+            float sum = gs_hsum16(lanes);                                                                \
+            for (int64_t q = p; q < k; q++)                                                              \
+              sum += af[(i + y) * k + q] * TOF32(col[x][q]);                                             \
+            c[(i + y) * ldc + j + x] = sum;                                                              \
+          }                                                                                              \
+      }                                                                                                  \
+    }                                                                                                    \
+  }
+
+/* B's columns contiguous: tiles of R rows by V vectors of 16 columns, each depth one B vector
+ * per 16 columns and one broadcast of A per row; af holds a multiple of R rows. */
+#define GS_COLS(NAME, ATTR, TB, LOAD16, SCALAR, R, V)                                                    \
+  ATTR static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, \
+                        float *c, int64_t ldc) {                                                         \
+    enum { line = 64 / (16 * (int)sizeof(TB)) }; /* vectors per cache line */                           \
+    int64_t full = cols / (16 * V) * (16 * V);                                                           \
+    for (int64_t j = 0; j < full; j += 16 * V) {                                                         \
+      if (bb->col && !gs_cols_contiguous(bb->col + c0 + j, 16 * V)) {                                    \
+        SCALAR(af, rows, k, bb, c0 + j, 16 * V, c + j, ldc);                                             \
+        continue;                                                                                        \
+      }                                                                                                  \
+      const TB *base = (const TB *)bb->b + (bb->col ? bb->col[c0 + j] : c0 + j);                         \
+      for (int64_t i = 0; i < rows; i += R) {                                                            \
+        gs_v16f acc[R][V];                                                                               \
+        _Pragma("GCC unroll 16") for (int y = 0; y < R; y++)                                             \
+          _Pragma("GCC unroll 4") for (int x = 0; x < V; x++) acc[y][x] = (gs_v16f){0};                  \
+        for (int64_t p = 0; p < k; p++) {                                                                \
+          int64_t ahead = p + GS_PF_ROWS < k ? p + GS_PF_ROWS : p;                                       \
+          const TB *row = base + (bb->dep ? bb->dep[p] : p * bb->stride);                                \
+          const TB *next = base + (bb->dep ? bb->dep[ahead] : ahead * bb->stride);                       \
+          gs_v16f bv[V];                                                                                 \
+          _Pragma("GCC unroll 4") for (int x = 0; x < V; x += line) __builtin_prefetch(next + 16 * x, 0, 3); \
+          _Pragma("GCC unroll 4") for (int x = 0; x < V; x++) bv[x] = LOAD16(row + 16 * x);              \
+          _Pragma("GCC unroll 16") for (int y = 0; y < R; y++) {                                         \
+            gs_v16f av = af[(i + y) * k + p] - (gs_v16f){0};                                             \
+            _Pragma("GCC unroll 4") for (int x = 0; x < V; x++) acc[y][x] += av * bv[x];                 \
+          }                                                                                              \
+        }                                                                                                \
+        for (int y = 0; y < R && i + y < rows; y++)                                                      \
+          memcpy(c + (i + y) * ldc + j, acc[y], sizeof acc[y]);                                          \
+      }                                                                                                  \
+    }                                                                                                    \
+    SCALAR(af, rows, k, bb, c0 + full, cols - full, c + full, ldc);                                      \
+  }
+
+/* One instruction set's kernels as the table PREFIX_SUF: the dots kernel, then the column
+ * kernels of 4, 8, 12 and 16 rows (index gs_tile_rows / 4). */
+#define GS_SET(PREFIX, SUF, ATTR, TB, LOAD16, TOF32, SCALAR)                                             \
+  GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD16, TOF32)                                                  \
+  GS_COLS(PREFIX##_cols4_##SUF, ATTR, TB, LOAD16, SCALAR, 4, 4)                                          \
+  GS_COLS(PREFIX##_cols8_##SUF, ATTR, TB, LOAD16, SCALAR, 8, 2)                                          \
+  GS_COLS(PREFIX##_cols12_##SUF, ATTR, TB, LOAD16, SCALAR, 12, 2)                                        \
+  GS_COLS(PREFIX##_cols16_##SUF, ATTR, TB, LOAD16, SCALAR, 16, 1)                                        \
+  static const gs_fn PREFIX##_##SUF[5] = {PREFIX##_dots_##SUF, PREFIX##_cols4_##SUF, PREFIX##_cols8_##SUF, \
+                                          PREFIX##_cols12_##SUF, PREFIX##_cols16_##SUF};
+
+/* Every kernel for the element type TB (TOF32: one element as f32; LOAD16_512: the AVX-512
+ * form of LOAD16) and PREFIX_kernel(dots, tile_rows), which picks the one for the host. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GS_KERNELS(PREFIX, TB, LOAD16, LOAD16_512, TOF32)                                                \
+  GS_SCALAR(PREFIX##_scalar, TB, TOF32)                                                                  \
+  GS_SET(PREFIX, base, , TB, LOAD16, TOF32, PREFIX##_scalar)                                             \
+  GS_SET(PREFIX, avx2, __attribute__((target("avx2,fma"))), TB, LOAD16, TOF32, PREFIX##_scalar)          \
+  GS_SET(PREFIX, avx512, __attribute__((target("avx512f,avx2,fma"))), TB, LOAD16_512, TOF32, PREFIX##_scalar) \
+  static gs_fn PREFIX##_kernel(int dots, int tile_rows) {                                                \
+    int at = dots ? 0 : tile_rows / 4;                                                                   \
+    __builtin_cpu_init();                                                                                \
+    if (__builtin_cpu_supports("avx512f"))                                                               \
+      return PREFIX##_avx512[at];                                                                        \
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))                                 \
+      return PREFIX##_avx2[at];                                                                          \
+    return PREFIX##_base[at];                                                                            \
+  }
+#else
+#define GS_KERNELS(PREFIX, TB, LOAD16, LOAD16_512, TOF32)                                                \
+  GS_SCALAR(PREFIX##_scalar, TB, TOF32)                                                                  \
+  GS_SET(PREFIX, base, , TB, LOAD16, TOF32, PREFIX##_scalar)                                             \
+  static gs_fn PREFIX##_kernel(int dots, int tile_rows) { return PREFIX##_base[dots ? 0 : tile_rows / 4]; }
+#endif
+
+/* Whether B (strides, or offset tables when col is not NULL) suits the kernels: its depth or
+ * its columns contiguous, or tables whose columns come in runs of GS_RUN. */
+static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col) {
+  if (!col)
+    return rs == 1 || cs == 1;
+  for (int64_t j = 0; j + GS_RUN <= n; j += GS_RUN)
+    if (!gs_cols_contiguous(col + j, GS_RUN))
+      return 0;
+  return 1;
+}
+
+/* Slice u of `parts` of n columns, at multiples of GS_RUN: [*c0, *c1). */
+static inline void gs_slice(int64_t n, int64_t u, int64_t parts, int64_t *c0, int64_t *c1) {
+  int64_t runs = (n + GS_RUN - 1) / GS_RUN;
+  *c0 = runs * u / parts * GS_RUN;
+  *c1 = runs * (u + 1) / parts * GS_RUN;
+  *c1 = *c1 < n ? *c1 : n;
+}
+
+#endif
