@@ -4,7 +4,8 @@
  * XLA's CPU backend does.  bf16 x bf16 dots (bf16 or f32 result) call the bf16 kernel
  * (runtime/src/kernels/rt_gemm_bf16.c: AMX tiles, f32 accumulation) on the operands as they are, which
  * rounds a bf16 result once from its f32 product, when the host runs it on bf16 instructions
- * (a run-time test); otherwise, and for other mixes with bf16 or f16 operands, the operands
+ * (a run-time test) or the dot has at most HLO_RT_GEMM_FEW_ROWS rows (B read in place on any
+ * host, no copies reserved); otherwise, and for other mixes with bf16 or f16 operands, the operands
  * are converted to f32 copies first and a bf16/f16 result is rounded once from the f32
  * product.  Each operand's dimensions fall in index groups (batch, rows or columns,
  * depth) in the order the result and the contraction pair them; when every group is one
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 
 #include "codegen/ops.h"
+#include "hlo/rt.h"
 
 /* Per batch, fewer multiply-adds than this run faster in the inline loop nest. */
 #define DOT_GEMM_MIN_WORK 32768.0
@@ -174,9 +176,14 @@ static int64_t dot_slot_bytes(const ir_shape *s, bool always) {
   return in_place ? 0 : (n * 4 + DOT_SLOT_ALIGN - 1) / DOT_SLOT_ALIGN * DOT_SLOT_ALIGN;
 }
 
+/* Whether a bf16 x bf16 dot of p's rows calls the bf16 entry on every host (few rows: the
+ * runtime reads B in place there, HLO_RT_GEMM_FEW_ROWS), so that it converts no operand. */
+static bool dot_bf16_few_rows(const ir_instr *in);
+
 static LLVMValueRef dot_scratch_f32(cg_function *f, ir_instr *in, int slot, int64_t n) {
-  int64_t bytes[3] = {dot_slot_bytes(in->operands[0]->shape, false), dot_slot_bytes(in->operands[1]->shape, false),
-                      dot_slot_bytes(in->shape, true)};
+  bool copies = !dot_bf16_few_rows(in);
+  int64_t bytes[3] = {copies ? dot_slot_bytes(in->operands[0]->shape, false) : 0,
+                      copies ? dot_slot_bytes(in->operands[1]->shape, false) : 0, dot_slot_bytes(in->shape, true)};
   LLVMValueRef base = cg_kernel_scratch(f, bytes[0] + bytes[1] + bytes[2], in);
   if (base) {
     LLVMValueRef at = cg_i64(f->cm, slot == DOT_SLOT_LHS ? 0 : slot == DOT_SLOT_RHS ? bytes[0] : bytes[0] + bytes[1]);
@@ -355,6 +362,11 @@ static void dot_gemm_bf16_or_f32(cg_function *f, ir_instr *in, const dot_plan *p
   LLVMPositionBuilderAtEnd(cm->b, done);
 }
 
+static bool dot_bf16_few_rows(const ir_instr *in) {
+  dot_plan p;
+  return dot_bf16(in) && dot_plan_make(in, &p) && p.m <= HLO_RT_GEMM_FEW_ROWS;
+}
+
 bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   dot_plan p;
   int64_t st[6];
@@ -364,6 +376,13 @@ bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
     return false; /* neither strides nor tables of a sane size: the loop nest */
   if (!dot_bf16(in))
     return dot_gemm_f32(f, in, &p, out, NULL);
+  if (dot_bf16_few_rows(in)) {
+    LLVMValueRef scratch = NULL;
+    if (in->shape->et == IR_BF16 && !(scratch = dot_scratch_f32(f, in, DOT_SLOT_PRODUCT, p.batch * p.m * p.n)))
+      return true; /* the error is recorded */
+    dot_gemm_bf16(f, in, &p, out, scratch);
+    return true;
+  }
   dot_gemm_bf16_or_f32(f, in, &p, out);
   return true;
 }

@@ -564,57 +564,9 @@ static int bf_small_ok(const bf_job *p) {
   return p->m <= GS_MAX_M && p->kk > 0 && gs_b_ok(p->n, p->b_rs, p->b_cs, p->b_col);
 }
 
-/* One batch's product on the few-rows path, columns [begin, end) of it. */
-typedef struct bf_small_job {
-  const bf_batch_job *bj;
-  int64_t parts; /* > 0: slices of one batch's columns; else whole batches */
-  int64_t t;     /* the batch, when split by columns */
-} bf_small_job;
-
-static int bf_small_columns(const bf_job *j, int64_t c0, int64_t c1) {
-  int dots = !j->b_col && j->b_rs == 1, tile = dots ? 4 : gs_tile_rows(j->m);
-  int64_t padded = (j->m + tile - 1) / tile * tile;
-  float *af = hlo_rt_alloc(NULL, (int64_t)sizeof(float) * padded * j->kk);
-  if (!af)
-    return 0;
-  for (int64_t i = 0; i < padded; i++)
-    for (int64_t p = 0; p < j->kk; p++)
-      af[i * j->kk + p] = i >= j->m           ? 0.0f
-                          : j->a_row          ? bf_to_f32(j->a[j->a_row[i] + j->a_dep[p]])
-                                              : bf_to_f32(j->a[i * j->a_rs + p * j->a_cs]);
-  gs_b bb = {.b = j->b, .stride = dots ? j->b_cs : j->b_rs, .dep = j->b_dep, .col = j->b_col};
-  bf_small_kernel(dots, tile)(af, j->m, j->kk, &bb, c0, c1 - c0, j->c + c0, j->n);
-  bf_finish(j, 0, j->m, c0, c1 - c0);
-  hlo_rt_free(NULL, af);
-  return 1;
-}
-
-static void bf_small_run(void *arg, int64_t begin, int64_t end) {
-  const bf_small_job *s = arg;
-  for (int64_t u = begin; u < end; u++) {
-    bf_job j = bf_batch_at(s->bj, s->parts ? s->t : u);
-    int64_t c0 = 0, c1 = j.n;
-    if (s->parts)
-      gs_slice(j.n, u, s->parts, &c0, &c1);
-    if (c1 > c0 && !bf_small_columns(&j, c0, c1))
-      bf_naive(&j, 0, j.m, c0, c1 - c0);
-  }
-}
-
-/* Every batch on the few-rows path: batches in parallel when there are enough, else each
- * batch's columns split over the threads. */
-static void bf_small_batches(hlo_context *ctx, int64_t batch, const bf_batch_job *bj) {
-  const bf_job *p = &bj->proto;
-  int threads = bf_threads(ctx, p->m, p->n, p->kk);
-  bf_small_job s = {.bj = bj};
-  if (batch > 1 && (batch >= threads || threads == 1)) {
-    hlo_rt_parallel_for(threads > 1 ? ctx : NULL, batch, bf_small_run, &s);
-    return;
-  }
-  s.parts = threads;
-  for (s.t = 0; s.t < batch; s.t++)
-    hlo_rt_parallel_for(threads > 1 ? ctx : NULL, threads, bf_small_run, &s);
-}
+/* bf_naive rounds a bf16 result itself; the driver's second finish then rounds it again
+ * from the same f32 sums (the same bits). */
+GS_DRIVER(bf_small, bf_job, bf_batch_job, bf_to_f32, bf_small_kernel, bf_batch_at, bf_finish, bf_naive, bf_threads)
 
 /* Runs every batch: batches in parallel when there are enough of them, else one after the
  * other with each product split over the threads. */

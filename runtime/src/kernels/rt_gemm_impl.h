@@ -437,60 +437,10 @@ static int GEMM_NAME(small_ok)(const GEMM_NAME(job) *p) {
   return p->m <= GS_MAX_M && p->kk > 0 && gs_b_ok(p->n, p->b_rs, p->b_cs, p->b_col);
 }
 
-/* Columns [c0, c1) of one product: A's rows copied to f32 (zero rows up to the tile), the
- * kernel, then the epilogue on each finished row segment.  0 without memory. */
-static int GEMM_NAME(small_columns)(const GEMM_NAME(job) *j, int64_t c0, int64_t c1) {
-  int dots = !j->b_col && j->b_rs == 1, tile = dots ? 4 : gs_tile_rows(j->m);
-  int64_t padded = (j->m + tile - 1) / tile * tile;
-  float *af = hlo_rt_alloc(NULL, (int64_t)sizeof(float) * padded * j->kk);
-  if (!af)
-    return 0;
-  for (int64_t i = 0; i < padded; i++)
-    for (int64_t p = 0; p < j->kk; p++)
-      af[i * j->kk + p] = i >= j->m    ? 0.0f
-                          : j->a_row   ? (float)j->a[j->a_row[i] + j->a_dep[p]]
-                                       : (float)j->a[i * j->a_rs + p * j->a_cs];
-  gs_b bb = {.b = j->b, .stride = dots ? j->b_cs : j->b_rs, .dep = j->b_dep, .col = j->b_col};
-  GEMM_SMALL(dots, tile)(af, j->m, j->kk, &bb, c0, c1 - c0, (float *)j->c + c0, j->ldc);
-  GEMM_NAME(finish)(j, 0, j->m, c0, c1 - c0);
-  hlo_rt_free(NULL, af);
-  return 1;
-}
-
-/* Batches [begin, end), or slices of one batch's columns (parts > 0, batch t). */
-typedef struct GEMM_NAME(small_job) {
-  const GEMM_NAME(batch_job) *bj;
-  int64_t parts, t;
-} GEMM_NAME(small_job);
-
-static void GEMM_NAME(small_run)(void *arg, int64_t begin, int64_t end) {
-  const GEMM_NAME(small_job) *s = arg;
-  for (int64_t u = begin; u < end; u++) {
-    GEMM_NAME(job) j = GEMM_NAME(batch_at)(s->bj, s->parts ? s->t : u);
-    int64_t c0 = 0, c1 = j.n;
-    if (s->parts)
-      gs_slice(j.n, u, s->parts, &c0, &c1);
-    if (c1 > c0 && !GEMM_NAME(small_columns)(&j, c0, c1)) {
-      GEMM_NAME(naive)(&j, 0, j.m, c0, c1 - c0);
-      GEMM_NAME(finish)(&j, 0, j.m, c0, c1 - c0);
-    }
-  }
-}
-
-/* Every batch on the few-rows path: batches in parallel when there are enough, else each
- * batch's columns split over the threads. */
-static void GEMM_NAME(small_batches)(hlo_context *ctx, int64_t batch, const GEMM_NAME(batch_job) *bj) {
-  const GEMM_NAME(job) *p = &bj->proto;
-  int threads = gemm_threads(ctx, p->m, p->n, p->kk);
-  GEMM_NAME(small_job) s = {.bj = bj};
-  if (batch > 1 && (batch >= threads || threads == 1)) {
-    hlo_rt_parallel_for(threads > 1 ? ctx : NULL, batch, GEMM_NAME(small_run), &s);
-    return;
-  }
-  s.parts = threads;
-  for (s.t = 0; s.t < batch; s.t++)
-    hlo_rt_parallel_for(threads > 1 ? ctx : NULL, threads, GEMM_NAME(small_run), &s);
-}
+#define GEMM_SMALL_A_F32(x) ((float)(x))
+GS_DRIVER_EXPANDED(GEMM_NAME(small), GEMM_NAME(job), GEMM_NAME(batch_job), GEMM_SMALL_A_F32, GEMM_SMALL,
+                   GEMM_NAME(batch_at), GEMM_NAME(finish), GEMM_NAME(naive), gemm_threads)
+#undef GEMM_SMALL_A_F32
 #endif
 
 /* Runs every batch of bj: batches in parallel when there are enough of them, else one after
@@ -501,7 +451,7 @@ static void GEMM_NAME(run_batches)(hlo_context *ctx, int64_t batch, GEMM_NAME(ba
     return;
 #ifdef GEMM_SMALL
   if (GEMM_NAME(small_ok)(p)) {
-    GEMM_NAME(small_batches)(ctx, batch, bj);
+    GEMM_CAT(GEMM_NAME(small), batches)(ctx, batch, bj);
     return;
   }
 #endif

@@ -24,7 +24,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#define GS_MAX_M 16   /* rows of A up to which a product takes this path */
+#include "hlo/rt.h"
+#include "hlo/rt_parallel.h"
+
+#define GS_MAX_M HLO_RT_GEMM_FEW_ROWS /* rows of A up to which a product takes this path */
 #define GS_RUN 64     /* columns: callers split at multiples; offset tables in runs of it */
 #define GS_PF_ROWS 8  /* rows of a row-major B prefetched ahead */
 
@@ -230,5 +233,63 @@ static inline void gs_slice(int64_t n, int64_t u, int64_t parts, int64_t *c0, in
   *c1 = runs * (u + 1) / parts * GS_RUN;
   *c1 = *c1 < n ? *c1 : n;
 }
+
+/* The driver of the few-rows path for one GEMM file's job types (a template, as
+ * rt_gemm_impl.h): PREFIX_columns (columns [c0, c1) of one product: A's rows widened into an
+ * f32 copy padded with zero rows to the tile, the kernel, then FINISH on the finished part),
+ * PREFIX_run (a hlo_rt_range_fn over batches, or over slices of one batch's columns cut at
+ * multiples of GS_RUN) and PREFIX_batches (every batch: in parallel when there are enough,
+ * else each batch's columns over the threads).  JOB has the fields m, n, kk, a, a_rs, a_cs,
+ * a_row, a_dep, b, b_rs, b_cs, b_dep, b_col and c (f32, dense: row stride n); A_F32(x)
+ * widens an element of A; KERNEL(dots, rows) picks the kernel; BATCH_AT, FINISH, NAIVE and
+ * THREADS are the file's own functions. */
+#define GS_DRIVER(PREFIX, JOB, BATCH_JOB, A_F32, KERNEL, BATCH_AT, FINISH, NAIVE, THREADS)                \
+  static int PREFIX##_columns(const JOB *j, int64_t c0, int64_t c1) {                                    \
+    int dots = !j->b_col && j->b_rs == 1, tile = dots ? 4 : gs_tile_rows(j->m);                          \
+    int64_t padded = (j->m + tile - 1) / tile * tile;                                                    \
+    float *af = hlo_rt_alloc(NULL, (int64_t)sizeof(float) * padded * j->kk);                             \
+    if (!af)                                                                                             \
+      return 0;                                                                                          \
+    for (int64_t i = 0; i < padded; i++)                                                                 \
+      for (int64_t p = 0; p < j->kk; p++)                                                                \
+        af[i * j->kk + p] = i >= j->m    ? 0.0f                                                          \
+                            : j->a_row   ? A_F32(j->a[j->a_row[i] + j->a_dep[p]])                        \
+                                         : A_F32(j->a[i * j->a_rs + p * j->a_cs]);                       \
+    gs_b bb = {.b = j->b, .stride = dots ? j->b_cs : j->b_rs, .dep = j->b_dep, .col = j->b_col};          \
+    KERNEL(dots, tile)(af, j->m, j->kk, &bb, c0, c1 - c0, (float *)j->c + c0, j->n);                     \
+    FINISH(j, 0, j->m, c0, c1 - c0);                                                                     \
+    hlo_rt_free(NULL, af);                                                                               \
+    return 1;                                                                                            \
+  }                                                                                                      \
+  typedef struct PREFIX##_job {                                                                          \
+    const BATCH_JOB *bj;                                                                                 \
+    int64_t parts, t; /* parts > 0: slices of batch t's columns; else whole batches */                   \
+  } PREFIX##_job;                                                                                        \
+  static void PREFIX##_run(void *arg, int64_t begin, int64_t end) {                                      \
+    const PREFIX##_job *s = arg;                                                                         \
+    for (int64_t u = begin; u < end; u++) {                                                              \
+      JOB j = BATCH_AT(s->bj, s->parts ? s->t : u);                                                      \
+      int64_t c0 = 0, c1 = j.n;                                                                          \
+      if (s->parts)                                                                                      \
+        gs_slice(j.n, u, s->parts, &c0, &c1);                                                            \
+      if (c1 > c0 && !PREFIX##_columns(&j, c0, c1)) {                                                    \
+        NAIVE(&j, 0, j.m, c0, c1 - c0);                                                                  \
+        FINISH(&j, 0, j.m, c0, c1 - c0);                                                                 \
+      }                                                                                                  \
+    }                                                                                                    \
+  }                                                                                                      \
+  static void PREFIX##_batches(hlo_context *ctx, int64_t batch, const BATCH_JOB *bj) {                   \
+    int threads = THREADS(ctx, bj->proto.m, bj->proto.n, bj->proto.kk);                                  \
+    PREFIX##_job s = {.bj = bj};                                                                         \
+    if (batch > 1 && (batch >= threads || threads == 1)) {                                               \
+      hlo_rt_parallel_for(threads > 1 ? ctx : NULL, batch, PREFIX##_run, &s);                            \
+      return;                                                                                            \
+    }                                                                                                    \
+    s.parts = threads;                                                                                   \
+    for (s.t = 0; s.t < batch; s.t++)                                                                    \
+      hlo_rt_parallel_for(threads > 1 ? ctx : NULL, threads, PREFIX##_run, &s);                          \
+  }
+/* GS_DRIVER with its arguments expanded first (a PREFIX written as a macro call). */
+#define GS_DRIVER_EXPANDED(...) GS_DRIVER(__VA_ARGS__)
 
 #endif
