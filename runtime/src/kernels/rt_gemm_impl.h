@@ -154,6 +154,15 @@ static void GEMM_NAME(pack_b)(const GEMM_T *b, const int64_t *dep, const int64_t
     }
     return;
   }
+#ifdef GEMM_PACK_BT
+  if (!col && rs == 1) { /* transposed B (x . W^T): 16 x 16 blocks through registers */
+    int done = 1;
+    for (int64_t j0 = 0; j0 < nc && done; j0 += nr)
+      done = GEMM_PACK_BT(b + j0 * cs, cs, kc, nc - j0 < nr ? nc - j0 : nr, nr, dst + j0 * kc);
+    if (done)
+      return;
+  }
+#endif
   for (int64_t j0 = 0; j0 < nc; j0 += nr, dst += (int64_t)nr * kc) {
     int64_t cols = nc - j0 < nr ? nc - j0 : nr;
     for (int64_t p = 0; p < kc; p++) {
