@@ -168,39 +168,22 @@ static int gemm_split_cols(int64_t m, int64_t n, int64_t k, int mr, int nr, int 
   }
 
 #if GEMM_X86
-#include <immintrin.h>
+#include "rt_transpose16.h"
 /* Packs a transposed f32 B (x . W^T: column j of B is a row of W, its depths contiguous, cs
  * apart) into one micro-panel of nr columns: columns [0, cols) by depths [0, kc) at
  * dst[p*nr + jj], zeros past cols.  Blocks of 16 columns by 16 depths go through registers
- * as a 16 x 16 transpose (unpack, shuffle, two 128-bit-lane shuffles: 64 shuffles for 256
- * elements); the rest one element at a time.  1 when done, 0 on a CPU without AVX-512 (the
+ * (rt_transpose16.h); the rest one element at a time.  1 when done, 0 on a CPU without AVX-512 (the
  * caller's loop then packs). */
 __attribute__((target("avx512f"))) static void gemm_pack_bt16_f32(const float *b, int64_t cs, int64_t kc, int nr,
                                                                    float *dst) {
   int64_t p0 = 0;
   for (; p0 + 16 <= kc; p0 += 16) {
-    __m512 r[16], t[16], u[16], v[16];
+    __m512 r[16];
     for (int i = 0; i < 16; i++)
       r[i] = _mm512_loadu_ps(b + i * cs + p0);
-    for (int k = 0; k < 8; k++) {
-      t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
-      t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
-    }
-    for (int k = 0; k < 4; k++) {
-      u[4 * k + 0] = _mm512_shuffle_ps(t[4 * k + 0], t[4 * k + 2], 0x44);
-      u[4 * k + 1] = _mm512_shuffle_ps(t[4 * k + 0], t[4 * k + 2], 0xEE);
-      u[4 * k + 2] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0x44);
-      u[4 * k + 3] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0xEE);
-    }
-    for (int k = 0; k < 2; k++)
-      for (int i = 0; i < 4; i++) {
-        v[8 * k + i] = _mm512_shuffle_f32x4(u[8 * k + i], u[8 * k + 4 + i], 0x88);
-        v[8 * k + 4 + i] = _mm512_shuffle_f32x4(u[8 * k + i], u[8 * k + 4 + i], 0xDD);
-      }
-    for (int i = 0; i < 8; i++) { /* depth p0 + q of the 16 columns */
-      _mm512_storeu_ps(dst + (p0 + i) * nr, _mm512_shuffle_f32x4(v[i], v[8 + i], 0x88));
-      _mm512_storeu_ps(dst + (p0 + 8 + i) * nr, _mm512_shuffle_f32x4(v[i], v[8 + i], 0xDD));
-    }
+    rt_transpose16(r);
+    for (int q = 0; q < 16; q++) /* depth p0 + q of the 16 columns */
+      _mm512_storeu_ps(dst + (p0 + q) * nr, r[q]);
   }
   for (; p0 < kc; p0++)
     for (int i = 0; i < 16; i++)

@@ -19,6 +19,7 @@
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
 #include "rt_gemm_small.h"
+#include "rt_transpose16.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
 #define BF_X86 1
@@ -254,6 +255,20 @@ static int64_t bf_b_at(int64_t p, int64_t j, int64_t kcp) {
          (j % 16) * 2 + (p & 1);
 }
 
+#if BF_X86
+/* One AMX B tile of a transposed B: 16 columns (cs apart, their depths contiguous) by 32
+ * depths, i.e. 16 x 16 depth pairs, transposed in registers so that tile row r holds depth
+ * pair r of the 16 columns (64 bytes a row). */
+__attribute__((target("avx512f"))) static void bf_pack_bt_tile(const uint16_t *b, int64_t cs, uint16_t *tile) {
+  __m512 r[16];
+  for (int i = 0; i < 16; i++)
+    r[i] = _mm512_castsi512_ps(_mm512_loadu_si512(b + i * cs));
+  rt_transpose16(r);
+  for (int q = 0; q < 16; q++)
+    _mm512_storeu_si512(tile + q * 32, _mm512_castps_si512(r[q]));
+}
+#endif
+
 /* Packs depths [0, depth) x columns [0, cols) of B into micro-panels of 32 columns, each depth
  * block two AMX B tiles (bf_b_at); zeros past the operand.  Element (p, j) is at
  * b[dep[p] + col[j]] with offset tables, else at b[p*rs + j*cs].  fast: the CPU has
@@ -274,8 +289,12 @@ static void bf_pack_b(const uint16_t *b, const int64_t *dep, const int64_t *col,
       for (int64_t j = full; j < cols; j++)
         dst[bf_b_at(q, j, kcp)] = b[q * rs + j];
   } else if (!col && rs == 1) { /* transposed: a depth pair of one column is 4 adjacent bytes */
+    int64_t j16 = fast ? cols / 16 * 16 : 0, q32 = depth / BF_KB * BF_KB; /* whole tiles: registers */
+    for (int64_t j = 0; j < j16; j += 16)
+      for (int64_t q = 0; q < q32; q += BF_KB)
+        bf_pack_bt_tile(b + j * cs + q, cs, dst + bf_b_at(q, j, kcp));
     for (int64_t j = 0; j < cols; j++)
-      for (int64_t q = 0; q + 1 < depth; q += 2)
+      for (int64_t q = j < j16 ? q32 : 0; q + 1 < depth; q += 2)
         memcpy(dst + bf_b_at(q, j, kcp), b + j * cs + q, 4);
     p = depth / 2 * 2;
   }
