@@ -440,22 +440,24 @@ static void drop_outfeeds(replica *r) {
   }
 }
 
-/* --benchmark's warm-up: untimed calls for this long after the call whose results count (at
- * least one).  A fresh process's first few milliseconds of work run slower on the machines we
- * measured (a 512^3 GEMM took 0.9 ms for its first ten calls and 0.7 ms after, on one thread as
- * on two), and a library timed inside an already-busy process (numpy in bench/run.py) does not
- * pay that; every side of bench/ warms up the same way (docs/performance.md, "Warm-up"). */
+/* --benchmark's warm-up: untimed calls until the calls so far, the one whose results count
+ * included, have taken this long.  A fresh process's first few milliseconds of work run
+ * slower on the machines we measured (a 512^3 GEMM took 0.9 ms for its first ten calls and
+ * 0.7 ms after, on one thread as on two), and a library timed inside an already-busy process
+ * (numpy in bench/run.py) does not pay that; every side of bench/ warms up the same way
+ * (docs/performance.md, "Warm-up"). */
 enum { BENCHMARK_WARMUP_MS = 100 };
 
-/* How many untimed calls --benchmark makes before it times: as many as fit in the warm-up
- * time after the first call, at least one.  Replicas that share a collective group make
- * none, since every replica must make the same number of calls. */
+/* How many untimed calls --benchmark makes before it times: as many as the warm-up time
+ * holds after the first call (none when the first call alone took that long).  Replicas that
+ * share a collective group make none, since every replica must make the same number of
+ * calls. */
 static int warmup_calls(const replica *r) {
   if (r->o->benchmark <= 0 || r->group)
     return 0;
   double first = r->first_call_ms > 0.01 ? r->first_call_ms : 0.01;
-  double n = BENCHMARK_WARMUP_MS / first;
-  return n < 1 ? 1 : n > 10000 ? 10000 : (int)n;
+  double n = (BENCHMARK_WARMUP_MS - first) / first;
+  return n <= 0 ? 0 : n > 10000 ? 10000 : (int)n + 1;
 }
 
 /* A replica's thread: the call whose results count, untimed warm-up calls, then the timed
