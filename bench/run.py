@@ -308,8 +308,8 @@ WARMUP_S = 0.1  # untimed calls first, as hlorun --benchmark and bench/c/common.
 
 
 def time_py(fn, reps, budget_s=20.0):
+    warm_until = time.perf_counter() + WARMUP_S  # the first call included, as hlorun counts it
     out = fn()
-    warm_until = time.perf_counter() + WARMUP_S
     while time.perf_counter() < warm_until:
         fn()
     ts = []
