@@ -235,6 +235,12 @@ def workloads(quick):
     for s in (512, 1024, 2048):
         add("matmul%d" % s, "matmul%d.hlo" % s, "gemm", lambda r, s=s: [f32(r, s, s), f32(r, s, s)],
             lambda a, b: [a @ b], (1e-4, 1e-4), blas=("matmul_blas.c", [s]), flops=2.0 * s ** 3)
+    # PyTorch's Linear (x . W^T): 64 rows, and a decoding step's 4 rows (B read in place)
+    for name, rows, cols, depth in (("linear_t", 64, 4096, 1024), ("decode_t", 4, 4096, 4096)):
+        add(name, name + ".hlo", "gemm",
+            lambda r, rows=rows, cols=cols, depth=depth: [f32(r, rows, depth), f32(r, cols, depth) * 0.05],
+            lambda x, w: [x @ w.T], (1e-4, 1e-4), blas=("linear_t_blas.c", [rows, cols, depth]),
+            flops=2.0 * rows * cols * depth)
     add("mlp", "mlp.hlo", "mlp",
         lambda r: [f32(r, 256, 784), f32(r, 784, 2048) * 0.05, f32(r, 2048) * 0.1,
                    f32(r, 2048, 2048) * 0.03, f32(r, 2048) * 0.1, f32(r, 2048, 10) * 0.03,
@@ -683,7 +689,8 @@ def main():
     try:
         names = args.only.split(",") if args.only else None
         # Only the GEMM-shaped workloads need OpenBLAS; configure it before numpy loads a BLAS.
-        wants_blas = not names or any(n.startswith(("matmul", "mlp", "conv", "attention")) for n in names)
+        wants_blas = not names or any(n.startswith(("matmul", "mlp", "conv", "attention", "linear", "decode"))
+                                      for n in names)
         args.openblas = not args.no_openblas and wants_blas and ensure_openblas(notes)
         core = fix_coretype(builder, notes) if args.openblas else None
         args.dnnl = have_dnnl()
