@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "context_internal.h"
@@ -259,8 +260,23 @@ HLO_PUBLIC hlo_status hlo_context_set_arena(hlo_context *c, void *buffer, size_t
   return NULL;
 }
 
+/* A 64-byte aligned block of n bytes for an arena or scratch.  From 4 MiB on it is aligned to
+ * and rounded up to 2 MiB and the kernel is asked for transparent huge pages
+ * (MADV_HUGEPAGE, advice only): a large model's first call then takes one fault per 2 MiB
+ * instead of per 4 KiB (mobilenet_v2's 7.5 GB arena: 2 million faults), and every call
+ * walks its temporaries with far fewer TLB misses. */
 static void *fresh_arena(size_t n) {
+  enum { HUGE = 1 << 21 };
   void *p = NULL;
+  if (n >= 2 * (size_t)HUGE) {
+    size_t padded = (n + HUGE - 1) & ~(size_t)(HUGE - 1);
+    if (posix_memalign(&p, HUGE, padded) != 0)
+      return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, padded, MADV_HUGEPAGE);
+#endif
+    return p;
+  }
   return posix_memalign(&p, 64, n ? (n + 63) & ~(size_t)63 : 64) == 0 ? p : NULL;
 }
 
