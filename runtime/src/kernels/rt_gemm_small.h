@@ -180,27 +180,80 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
     SCALAR(af, rows, k, bb, c0 + full, cols - full, c + full, ldc);                                      \
   }
 
-/* One instruction set's kernels as the table PREFIX_SUF: the dots kernel, then the column
- * kernels of 4, 8, 12 and 16 rows (index gs_tile_rows / 4). */
+/* A row-major B (no tables) with at most 4 rows of A: B read row after row in blocks of
+ * GS_GEMV_BLOCK columns, each row's block one contiguous run that the hardware prefetchers
+ * follow, the rows of C accumulating in place (in L1); the column kernels instead walk down
+ * B's rows a row stride apart, which a tall B (4096 x 8192 f32: 32 KB apart) makes the
+ * memory's slow case.  Each element is the same FMA chain over the depths in order as in the
+ * column kernels, so the bits are theirs. */
+#define GS_GEMV_BLOCK 1024
+#define GS_GEMV(NAME, ATTR, TB, LOAD16, SCALAR)                                                          \
+  ATTR static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, \
+                        float *c, int64_t ldc) {                                                         \
+    const TB *b = (const TB *)bb->b + c0;                                                                \
+    int64_t full = cols / 16 * 16;                                                                       \
+    for (int64_t j0 = 0; j0 < full; j0 += GS_GEMV_BLOCK) {                                               \
+      int64_t w = full - j0 < GS_GEMV_BLOCK ? full - j0 : GS_GEMV_BLOCK;                                 \
+      for (int64_t i = 0; i < rows; i++)                                                                 \
+        memset(c + i * ldc + j0, 0, sizeof(float) * (size_t)w);                                          \
+      int64_t p = 0;                                                                                     \
+      for (; p + 4 <= k; p += 4) { /* four rows of B per pass over C: a quarter of the C traffic */      \
+        const TB *r0 = b + p * bb->stride + j0, *r1 = r0 + bb->stride, *r2 = r1 + bb->stride,              \
+                 *r3 = r2 + bb->stride;                                                                  \
+        for (int64_t i = 0; i < rows; i++) {                                                             \
+          const float *a = af + i * k + p;                                                               \
+          gs_v16f a0 = a[0] - (gs_v16f){0}, a1 = a[1] - (gs_v16f){0}, a2 = a[2] - (gs_v16f){0},          \
+                  a3 = a[3] - (gs_v16f){0};                                                              \
+          float *ci = c + i * ldc + j0;                                                                  \
+          for (int64_t x = 0; x < w; x += 16) {                                                          \
+            gs_v16f cv;                                                                                  \
+            memcpy(&cv, ci + x, sizeof cv);                                                              \
+            cv += a0 * LOAD16(r0 + x);                                                                   \
+            cv += a1 * LOAD16(r1 + x);                                                                   \
+            cv += a2 * LOAD16(r2 + x);                                                                   \
+            cv += a3 * LOAD16(r3 + x);                                                                   \
+            memcpy(ci + x, &cv, sizeof cv);                                                              \
+          }                                                                                              \
+        }                                                                                                \
+      }                                                                                                  \
+      for (; p < k; p++) {                                                                               \
+        const TB *row = b + p * bb->stride + j0;                                                         \
+        for (int64_t i = 0; i < rows; i++) {                                                             \
+          gs_v16f av = af[i * k + p] - (gs_v16f){0};                                                     \
+          float *ci = c + i * ldc + j0;                                                                  \
+          for (int64_t x = 0; x < w; x += 16) {                                                          \
+            gs_v16f cv;                                                                                  \
+            memcpy(&cv, ci + x, sizeof cv);                                                              \
+            cv += av * LOAD16(row + x);                                                                  \
+            memcpy(ci + x, &cv, sizeof cv);                                                              \
+          }                                                                                              \
+        }                                                                                                \
+      }                                                                                                  \
+    }                                                                                                    \
+    SCALAR(af, rows, k, bb, c0 + full, cols - full, c + full, ldc);                                      \
+  }
+
+/* One instruction set's kernels as the table PREFIX_SUF: the dots kernel, the column kernels
+ * of 4, 8, 12 and 16 rows (index gs_tile_rows / 4), then the row-streaming one (index 5). */
 #define GS_SET(PREFIX, SUF, ATTR, TB, LOAD16, TOF32, SCALAR)                                             \
   GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD16, TOF32)                                                  \
   GS_COLS(PREFIX##_cols4_##SUF, ATTR, TB, LOAD16, SCALAR, 4, 4)                                          \
   GS_COLS(PREFIX##_cols8_##SUF, ATTR, TB, LOAD16, SCALAR, 8, 2)                                          \
   GS_COLS(PREFIX##_cols12_##SUF, ATTR, TB, LOAD16, SCALAR, 12, 2)                                        \
   GS_COLS(PREFIX##_cols16_##SUF, ATTR, TB, LOAD16, SCALAR, 16, 1)                                        \
-  static const gs_fn PREFIX##_##SUF[5] = {PREFIX##_dots_##SUF, PREFIX##_cols4_##SUF, PREFIX##_cols8_##SUF, \
-                                          PREFIX##_cols12_##SUF, PREFIX##_cols16_##SUF};
+  GS_GEMV(PREFIX##_gemv_##SUF, ATTR, TB, LOAD16, SCALAR)                                                 \
+  static const gs_fn PREFIX##_##SUF[6] = {PREFIX##_dots_##SUF,   PREFIX##_cols4_##SUF,  PREFIX##_cols8_##SUF, \
+                                          PREFIX##_cols12_##SUF, PREFIX##_cols16_##SUF, PREFIX##_gemv_##SUF};
 
 /* Every kernel for the element type TB (TOF32: one element as f32; LOAD16_512: the AVX-512
- * form of LOAD16) and PREFIX_kernel(dots, tile_rows), which picks the one for the host. */
+ * form of LOAD16) and PREFIX_kernel(index into the table), which picks the host's. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GS_KERNELS(PREFIX, TB, LOAD16, LOAD16_512, TOF32)                                                \
   GS_SCALAR(PREFIX##_scalar, TB, TOF32)                                                                  \
   GS_SET(PREFIX, base, , TB, LOAD16, TOF32, PREFIX##_scalar)                                             \
   GS_SET(PREFIX, avx2, __attribute__((target("avx2,fma"))), TB, LOAD16, TOF32, PREFIX##_scalar)          \
   GS_SET(PREFIX, avx512, __attribute__((target("avx512f,avx2,fma"))), TB, LOAD16_512, TOF32, PREFIX##_scalar) \
-  static gs_fn PREFIX##_kernel(int dots, int tile_rows) {                                                \
-    int at = dots ? 0 : tile_rows / 4;                                                                   \
+  static gs_fn PREFIX##_kernel(int at) {                                                                 \
     __builtin_cpu_init();                                                                                \
     if (__builtin_cpu_supports("avx512f"))                                                               \
       return PREFIX##_avx512[at];                                                                        \
@@ -212,7 +265,7 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
 #define GS_KERNELS(PREFIX, TB, LOAD16, LOAD16_512, TOF32)                                                \
   GS_SCALAR(PREFIX##_scalar, TB, TOF32)                                                                  \
   GS_SET(PREFIX, base, , TB, LOAD16, TOF32, PREFIX##_scalar)                                             \
-  static gs_fn PREFIX##_kernel(int dots, int tile_rows) { return PREFIX##_base[dots ? 0 : tile_rows / 4]; }
+  static gs_fn PREFIX##_kernel(int at) { return PREFIX##_base[at]; }
 #endif
 
 /* Whether B (strides, or offset tables when col is not NULL) suits the kernels: its depth or
@@ -241,11 +294,12 @@ static inline void gs_slice(int64_t n, int64_t u, int64_t parts, int64_t *c0, in
  * multiples of GS_RUN) and PREFIX_batches (every batch: in parallel when there are enough,
  * else each batch's columns over the threads).  JOB has the fields m, n, kk, a, a_rs, a_cs,
  * a_row, a_dep, b, b_rs, b_cs, b_dep, b_col and c (f32, dense: row stride n); A_F32(x)
- * widens an element of A; KERNEL(dots, rows) picks the kernel; BATCH_AT, FINISH, NAIVE and
+ * widens an element of A; KERNEL(index) picks the kernel; BATCH_AT, FINISH, NAIVE and
  * THREADS are the file's own functions. */
 #define GS_DRIVER(PREFIX, JOB, BATCH_JOB, A_F32, KERNEL, BATCH_AT, FINISH, NAIVE, THREADS)                \
   static int PREFIX##_columns(const JOB *j, int64_t c0, int64_t c1) {                                    \
     int dots = !j->b_col && j->b_rs == 1, tile = dots ? 4 : gs_tile_rows(j->m);                          \
+    int at = dots ? 0 : !j->b_col && j->m <= 4 ? 5 : tile / 4;                                           \
     int64_t padded = (j->m + tile - 1) / tile * tile;                                                    \
     float *af = hlo_rt_alloc(NULL, (int64_t)sizeof(float) * padded * j->kk);                             \
     if (!af)                                                                                             \
@@ -256,7 +310,7 @@ static inline void gs_slice(int64_t n, int64_t u, int64_t parts, int64_t *c0, in
                             : j->a_row   ? A_F32(j->a[j->a_row[i] + j->a_dep[p]])                        \
                                          : A_F32(j->a[i * j->a_rs + p * j->a_cs]);                       \
     gs_b bb = {.b = j->b, .stride = dots ? j->b_cs : j->b_rs, .dep = j->b_dep, .col = j->b_col};          \
-    KERNEL(dots, tile)(af, j->m, j->kk, &bb, c0, c1 - c0, (float *)j->c + c0, j->n);                     \
+    KERNEL(at)(af, j->m, j->kk, &bb, c0, c1 - c0, (float *)j->c + c0, j->n);                             \
     FINISH(j, 0, j->m, c0, c1 - c0);                                                                     \
     hlo_rt_free(NULL, af);                                                                               \
     return 1;                                                                                            \
