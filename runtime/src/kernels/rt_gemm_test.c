@@ -524,7 +524,9 @@ static void run_sizes(hlo_context *ctx) {
                                      {56, 16, 300}, {42, 8, 64}, {256, 10, 700},
                                      /* A read in place (64 or 128 f32 columns, 32 or 64 f64):
                                       * one row, depth panels, partial column panels */
-                                     {1, 64, 700},  {131, 128, 600}, {37, 60, 300}, {250, 120, 513}, {6, 64, 257}};
+                                     {1, 64, 700},  {131, 128, 600}, {37, 60, 300}, {250, 120, 513}, {6, 64, 257},
+                                     /* at most 4 rows, row-major B streamed: blocks, depth remainders */
+                                     {3, 2100, 37}, {4, 1024, 5}};
   uint64_t seed = 0x9e3779b97f4a7c15ull;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     for (int64_t pad = 0; pad <= 3; pad += 3) {
