@@ -59,7 +59,9 @@ static bool remap(ir_module *m, const ir_instr *t, ir_i64_list *l) {
 /* Folds operand `k` (0: lhs, 1: rhs) of dot x when it is a transpose that can be folded. */
 static hlo_status fold_operand(ir_module *m, ir_instr *x, int k) {
   ir_instr *t = x->operands[k];
-  if (t->op != IR_OP_TRANSPOSE || t->attrs.dimensions.n != t->shape->rank || t->shape->rank > FOLD_MAX_RANK)
+  /* Dynamic dimensions stay as written: the dynamic padder follows sizes through transposes. */
+  if (t->op != IR_OP_TRANSPOSE || t->attrs.dimensions.n != t->shape->rank || t->shape->rank > FOLD_MAX_RANK ||
+      t->shape->dyn || t->operands[0]->shape->dyn)
     return NULL;
   ir_dot_dnums *dn = &x->attrs.u.dot.dnums;
   ir_i64_list *batch = k == 0 ? &dn->lhs_batch : &dn->rhs_batch;
