@@ -376,7 +376,7 @@ bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
     return false; /* neither strides nor tables of a sane size: the loop nest */
   if (!dot_bf16(in))
     return dot_gemm_f32(f, in, &p, out, NULL);
-  if (dot_bf16_few_rows(in)) {
+  if (p.m <= HLO_RT_GEMM_FEW_ROWS) { /* dot_bf16_few_rows, from the plan at hand */
     LLVMValueRef scratch = NULL;
     if (in->shape->et == IR_BF16 && !(scratch = dot_scratch_f32(f, in, DOT_SLOT_PRODUCT, p.batch * p.m * p.n)))
       return true; /* the error is recorded */

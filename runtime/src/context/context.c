@@ -264,7 +264,8 @@ HLO_PUBLIC hlo_status hlo_context_set_arena(hlo_context *c, void *buffer, size_t
  * and rounded up to 2 MiB and the kernel is asked for transparent huge pages
  * (MADV_HUGEPAGE, advice only): a large model's first call then takes one fault per 2 MiB
  * instead of per 4 KiB (mobilenet_v2's 7.5 GB arena: 2 million faults), and every call
- * walks its temporaries with far fewer TLB misses. */
+ * walks its temporaries with far fewer TLB misses.  hlorun's parameter and result buffers
+ * follow the same rule (tools/inputs.c alloc_leaf). */
 static void *fresh_arena(size_t n) {
   enum { HUGE = 1 << 21 };
   void *p = NULL;
