@@ -8,7 +8,12 @@ against a float64 numpy reference; STREAM triad as the bandwidth roofline; the m
 Not part of CI's pass/fail (tests/bench.cmake only runs it on one small workload).
 
 usage: python3 bench/run.py [--quick] [--only NAME[,NAME]] [--threads N] [--reps N]
-                            [--no-models] [--out-dir DIR] [--hlorun PATH]
+                            [--no-models] [--out-dir DIR] [--hlorun PATH] [--isa avx2|avx512]
+
+--isa runs every side as a smaller CPU would on this one: hloc's code for that CPU
+(--target-cpu), its runtime kernels capped (HLO_RT_ISA), the C loops built for it, OpenBLAS
+(OPENBLAS_CORETYPE) and oneDNN (ONEDNN_MAX_CPU_ISA) held to it.  avx2: an AVX2 + FMA host
+(x86-64-v3; OpenBLAS Haswell); avx512: AVX-512 without AMX (as AMD's Zen 4 and 5).
 """
 import argparse
 import json
@@ -23,6 +28,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CFLAGS = ["-O3", "-march=native", "-fopenmp"]
+# --isa NAME: (hlorun's extra arguments, the C compiler's -march, environment for every side).
+ISA_CAPS = {
+    "avx2": (["--target-cpu=x86-64-v3"], "-march=x86-64-v3",
+             dict(HLO_RT_ISA="avx2", OPENBLAS_CORETYPE="Haswell", ONEDNN_MAX_CPU_ISA="AVX2")),
+    "avx512": ([], "-march=native",
+               dict(HLO_RT_ISA="avx512", ONEDNN_MAX_CPU_ISA="AVX512_CORE_BF16")),
+}
 FAST_CORES = ("skylakex", "cooperlake", "sapphirerapids")
 
 
@@ -95,15 +107,15 @@ def fix_coretype(builder, notes):
 class Builder:
     """Compiles bench/c/*.c once per run into a scratch directory."""
 
-    def __init__(self, outdir, notes):
-        self.outdir, self.notes, self.cache = os.path.join(outdir, "bin"), notes, {}
+    def __init__(self, outdir, notes, cflags=CFLAGS):
+        self.outdir, self.notes, self.cache, self.cflags = os.path.join(outdir, "bin"), notes, {}, cflags
         os.makedirs(self.outdir, exist_ok=True)
 
     def build(self, src, blas=False):
         if src in self.cache:
             return self.cache[src]
         exe = os.path.join(self.outdir, src[:-2])
-        cmd = [os.environ.get("CC", "cc")] + CFLAGS + ["-o", exe, os.path.join(HERE, "c", src)]
+        cmd = [os.environ.get("CC", "cc")] + self.cflags + ["-o", exe, os.path.join(HERE, "c", src)]
         cmd += (["-lopenblas"] if blas else []) + (["-ldnnl"] if src.endswith("_dnnl.c") else []) + ["-lm"]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
@@ -362,7 +374,7 @@ def run_hlorun(args, hlo, inputs, wdir, refs, tol, res, key="hloc", env=None, pr
     Results go to res[key + "_ms"], res[key + "_check"] or res[key + "_error"]; env: extra
     environment; prefix: the input files' names (prefix<i>.npy).  bf16 outputs (uint16 bits)
     are compared as float32."""
-    base = [args.hlorun, hlo, "--threads", str(args.threads)]
+    base = [args.hlorun, hlo, "--threads", str(args.threads)] + args.hlorun_extra
     for i in range(len(inputs)):
         base += ["--input", os.path.join(wdir, "%s%d.npy" % (prefix, i))]
     odir = os.path.join(wdir, "hout")
@@ -624,7 +636,7 @@ def run_models(args, triad=None):
             so = os.path.join(tmp, "model.so")
             try:
                 t0 = time.perf_counter()
-                r = subprocess.run([hloc, path, "-o", so, "-O2"], capture_output=True, text=True,
+                r = subprocess.run([hloc, path, "-o", so, "-O2"] + args.hlorun_extra, capture_output=True, text=True,
                                    timeout=args.model_timeout)
                 res["compile_s"] = time.perf_counter() - t0
                 if r.returncode != 0:
@@ -675,6 +687,8 @@ def main():
     ap.add_argument("--no-openblas", action="store_true", help="do not use or install OpenBLAS")
     ap.add_argument("--hlorun", default=os.path.join(ROOT, "build", "hlorun"))
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "build", "bench"))
+    ap.add_argument("--isa", choices=sorted(ISA_CAPS),
+                    help="run every side as a smaller CPU would (see the top of this file)")
     ap.add_argument("--fail-on-error", action="store_true",
                     help="exit 1 when a timer fails or an output is out of tolerance (smoke test)")
     args = ap.parse_args()
@@ -684,7 +698,14 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="hloc-bench-")
     notes = []
-    builder = Builder(scratch, notes)
+    args.hlorun_extra, cflags = [], CFLAGS
+    if args.isa:
+        args.hlorun_extra, march, env = ISA_CAPS[args.isa]
+        cflags = [march if f == "-march=native" else f for f in CFLAGS]
+        os.environ.update(env)
+        notes.append("--isa %s: hloc %s, C %s, %s" % (args.isa, " ".join(args.hlorun_extra) or "native", march,
+                                                      " ".join("%s=%s" % kv for kv in sorted(env.items()))))
+    builder = Builder(scratch, notes, cflags)
     global np
     try:
         names = args.only.split(",") if args.only else None

@@ -34,6 +34,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONTRACTING = ("exponential", "exponential-minus-one", "log", "log-plus-one", "sine", "cosine", "tanh", "erf",
                "logistic", "power")
 DEFAULT_ULPS = 4
+# The runtime's own kernels (GEMM, oneDNN) pick their instruction set from the running CPU, not
+# from --target-cpu: HLO_RT_ISA caps them at what the named CPU has, so that a run "at
+# x86-64-v3" is the run an AVX2 host would make, runtime included, and must give the same bits.
+# generic is not capped here: without FMA a product rounds each multiply and each add, as any
+# code for such a CPU does, so its bits differ by design; golden_at.generic checks that run
+# against the expected values instead (tests/golden.cmake).
+RUNTIME_ISA = {"x86-64-v3": "avx2"}
 
 
 def contracting(d):
@@ -96,6 +103,8 @@ def run_outputs(hlorun, d, cpu, cache, tmp):
     for p in outs:
         cmd += ["--output", p]
     env = dict(os.environ, XDG_CACHE_HOME=os.path.join(cache, cpu))
+    if cpu in RUNTIME_ISA:
+        env["HLO_RT_ISA"] = RUNTIME_ISA[cpu]
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300, env=env)
     except subprocess.TimeoutExpired:

@@ -18,6 +18,7 @@
 #include "context/context_internal.h"
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
+#include "rt_isa.h"
 
 #ifndef HLOC_HAVE_DNNL
 
@@ -29,6 +30,7 @@ HLO_RT_EXPORT int32_t hlo_rt_conv_dnnl(hlo_context *ctx, const int64_t *desc, co
 #else
 
 #include <dnnl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,10 +285,23 @@ static bool conv_run(dnnl_call *c, const int64_t *desc, const void *lhs, const v
          run_reorder(c, 2) && dnnl_stream_wait(c->stream) == dnnl_success;
 }
 
+/* oneDNN picks its kernels from the CPU; HLO_RT_ISA (rt_isa.h) caps it like our own kernels.
+ * oneDNN takes the cap once, before its first kernel is generated. */
+static void cap_isa(void) {
+  static const dnnl_cpu_isa_t caps[] = {[RT_ISA_BASE] = dnnl_cpu_isa_sse41,
+                                        [RT_ISA_AVX2] = dnnl_cpu_isa_avx2,
+                                        [RT_ISA_AVX512] = dnnl_cpu_isa_avx512_core_bf16};
+  int level = rt_isa_level();
+  if (level < RT_ISA_AMX)
+    dnnl_set_max_cpu_isa(caps[level]);
+}
+
 HLO_RT_EXPORT int32_t hlo_rt_conv_dnnl(hlo_context *ctx, const int64_t *desc, const void *lhs, const void *rhs,
                                        void *out) {
   if (desc[HLO_RT_DNNL_KIND] == HLO_RT_DNNL_BWD_WEIGHTS && desc[HLO_RT_DNNL_FLIP])
     return 0; /* the code generator never asks for it */
+  static pthread_once_t capped = PTHREAD_ONCE_INIT;
+  pthread_once(&capped, cap_isa);
   bool bf16 = desc[HLO_RT_DNNL_TYPE] == HLO_RT_DNNL_BF16;
   int before = omp_get_max_threads();
   omp_set_num_threads(hlo_rt_num_threads(ctx));

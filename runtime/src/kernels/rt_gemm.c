@@ -17,6 +17,7 @@
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
 #include "rt_gemm_small.h"
+#include "rt_isa.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define GEMM_X86 1
@@ -48,16 +49,10 @@ typedef struct gemm_kernel {
  * reuses the packed copy. */
 #define GEMM_DIRECT_MAX_PANELS 2
 
-/* 2: AVX-512F, 1: AVX2 and FMA, 0: the baseline. */
+/* 2: AVX-512F, 1: AVX2 and FMA, 0: the baseline (rt_isa.h: the CPU's, capped by HLO_RT_ISA). */
 static int gemm_isa(void) {
-#if GEMM_X86
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f"))
-    return 2;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return 1;
-#endif
-  return 0;
+  int level = rt_isa_level();
+  return level >= RT_ISA_AVX512 ? 2 : level == RT_ISA_AVX2 ? 1 : 0;
 }
 
 /* Threads worth using for an m x n x k product: about 2^18 multiply-adds each at least. */

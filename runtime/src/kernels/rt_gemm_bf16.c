@@ -19,6 +19,7 @@
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
 #include "rt_gemm_small.h"
+#include "rt_isa.h"
 #include "rt_transpose16.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
@@ -77,7 +78,8 @@ static int bf_cpu_amx(void) {
 }
 #endif
 
-/* The best kernel this CPU and OS run, found once (the run-time dispatch cache). */
+/* The best kernel this CPU and OS run (within HLO_RT_ISA: rt_isa.h), found once (the run-time
+ * dispatch cache). */
 static int bf_isa_host(void) {
   static _Atomic int cached = -1;
   int isa = atomic_load_explicit(&cached, memory_order_relaxed);
@@ -85,10 +87,11 @@ static int bf_isa_host(void) {
     return isa;
   isa = BF_ISA_F32;
 #if BF_X86
+  int level = rt_isa_level();
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw"))
+  if (level >= RT_ISA_AVX512 && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw"))
     isa = BF_ISA_AVX512;
-  if (isa == BF_ISA_AVX512 && bf_cpu_amx() && bf_amx_permit())
+  if (isa == BF_ISA_AVX512 && level >= RT_ISA_AMX && bf_cpu_amx() && bf_amx_permit())
     isa = BF_ISA_AMX;
 #endif
   atomic_store_explicit(&cached, isa, memory_order_relaxed);

@@ -26,6 +26,7 @@
 
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
+#include "rt_isa.h"
 
 #define GS_MAX_M HLO_RT_GEMM_FEW_ROWS /* rows of A up to which a product takes this path */
 #define GS_RUN 64     /* columns: callers split at multiples; offset tables in runs of it */
@@ -254,12 +255,10 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
   GS_SET(PREFIX, avx2, __attribute__((target("avx2,fma"))), TB, LOAD16, TOF32, PREFIX##_scalar)          \
   GS_SET(PREFIX, avx512, __attribute__((target("avx512f,avx2,fma"))), TB, LOAD16_512, TOF32, PREFIX##_scalar) \
   static gs_fn PREFIX##_kernel(int at) {                                                                 \
-    __builtin_cpu_init();                                                                                \
-    if (__builtin_cpu_supports("avx512f"))                                                               \
-      return PREFIX##_avx512[at];                                                                        \
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))                                 \
-      return PREFIX##_avx2[at];                                                                          \
-    return PREFIX##_base[at];                                                                            \
+    int level = rt_isa_level();                                                                          \
+    return level >= RT_ISA_AVX512 ? PREFIX##_avx512[at]                                                  \
+           : level == RT_ISA_AVX2 ? PREFIX##_avx2[at]                                                    \
+                                  : PREFIX##_base[at];                                                   \
   }
 #else
 #define GS_KERNELS(PREFIX, TB, LOAD16, LOAD16_512, TOF32)                                                \

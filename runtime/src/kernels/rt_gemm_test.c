@@ -16,6 +16,7 @@
 
 #include "hlo/rt.h"
 #include "hlo/runtime.h"
+#include "rt_isa.h"
 
 static int failures, checks;
 
@@ -561,7 +562,23 @@ static void run_sizes(hlo_context *ctx) {
   run_bf16_kernels(ctx);
 }
 
+/* HLO_RT_ISA holds the kernels to a smaller CPU's forms (tests/runtime_isa.cmake runs this test
+ * so); the cap must take: the level is at most the one named. */
+static void check_isa_cap(void) {
+  static const char *names[] = {"baseline", "avx2", "avx512", "amx"};
+  const char *want = getenv("HLO_RT_ISA");
+  int level = rt_isa_level();
+  checks++;
+  for (int i = 0; want && i < 4; i++)
+    if (strcmp(want, names[i]) == 0 && level > i) {
+      printf("FAIL: HLO_RT_ISA=%s, yet the kernels run at level %d\n", want, level);
+      failures++;
+    }
+  printf("rt_gemm_test: kernels at level %d (%s)\n", level, names[level]);
+}
+
 int main(void) {
+  check_isa_cap();
   check_empty();
   check_hand();
   run_sizes(NULL);

@@ -1,0 +1,24 @@
+/* rt_isa.h — which vector instruction set the runtime's hand-written kernels may use: the
+ * running CPU's, capped by the environment variable HLO_RT_ISA (baseline, avx2, avx512, amx).
+ * libhlort is built once and runs on many machines, so every kernel family with per-ISA forms
+ * (rt_gemm.c, rt_gemm_small.h, rt_gemm_bf16.c, rt_dnnl.c) asks here instead of testing the CPU
+ * itself.  The cap lets one machine run, test and time the forms a smaller CPU would run
+ * (tests/runtime_isa.cmake, bench/run.py --isa); it never raises the level above the CPU's.
+ * Not a public header.
+ */
+#ifndef HLO_RT_ISA_H
+#define HLO_RT_ISA_H
+
+/* Ordered: each level includes the ones below it. */
+enum {
+  RT_ISA_BASE = 0,   /* the baseline x86-64 (SSE2) or any other architecture */
+  RT_ISA_AVX2 = 1,   /* AVX2 and FMA */
+  RT_ISA_AVX512 = 2, /* AVX-512 F; a kernel that needs more (BW, BF16) asks the CPU for it too */
+  RT_ISA_AMX = 3,    /* AVX-512 and AMX's tiles where the CPU has them */
+};
+
+/* The level this process's kernels use: the CPU's, lowered to HLO_RT_ISA when that names a
+ * lower one.  Found once; the same answer for the life of the process. */
+int rt_isa_level(void);
+
+#endif
