@@ -69,6 +69,8 @@ static const char usage[] =
     "\n"
     "The compiled .so is cached in $XDG_CACHE_HOME/hloc (default ~/.cache/hloc), keyed by a hash\n"
     "of the text, the options and the compiler build.\n"
+    "environment: HLO_RT_ISA=baseline|avx2|avx512 holds the runtime's GEMM and convolution\n"
+    "kernels to a smaller CPU's instruction set than this one's (docs/runtime.md).\n"
     "exit status: 0 ok, 1 run-time error or mismatch, 2 usage, parse, verification or input error\n";
 
 static int usage_error(const char *msg, const char *arg) {

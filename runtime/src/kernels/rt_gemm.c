@@ -201,7 +201,7 @@ static int gemm_pack_bt_f32(const float *b, int64_t cs, int64_t kc, int64_t cols
 
 /* f32 products of few rows read B in place (rt_gemm_small.h); f64 ones keep the packed path. */
 #define GS_AS_F32(x) (x)
-GS_KERNELS(f32_small, float, GS_LOAD16_F32, GS_LOAD16_F32, GS_AS_F32)
+GS_KERNELS(f32_small, float, GS_LOAD_F32, GS_LOAD_F32, GS_AS_F32)
 
 #define GEMM_T float
 #define GEMM_SUF f32

@@ -579,7 +579,7 @@ static int bf_via_f32(hlo_context *ctx, int64_t batch, bf_batch_job *bj) {
 
 /* ---- few rows: B read where it lies (rt_gemm_small.h) ---- */
 
-GS_KERNELS(bf_small, uint16_t, GS_LOAD16_BF16, GS_LOAD16_BF16_AVX512, bf_to_f32)
+GS_KERNELS(bf_small, uint16_t, GS_LOAD_BF16, GS_LOAD_BF16_AVX512, bf_to_f32)
 
 /* Whether a job takes the few-rows path: few rows, and a B the kernels read in place. */
 static int bf_small_ok(const bf_job *p) {

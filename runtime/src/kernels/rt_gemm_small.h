@@ -32,25 +32,35 @@
 #define GS_RUN 64     /* columns: callers split at multiples; offset tables in runs of it */
 #define GS_PF_ROWS 8  /* rows of a row-major B prefetched ahead */
 
+/* Vectors of 16, 8 and 4 f32 lanes: one register of AVX-512, AVX2 and SSE.  Each kernel set
+ * works on its CPU's own width (GCC keeps a generic vector wider than the CPU's registers in
+ * memory: the AVX2 kernels on 16-lane vectors ran 6x slower than on 8-lane ones). */
 typedef float gs_v16f __attribute__((vector_size(64), aligned(4)));
+typedef float gs_v8f __attribute__((vector_size(32), aligned(4)));
+typedef float gs_v4f __attribute__((vector_size(16), aligned(4)));
 typedef uint16_t gs_v16h __attribute__((vector_size(32), aligned(2)));
+typedef uint16_t gs_v8h __attribute__((vector_size(16), aligned(2)));
+typedef uint16_t gs_v4h __attribute__((vector_size(8), aligned(2)));
 typedef uint32_t gs_v16u __attribute__((vector_size(64)));
+typedef uint32_t gs_v8u __attribute__((vector_size(32)));
+typedef uint32_t gs_v4u __attribute__((vector_size(16)));
 
-/* 16 elements at p as f32: loaded (f32), or widened (bf16 is the upper half of an f32).
- * Macros: a function returning a 64-byte vector has another ABI with and without AVX-512. */
-#define GS_LOAD16_F32(p) (*(const gs_v16f *)(p))
-#define GS_LOAD16_BF16(p)                                                                        \
+/* N elements at p as an N-lane f32 vector: loaded (f32), or widened (bf16 is the upper half of
+ * an f32).  Macros: a function returning a wide vector has another ABI with and without the
+ * wide registers. */
+#define GS_LOAD_F32(N, p) (*(const gs_v##N##f *)(p))
+#define GS_LOAD_BF16(N, p)                                                                       \
   ({                                                                                             \
-    gs_v16u w_ = __builtin_convertvector(*(const gs_v16h *)(p), gs_v16u) << 16;                  \
-    gs_v16f f_;                                                                                  \
+    gs_v##N##u w_ = __builtin_convertvector(*(const gs_v##N##h *)(p), gs_v##N##u) << 16;         \
+    gs_v##N##f f_;                                                                               \
     memcpy(&f_, &w_, sizeof f_);                                                                 \
     f_;                                                                                          \
   })
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-/* The same in one vpmovzxwd and one shift (GCC splits the generic conversion into 256-bit
+/* 16 bf16 in one vpmovzxwd and one shift (GCC splits the generic conversion into 256-bit
  * halves and joins them again: 7 instructions). */
-#define GS_LOAD16_BF16_AVX512(p)                                                                 \
+#define GS_LOAD_BF16_AVX512(N, p)                                                                \
   ((gs_v16f)_mm512_castsi512_ps(                                                                 \
       _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16)))
 #endif
@@ -105,37 +115,46 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
       }                                                                                                  \
   }
 
-/* B's depth contiguous (column j at b + j*stride): 4 x 4 tiles of dot products; af holds a
- * multiple of 4 rows.  Columns past the last repeat it (their results are dropped). */
-#define GS_DOTS(NAME, ATTR, TB, LOAD16, TOF32)                                                           \
+/* The kernels below take the CPU's vector width N (16, 8 or 4 lanes: VT = gs_vNf) and LOAD(N, p),
+ * N elements of B as f32.  A result's sums never depend on N: a column kernel's element is one
+ * FMA chain over the depths in order, and a dot product keeps 16 lanes (16 / N vectors). */
+
+/* B's depth contiguous (column j at b + j*stride): tiles of 4 rows by DC columns of dot products
+ * (DC = 4 where there are 32 vector registers, 1 where 16); af holds a multiple of 4 rows.
+ * Columns past the last repeat it (their results are dropped).  Each dot product is 16 lanes
+ * over the depths in order, then a fixed tree. */
+#define GS_DOTS(NAME, ATTR, TB, LOAD, N, TOF32, DC)                                                      \
   ATTR static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, \
                         float *c, int64_t ldc) {                                                         \
+    enum { H = 16 / N }; /* vectors per 16 lanes */                                                      \
     const int64_t cs = bb->stride;                                                                       \
     const TB *b = (const TB *)bb->b + c0 * cs;                                                           \
-    for (int64_t j = 0; j < cols; j += 4) {                                                              \
-      const TB *col[4];                                                                                  \
-      for (int x = 0; x < 4; x++)                                                                        \
+    for (int64_t j = 0; j < cols; j += DC) {                                                             \
+      const TB *col[DC];                                                                                 \
+      for (int x = 0; x < DC; x++)                                                                       \
         col[x] = b + (j + x < cols ? j + x : cols - 1) * cs;                                             \
       for (int64_t i = 0; i < rows; i += 4) {                                                            \
-        gs_v16f acc[4][4];                                                                               \
+        gs_v##N##f acc[4][DC][H];                                                                        \
         _Pragma("GCC unroll 4") for (int y = 0; y < 4; y++)                                              \
-          _Pragma("GCC unroll 4") for (int x = 0; x < 4; x++) acc[y][x] = (gs_v16f){0};                  \
+          _Pragma("GCC unroll 4") for (int x = 0; x < DC; x++)                                           \
+            _Pragma("GCC unroll 4") for (int h = 0; h < H; h++) acc[y][x][h] = (gs_v##N##f){0};          \
         int64_t p = 0;                                                                                   \
         for (; p + 16 <= k; p += 16) {                                                                   \
-          gs_v16f bv[4];                                                                                 \
-          _Pragma("GCC unroll 4") for (int x = 0; x < 4; x++) {                                          \
-            __builtin_prefetch(col[x] + 4 * cs + p, 0, 3); /* the next 4 columns */                      \
-            bv[x] = LOAD16(col[x] + p);                                                                  \
+          gs_v##N##f bv[DC][H];                                                                          \
+          _Pragma("GCC unroll 4") for (int x = 0; x < DC; x++) {                                         \
+            __builtin_prefetch(col[x] + 4 * cs + p, 0, 3); /* 4 columns ahead */                         \
+            _Pragma("GCC unroll 4") for (int h = 0; h < H; h++) bv[x][h] = LOAD(N, col[x] + p + h * N);  \
           }                                                                                              \
-          _Pragma("GCC unroll 4") for (int y = 0; y < 4; y++) {                                          \
-            gs_v16f av = *(const gs_v16f *)(af + (i + y) * k + p);                                       \
-            _Pragma("GCC unroll 4") for (int x = 0; x < 4; x++) acc[y][x] += av * bv[x];                 \
-          }                                                                                              \
+          _Pragma("GCC unroll 4") for (int y = 0; y < 4; y++)                                            \
+            _Pragma("GCC unroll 4") for (int h = 0; h < H; h++) {                                        \
+              gs_v##N##f av = GS_LOAD_F32(N, af + (i + y) * k + p + h * N);                              \
+              _Pragma("GCC unroll 4") for (int x = 0; x < DC; x++) acc[y][x][h] += av * bv[x][h];        \
+            }                                                                                            \
         }                                                                                                \
         for (int y = 0; y < 4 && i + y < rows; y++)                                                      \
-          for (int x = 0; x < 4 && j + x < cols; x++) {                                                  \
+          for (int x = 0; x < DC && j + x < cols; x++) {                                                 \
             float lanes[16];                                                                             \
-            memcpy(lanes, &acc[y][x], sizeof lanes);                                                     \
+            memcpy(lanes, acc[y][x], sizeof lanes);                                                      \
             float sum = gs_hsum16(lanes);                                                                \
             for (int64_t q = p; q < k; q++)                                                              \
               sum += af[(i + y) * k + q] * TOF32(col[x][q]);                                             \
@@ -145,12 +164,13 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
     }                                                                                                    \
   }
 
-/* B's columns contiguous: tiles of R rows by V vectors of 16 columns, each depth one B vector
- * per 16 columns and one broadcast of A per row; af holds a multiple of R rows. */
-#define GS_COLS(NAME, ATTR, TB, LOAD16, SCALAR, R, V)                                                    \
+/* B's columns contiguous: tiles of R rows by V runs of 16 columns (16 V / N vectors), each
+ * depth one B vector per N columns and one broadcast of A per row; af holds a multiple of R
+ * rows. */
+#define GS_COLS(NAME, ATTR, TB, LOAD, N, SCALAR, R, V)                                                   \
   ATTR static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, \
                         float *c, int64_t ldc) {                                                         \
-    enum { line = 64 / (16 * (int)sizeof(TB)) }; /* vectors per cache line */                           \
+    enum { W = 16 * V / N, line = 64 / (int)sizeof(TB) }; /* vectors per tile row; elements per line */ \
     int64_t full = cols / (16 * V) * (16 * V);                                                           \
     for (int64_t j = 0; j < full; j += 16 * V) {                                                         \
       if (bb->col && !gs_cols_contiguous(bb->col + c0 + j, 16 * V)) {                                    \
@@ -159,19 +179,19 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
       }                                                                                                  \
       const TB *base = (const TB *)bb->b + (bb->col ? bb->col[c0 + j] : c0 + j);                         \
       for (int64_t i = 0; i < rows; i += R) {                                                            \
-        gs_v16f acc[R][V];                                                                               \
+        gs_v##N##f acc[R][W];                                                                            \
         _Pragma("GCC unroll 16") for (int y = 0; y < R; y++)                                             \
-          _Pragma("GCC unroll 4") for (int x = 0; x < V; x++) acc[y][x] = (gs_v16f){0};                  \
+          _Pragma("GCC unroll 16") for (int x = 0; x < W; x++) acc[y][x] = (gs_v##N##f){0};              \
         for (int64_t p = 0; p < k; p++) {                                                                \
           int64_t ahead = p + GS_PF_ROWS < k ? p + GS_PF_ROWS : p;                                       \
           const TB *row = base + (bb->dep ? bb->dep[p] : p * bb->stride);                                \
           const TB *next = base + (bb->dep ? bb->dep[ahead] : ahead * bb->stride);                       \
-          gs_v16f bv[V];                                                                                 \
-          _Pragma("GCC unroll 4") for (int x = 0; x < V; x += line) __builtin_prefetch(next + 16 * x, 0, 3); \
-          _Pragma("GCC unroll 4") for (int x = 0; x < V; x++) bv[x] = LOAD16(row + 16 * x);              \
+          gs_v##N##f bv[W];                                                                              \
+          _Pragma("GCC unroll 4") for (int e = 0; e < 16 * V; e += line) __builtin_prefetch(next + e, 0, 3); \
+          _Pragma("GCC unroll 16") for (int x = 0; x < W; x++) bv[x] = LOAD(N, row + N * x);             \
           _Pragma("GCC unroll 16") for (int y = 0; y < R; y++) {                                         \
-            gs_v16f av = af[(i + y) * k + p] - (gs_v16f){0};                                             \
-            _Pragma("GCC unroll 4") for (int x = 0; x < V; x++) acc[y][x] += av * bv[x];                 \
+            gs_v##N##f av = af[(i + y) * k + p] - (gs_v##N##f){0};                                       \
+            _Pragma("GCC unroll 16") for (int x = 0; x < W; x++) acc[y][x] += av * bv[x];                \
           }                                                                                              \
         }                                                                                                \
         for (int y = 0; y < R && i + y < rows; y++)                                                      \
@@ -188,9 +208,10 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
  * memory's slow case.  Each element is the same FMA chain over the depths in order as in the
  * column kernels, so the bits are theirs. */
 #define GS_GEMV_BLOCK 1024
-#define GS_GEMV(NAME, ATTR, TB, LOAD16, SCALAR)                                                          \
+#define GS_GEMV(NAME, ATTR, TB, LOAD, N, SCALAR)                                                         \
   ATTR static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, \
                         float *c, int64_t ldc) {                                                         \
+    typedef gs_v##N##f vt;                                                                               \
     const TB *b = (const TB *)bb->b + c0;                                                                \
     int64_t full = cols / 16 * 16;                                                                       \
     for (int64_t j0 = 0; j0 < full; j0 += GS_GEMV_BLOCK) {                                               \
@@ -203,30 +224,26 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
                  *r3 = r2 + bb->stride;                                                                  \
         for (int64_t i = 0; i < rows; i++) {                                                             \
           const float *a = af + i * k + p;                                                               \
-          gs_v16f a0 = a[0] - (gs_v16f){0}, a1 = a[1] - (gs_v16f){0}, a2 = a[2] - (gs_v16f){0},          \
-                  a3 = a[3] - (gs_v16f){0};                                                              \
+          vt a0 = a[0] - (vt){0}, a1 = a[1] - (vt){0}, a2 = a[2] - (vt){0}, a3 = a[3] - (vt){0};         \
           float *ci = c + i * ldc + j0;                                                                  \
-          for (int64_t x = 0; x < w; x += 16) {                                                          \
-            gs_v16f cv;                                                                                  \
-            memcpy(&cv, ci + x, sizeof cv);                                                              \
-            cv += a0 * LOAD16(r0 + x);                                                                   \
-            cv += a1 * LOAD16(r1 + x);                                                                   \
-            cv += a2 * LOAD16(r2 + x);                                                                   \
-            cv += a3 * LOAD16(r3 + x);                                                                   \
-            memcpy(ci + x, &cv, sizeof cv);                                                              \
-          }                                                                                              \
+          for (int64_t x = 0; x < w; x += 16) /* 16 columns a step: 16 / N chains */                     \
+            _Pragma("GCC unroll 4") for (int64_t e = x; e < x + 16; e += N) {                            \
+              vt cv = *(vt *)(ci + e); /* vt is aligned(4): any float address */                         \
+              cv += a0 * LOAD(N, r0 + e);                                                                \
+              cv += a1 * LOAD(N, r1 + e);                                                                \
+              cv += a2 * LOAD(N, r2 + e);                                                                \
+              cv += a3 * LOAD(N, r3 + e);                                                                \
+              *(vt *)(ci + e) = cv;                                                                      \
+            }                                                                                            \
         }                                                                                                \
       }                                                                                                  \
       for (; p < k; p++) {                                                                               \
         const TB *row = b + p * bb->stride + j0;                                                         \
         for (int64_t i = 0; i < rows; i++) {                                                             \
-          gs_v16f av = af[i * k + p] - (gs_v16f){0};                                                     \
+          vt av = af[i * k + p] - (vt){0};                                                               \
           float *ci = c + i * ldc + j0;                                                                  \
-          for (int64_t x = 0; x < w; x += 16) {                                                          \
-            gs_v16f cv;                                                                                  \
-            memcpy(&cv, ci + x, sizeof cv);                                                              \
-            cv += av * LOAD16(row + x);                                                                  \
-            memcpy(ci + x, &cv, sizeof cv);                                                              \
+          for (int64_t x = 0; x < w; x += N) {                                                           \
+            *(vt *)(ci + x) += av * LOAD(N, row + x);                                                    \
           }                                                                                              \
         }                                                                                                \
       }                                                                                                  \
@@ -235,25 +252,36 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
   }
 
 /* One instruction set's kernels as the table PREFIX_SUF: the dots kernel, the column kernels
- * of 4, 8, 12 and 16 rows (index gs_tile_rows / 4), then the row-streaming one (index 5). */
-#define GS_SET(PREFIX, SUF, ATTR, TB, LOAD16, TOF32, SCALAR)                                             \
-  GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD16, TOF32)                                                  \
-  GS_COLS(PREFIX##_cols4_##SUF, ATTR, TB, LOAD16, SCALAR, 4, 4)                                          \
-  GS_COLS(PREFIX##_cols8_##SUF, ATTR, TB, LOAD16, SCALAR, 8, 2)                                          \
-  GS_COLS(PREFIX##_cols12_##SUF, ATTR, TB, LOAD16, SCALAR, 12, 2)                                        \
-  GS_COLS(PREFIX##_cols16_##SUF, ATTR, TB, LOAD16, SCALAR, 16, 1)                                        \
-  GS_GEMV(PREFIX##_gemv_##SUF, ATTR, TB, LOAD16, SCALAR)                                                 \
+ * for tiles of 4, 8, 12 and 16 rows (index gs_tile_rows / 4), then the row-streaming one
+ * (index 5).  GS_SET_WIDE, for AVX-512's 32 registers of 16 lanes: tiles of up to 16
+ * accumulators.  GS_SET_NARROW, for AVX2's and SSE's 16 registers of 8 or 4 lanes: 4 rows by
+ * 16 columns (8 registers of AVX2) and dot tiles of 4 x 1. */
+#define GS_SET_WIDE(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32, SCALAR)                                       \
+  GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD, N, TOF32, 4)                                              \
+  GS_COLS(PREFIX##_cols4_##SUF, ATTR, TB, LOAD, N, SCALAR, 4, 4)                                         \
+  GS_COLS(PREFIX##_cols8_##SUF, ATTR, TB, LOAD, N, SCALAR, 8, 2)                                         \
+  GS_COLS(PREFIX##_cols12_##SUF, ATTR, TB, LOAD, N, SCALAR, 12, 2)                                       \
+  GS_COLS(PREFIX##_cols16_##SUF, ATTR, TB, LOAD, N, SCALAR, 16, 1)                                       \
+  GS_GEMV(PREFIX##_gemv_##SUF, ATTR, TB, LOAD, N, SCALAR)                                                \
   static const gs_fn PREFIX##_##SUF[6] = {PREFIX##_dots_##SUF,   PREFIX##_cols4_##SUF,  PREFIX##_cols8_##SUF, \
                                           PREFIX##_cols12_##SUF, PREFIX##_cols16_##SUF, PREFIX##_gemv_##SUF};
+#define GS_SET_NARROW(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32, SCALAR)                                     \
+  GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD, N, TOF32, 1)                                              \
+  GS_COLS(PREFIX##_cols_##SUF, ATTR, TB, LOAD, N, SCALAR, 4, 1)                                          \
+  GS_GEMV(PREFIX##_gemv_##SUF, ATTR, TB, LOAD, N, SCALAR)                                                \
+  static const gs_fn PREFIX##_##SUF[6] = {PREFIX##_dots_##SUF, PREFIX##_cols_##SUF, PREFIX##_cols_##SUF, \
+                                          PREFIX##_cols_##SUF, PREFIX##_cols_##SUF, PREFIX##_gemv_##SUF};
 
-/* Every kernel for the element type TB (TOF32: one element as f32; LOAD16_512: the AVX-512
- * form of LOAD16) and PREFIX_kernel(index into the table), which picks the host's. */
+/* Every kernel for the element type TB (LOAD(N, p): N elements as f32; LOAD_512: its AVX-512
+ * form; TOF32: one element as f32) and PREFIX_kernel(index into the table), which picks the
+ * host's (rt_isa.h). */
 #if defined(__x86_64__) && defined(__GNUC__)
-#define GS_KERNELS(PREFIX, TB, LOAD16, LOAD16_512, TOF32)                                                \
+#define GS_KERNELS(PREFIX, TB, LOAD, LOAD_512, TOF32)                                                    \
   GS_SCALAR(PREFIX##_scalar, TB, TOF32)                                                                  \
-  GS_SET(PREFIX, base, , TB, LOAD16, TOF32, PREFIX##_scalar)                                             \
-  GS_SET(PREFIX, avx2, __attribute__((target("avx2,fma"))), TB, LOAD16, TOF32, PREFIX##_scalar)          \
-  GS_SET(PREFIX, avx512, __attribute__((target("avx512f,avx2,fma"))), TB, LOAD16_512, TOF32, PREFIX##_scalar) \
+  GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar)                                     \
+  GS_SET_NARROW(PREFIX, avx2, __attribute__((target("avx2,fma"))), TB, LOAD, 8, TOF32, PREFIX##_scalar)  \
+  GS_SET_WIDE(PREFIX, avx512, __attribute__((target("avx512f,avx2,fma"))), TB, LOAD_512, 16, TOF32,      \
+              PREFIX##_scalar)                                                                           \
   static gs_fn PREFIX##_kernel(int at) {                                                                 \
     int level = rt_isa_level();                                                                          \
     return level >= RT_ISA_AVX512 ? PREFIX##_avx512[at]                                                  \
@@ -261,9 +289,9 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
                                   : PREFIX##_base[at];                                                   \
   }
 #else
-#define GS_KERNELS(PREFIX, TB, LOAD16, LOAD16_512, TOF32)                                                \
+#define GS_KERNELS(PREFIX, TB, LOAD, LOAD_512, TOF32)                                                    \
   GS_SCALAR(PREFIX##_scalar, TB, TOF32)                                                                  \
-  GS_SET(PREFIX, base, , TB, LOAD16, TOF32, PREFIX##_scalar)                                             \
+  GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar)                                     \
   static gs_fn PREFIX##_kernel(int at) { return PREFIX##_base[at]; }
 #endif
 
