@@ -5,11 +5,15 @@ timed through hlorun and the same step in PyTorch on the CPU (torchvision's mobi
 oneDNN convolutions), NCHW and channels_last, with the same thread count, in one run.
 
 usage: python3 bench/mobilenet_torch.py [--hlorun PATH] [--model PATH] [--threads N]
-                                        [--steps N] [--batch N] [--json OUT]
+                                        [--steps N] [--batch N] [--json OUT] [--isa avx2]
 
 Needs python3-torch and python3-torchvision (Debian packages); without them it says so and
 exits 0 (the hloc figure alone is printed).  Prints per-step median seconds for each and the
 ratio torch/hloc (> 1: hloc faster), plus hlorun's peak RSS and arena.
+
+--isa avx2 runs both as an AVX2 host would: hloc's code for x86-64-v3 with its runtime held to
+AVX2 (HLO_RT_ISA), PyTorch's kernels held to AVX2 (ATEN_CPU_CAPABILITY) and oneDNN for both
+(ONEDNN_MAX_CPU_ISA).
 """
 import argparse
 import json
@@ -25,7 +29,7 @@ ROOT = os.path.dirname(HERE)
 
 def hloc_step(args):
     cmd = [args.hlorun, args.model, "--random-inputs", "--threads", str(args.threads),
-           "--benchmark", str(args.steps), "-v"]
+           "--benchmark", str(args.steps), "-v"] + (["--target-cpu=x86-64-v3"] if args.isa == "avx2" else [])
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit("hlorun failed (%d): %s" % (r.returncode, r.stderr[-500:]))
@@ -73,7 +77,10 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--batch", type=int, default=96)
     ap.add_argument("--json")
+    ap.add_argument("--isa", choices=["avx2"], help="run both as an AVX2 host would (above)")
     args = ap.parse_args()
+    if args.isa == "avx2":  # before torch is imported, and inherited by hlorun
+        os.environ.update(HLO_RT_ISA="avx2", ATEN_CPU_CAPABILITY="avx2", ONEDNN_MAX_CPU_ISA="AVX2")
 
     cpu = "?"
     try:
@@ -84,9 +91,10 @@ def main():
                                           re.search(r"model\s*: (\d+)", info).group(1))
     except (OSError, AttributeError):
         pass
-    print("mobilenet_v2 training step, batch %d, %d threads, %s" % (args.batch, args.threads, cpu), flush=True)
+    print("mobilenet_v2 training step, batch %d, %d threads, %s%s" % (
+        args.batch, args.threads, cpu, ", held to AVX2 (--isa avx2)" if args.isa else ""), flush=True)
     h, (rss, arena) = hloc_step(args)
-    out = {"cpu": cpu, "threads": args.threads, "hloc_s": h, "hloc_peak_rss": rss, "hloc_arena": arena}
+    out = {"cpu": cpu, "isa": args.isa, "threads": args.threads, "hloc_s": h, "hloc_peak_rss": rss, "hloc_arena": arena}
     print("hloc (hlorun)          %8.3f s per step  (peak RSS %s, arena %s bytes)" % (h, rss, arena), flush=True)
     try:
         import torch  # noqa: F401

@@ -2,12 +2,11 @@
  * each f32, bf16 or f16, and that does at least 32768 multiply-adds per batch becomes one call
  * of the runtime's blocked kernel (runtime/src/kernels/rt_gemm.c), which accumulates in f32 or f64 as
  * XLA's CPU backend does.  bf16 x bf16 dots (bf16 or f32 result) call the bf16 kernel
- * (runtime/src/kernels/rt_gemm_bf16.c: AMX tiles, f32 accumulation) on the operands as they are, which
- * rounds a bf16 result once from its f32 product, when the host runs it on bf16 instructions
- * (a run-time test) or the dot has at most HLO_RT_GEMM_FEW_ROWS rows (B read in place on any
- * host, no copies reserved); otherwise, and for other mixes with bf16 or f16 operands, the operands
- * are converted to f32 copies first and a bf16/f16 result is rounded once from the f32
- * product.  Each operand's dimensions fall in index groups (batch, rows or columns,
+ * (runtime/src/kernels/rt_gemm_bf16.c) on the operands as they are, on every host: AMX tiles
+ * where the CPU has them, else the f32 kernels widening bf16 as they pack (the bits of f32
+ * copies, without the copies), f32 accumulation either way, a bf16 result rounded once from
+ * its f32 product.  Other mixes with bf16 or f16 operands are converted to f32 copies first
+ * and a bf16/f16 result is rounded once from the f32 product.  Each operand's dimensions fall in index groups (batch, rows or columns,
  * depth) in the order the result and the contraction pair them; when every group is one
  * strided dimension of the row-major buffer the call passes strides (transposed operands cost
  * nothing), else it passes element-offset tables emitted as constant globals.  Every other
@@ -176,12 +175,10 @@ static int64_t dot_slot_bytes(const ir_shape *s, bool always) {
   return in_place ? 0 : (n * 4 + DOT_SLOT_ALIGN - 1) / DOT_SLOT_ALIGN * DOT_SLOT_ALIGN;
 }
 
-/* Whether a bf16 x bf16 dot of p's rows calls the bf16 entry on every host (few rows: the
- * runtime reads B in place there, HLO_RT_GEMM_FEW_ROWS), so that it converts no operand. */
-static bool dot_bf16_few_rows(const ir_instr *in);
+static bool dot_bf16(const ir_instr *in);
 
 static LLVMValueRef dot_scratch_f32(cg_function *f, ir_instr *in, int slot, int64_t n) {
-  bool copies = !dot_bf16_few_rows(in);
+  bool copies = !dot_bf16(in); /* the bf16 entry reads bf16 operands as they are */
   int64_t bytes[3] = {copies ? dot_slot_bytes(in->operands[0]->shape, false) : 0,
                       copies ? dot_slot_bytes(in->operands[1]->shape, false) : 0, dot_slot_bytes(in->shape, true)};
   LLVMValueRef base = cg_kernel_scratch(f, bytes[0] + bytes[1] + bytes[2], in);
@@ -338,35 +335,6 @@ static bool dot_gemm_f32(cg_function *f, ir_instr *in, const dot_plan *pp, LLVMV
   return true;
 }
 
-/* A bf16 x bf16 dot: at run time, the bf16 kernel where it runs on bf16 instructions
- * (hlo_rt_gemm_bf16_native: AMX), else the f32 copies exactly as before it existed (no
- * slower than converting first on any host).  A bf16 result's f32 scratch is shared by both
- * arms; the f32 arm's operand copies are its own. */
-static void dot_gemm_bf16_or_f32(cg_function *f, ir_instr *in, const dot_plan *p, LLVMValueRef out) {
-  cg_module *cm = f->cm;
-  LLVMValueRef scratch = NULL;
-  if (in->shape->et == IR_BF16 && !(scratch = dot_scratch_f32(f, in, DOT_SLOT_PRODUCT, p->batch * p->m * p->n)))
-    return; /* the error is recorded */
-  LLVMValueRef native = cg_runtime_call(cm, CG_RT_hlo_rt_gemm_bf16_native, NULL, 0, "");
-  LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "dot.bf16");
-  LLVMBasicBlockRef no = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "dot.f32");
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, f->fn, "dot.done");
-  LLVMBuildCondBr(cm->b, LLVMBuildICmp(cm->b, LLVMIntNE, native, LLVMConstInt(cm->i32, 0, 0), ""), yes, no);
-  LLVMPositionBuilderAtEnd(cm->b, yes);
-  dot_gemm_bf16(f, in, p, out, scratch);
-  LLVMBuildBr(cm->b, done);
-  LLVMPositionBuilderAtEnd(cm->b, no);
-  if (!dot_gemm_f32(f, in, p, out, scratch))
-    cg_fail(cm, in, "out of memory");
-  LLVMBuildBr(cm->b, done);
-  LLVMPositionBuilderAtEnd(cm->b, done);
-}
-
-static bool dot_bf16_few_rows(const ir_instr *in) {
-  dot_plan p;
-  return dot_bf16(in) && dot_plan_make(in, &p) && p.m <= HLO_RT_GEMM_FEW_ROWS;
-}
-
 bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   dot_plan p;
   int64_t st[6];
@@ -376,13 +344,9 @@ bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
     return false; /* neither strides nor tables of a sane size: the loop nest */
   if (!dot_bf16(in))
     return dot_gemm_f32(f, in, &p, out, NULL);
-  if (p.m <= HLO_RT_GEMM_FEW_ROWS) { /* dot_bf16_few_rows, from the plan at hand */
-    LLVMValueRef scratch = NULL;
-    if (in->shape->et == IR_BF16 && !(scratch = dot_scratch_f32(f, in, DOT_SLOT_PRODUCT, p.batch * p.m * p.n)))
-      return true; /* the error is recorded */
-    dot_gemm_bf16(f, in, &p, out, scratch);
-    return true;
-  }
-  dot_gemm_bf16_or_f32(f, in, &p, out);
+  LLVMValueRef scratch = NULL; /* a bf16 result's f32 product */
+  if (in->shape->et == IR_BF16 && !(scratch = dot_scratch_f32(f, in, DOT_SLOT_PRODUCT, p.batch * p.m * p.n)))
+    return true; /* the error is recorded */
+  dot_gemm_bf16(f, in, &p, out, scratch);
   return true;
 }

@@ -103,7 +103,6 @@ static void define_runtime(LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
       {"hlo_rt_gemm_strided_f64", (void (*)(void))hlo_rt_gemm_strided_f64},
       {"hlo_rt_gemm_indexed_f32", (void (*)(void))hlo_rt_gemm_indexed_f32},
       {"hlo_rt_gemm_indexed_f64", (void (*)(void))hlo_rt_gemm_indexed_f64},
-      {"hlo_rt_gemm_bf16_native", (void (*)(void))hlo_rt_gemm_bf16_native},
       {"hlo_rt_gemm_strided_bf16", (void (*)(void))hlo_rt_gemm_strided_bf16},
       {"hlo_rt_gemm_indexed_bf16", (void (*)(void))hlo_rt_gemm_indexed_bf16},
   };

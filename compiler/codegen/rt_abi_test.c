@@ -84,8 +84,8 @@ int main(void) {
   LLVMTypeRef p[2];
   LLVMGetParamTypes(t, p);
   CHECK(LLVMGetReturnType(t) == cm.i8 && p[0] == cm.i32 && p[1] == cm.f32, "hlo_rt_f32_to_f8: (i32, float) -> i8");
-  t = cg_runtime_type(&cm, CG_RT_hlo_rt_gemm_bf16_native);
-  CHECK(LLVMCountParamTypes(t) == 0 && LLVMGetReturnType(t) == cm.i32, "hlo_rt_gemm_bf16_native: () -> i32");
+  t = cg_runtime_type(&cm, CG_RT_hlo_rt_replica_id);
+  CHECK(LLVMCountParamTypes(t) == 1 && LLVMGetReturnType(t) == cm.i32, "hlo_rt_replica_id: (ctx) -> i32");
 
   LLVMDisposeBuilder(cm.b);
   LLVMDisposeModule(cm.mod);

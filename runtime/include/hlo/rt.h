@@ -70,12 +70,6 @@ enum {
 /* The largest output width and output feature count hlo_rt_conv_grouped_f32 takes. */
 #define HLO_RT_CONV_MAX_ROW 4096
 
-/* Products of at most this many rows (m) read B where it lies in hlo_rt_gemm_*_f32 and
- * hlo_rt_gemm_*_bf16, on every host (runtime/src/kernels/rt_gemm_small.h): compiled bf16
- * dots of so few rows call the bf16 entry whatever hlo_rt_gemm_bf16_native says, and need
- * no f32 copies of their operands. */
-#define HLO_RT_GEMM_FEW_ROWS 16
-
 /* Descriptor of hlo_rt_conv_dnnl: the element type of all three arrays (HLO_RT_DNNL_F32 or
  * _BF16: bf16 operands and result, accumulated in f32 and rounded once), the kind (HLO_RT_DNNL_FWD: lhs is the source, rhs the
  * weights, out the destination; _BWD_DATA: lhs is the destination's gradient, rhs the weights,

@@ -16,6 +16,7 @@
 
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
+#include "rt_gemm_internal.h"
 #include "rt_gemm_small.h"
 #include "rt_isa.h"
 
@@ -217,3 +218,24 @@ GS_KERNELS(f32_small, float, GS_LOAD_F32, GS_LOAD_F32, GS_AS_F32)
 #include "rt_gemm_impl.h"
 #undef GEMM_T
 #undef GEMM_SUF
+
+/* bf16 operands widened while packed, on the f32 kernels (rt_gemm_internal.h). */
+static inline float gemm_bf16_to_f32(uint16_t h) {
+  uint32_t w = (uint32_t)h << 16;
+  float f;
+  __builtin_memcpy(&f, &w, sizeof f);
+  return f;
+}
+#define GEMM_WIDEN 1
+#define GEMM_T float
+#define GEMM_SRC uint16_t
+#define GEMM_LD(x) gemm_bf16_to_f32(x)
+#define GEMM_SUF bf16
+#define GEMM_KSUF f32
+#include "rt_gemm_impl.h"
+#undef GEMM_WIDEN
+#undef GEMM_T
+#undef GEMM_SRC
+#undef GEMM_LD
+#undef GEMM_SUF
+#undef GEMM_KSUF

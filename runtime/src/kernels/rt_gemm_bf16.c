@@ -5,9 +5,10 @@
  * panels are packed straight from bf16 into the layout of AMX tiles (A: 16 rows x 32 depths
  * per tile; B: 16 depth pairs x 16 columns x 2), which is also what AVX512_BF16's vdpbf16ps
  * reads (a B tile row is one vector of 16 column pairs, an A pair one 32-bit broadcast).  A
- * 32 x 32 micro tile runs on AMX where the CPU and the kernel allow it; otherwise the operands
- * are widened to f32 and hlo_rt_gemm_strided_f32 runs (an AVX512_BF16 kernel on the same
- * layout is there for hosts where vdpbf16ps pays, chosen with HLO_GEMM_BF16=avx512).  Threads as
+ * 32 x 32 micro tile runs on AMX where the CPU and the kernel allow it; otherwise rt_gemm.c's
+ * f32 kernels run on the operands widened as they are packed (rt_gemm_internal.h; an
+ * AVX512_BF16 kernel on the AMX layout is there for hosts where vdpbf16ps pays, chosen with
+ * HLO_GEMM_BF16=avx512).  Products of few rows read B in place (rt_gemm_small.h).  Threads as
  * in rt_gemm.c: each computes its own slice of C with its own buffers.  Numerics and timings:
  * docs/performance-gemm.md.  Tests: runtime/src/kernels/rt_gemm_test.c.
  */
@@ -18,6 +19,7 @@
 
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
+#include "rt_gemm_internal.h"
 #include "rt_gemm_small.h"
 #include "rt_isa.h"
 #include "rt_transpose16.h"
@@ -112,8 +114,6 @@ static int bf_isa(void) {
     return host >= BF_ISA_AVX512 ? BF_ISA_AVX512 : BF_ISA_F32;
   return host == BF_ISA_AMX ? BF_ISA_AMX : BF_ISA_F32;
 }
-
-HLO_RT_EXPORT int32_t hlo_rt_gemm_bf16_native(void) { return bf_isa() != BF_ISA_F32; }
 
 /* ---- micro-kernels: C[32 x 32] (row stride ldc) = (add ? C : 0) + A-panel · B-panel ---- */
 
@@ -361,10 +361,20 @@ static void bf_round(const float *s, int64_t lds, uint16_t *d, int64_t ldd, int6
   }
 }
 
+/* Whether bf_round may take its AVX512BW form (rt_isa.h). */
+static int bf_fast_round(void) {
+#if BF_X86
+  __builtin_cpu_init();
+  return rt_isa_level() >= RT_ISA_AVX512 && __builtin_cpu_supports("avx512bw");
+#else
+  return 0;
+#endif
+}
+
 /* Rounds rows [i0, i0 + rows) x columns [c0, c0 + cols) of C, final now, into out. */
 static void bf_finish(const bf_job *j, int64_t i0, int64_t rows, int64_t c0, int64_t cols) {
-  if (j->out) /* both kernels imply AVX512BW */
-    bf_round(j->c + i0 * j->n + c0, j->n, j->out + i0 * j->n + c0, j->n, rows, cols, j->micro != NULL);
+  if (j->out)
+    bf_round(j->c + i0 * j->n + c0, j->n, j->out + i0 * j->n + c0, j->n, rows, cols, bf_fast_round());
 }
 
 /* The reference loop nest (packing buffers could not be allocated): f32 accumulation. */
@@ -540,41 +550,27 @@ static void bf_batches(void *arg, int64_t begin, int64_t end) {
   }
 }
 
-/* Widens operand A (which = 0) or B of every batch into a dense row-major f32 copy:
- * batch x m x k or batch x k x n.  NULL without memory. */
-static float *bf_widen(const bf_batch_job *bj, int64_t batch, int which) {
-  const bf_job *p = &bj->proto;
-  int64_t r = which ? p->kk : p->m, s = which ? p->n : p->kk;
-  float *w = hlo_rt_alloc(NULL, (int64_t)sizeof(float) * batch * r * s);
-  for (int64_t t = 0; w && t < batch; t++) {
-    bf_job j = bf_batch_at(bj, t);
-    float *d = w + t * r * s;
-    for (int64_t x = 0; x < r; x++)
-      for (int64_t y = 0; y < s; y++) {
-        uint16_t v = which ? (j.b_col ? j.b[j.b_dep[x] + j.b_col[y]] : j.b[x * j.b_rs + y * j.b_cs])
-                           : (j.a_row ? j.a[j.a_row[x] + j.a_dep[y]] : j.a[x * j.a_rs + y * j.a_cs]);
-        d[x * s + y] = bf_to_f32(v);
-      }
-  }
-  return w;
+/* A bf16 result's rounding as the f32 kernels' epilogue (a hlo_rt_range_fn over elements of
+ * the whole dense result): each part rounded as it becomes final, still in cache. */
+typedef struct bf_round_job {
+  const float *c;
+  uint16_t *out;
+  int fast;
+} bf_round_job;
+
+static void bf_round_range(void *arg, int64_t begin, int64_t end) {
+  const bf_round_job *r = arg;
+  bf_round(r->c + begin, 0, r->out + begin, 0, 1, end - begin, r->fast);
 }
 
-/* Without bf16 instructions: f32 copies of the operands through the f32 kernel (what codegen
- * did before this kernel), then the rounding.  0 without memory. */
-static int bf_via_f32(hlo_context *ctx, int64_t batch, bf_batch_job *bj) {
+/* Without bf16 instructions: the f32 kernels on the operands widened as they are packed
+ * (rt_gemm_internal.h: the bits of an f32 product of f32 copies, without the copies), a bf16
+ * result rounded part by part. */
+static void bf_via_f32(hlo_context *ctx, int64_t batch, const bf_batch_job *bj) {
   const bf_job *p = &bj->proto;
-  float *a = bf_widen(bj, batch, 0), *b = a ? bf_widen(bj, batch, 1) : NULL;
-  if (b) {
-    hlo_rt_gemm_strided_f32(ctx, batch, p->m, p->n, p->kk, a, p->m * p->kk, p->kk, 1, b, p->kk * p->n, p->n, 1,
-                            p->c);
-    for (int64_t t = 0; t < batch; t++) {
-      bf_job j = bf_batch_at(bj, t);
-      bf_finish(&j, 0, j.m, 0, j.n);
-    }
-  }
-  hlo_rt_free(NULL, a);
-  hlo_rt_free(NULL, b);
-  return b != NULL;
+  bf_round_job r = {.c = p->c, .out = p->out, .fast = bf_fast_round()};
+  rt_gemm_widened_bf16(ctx, batch, p->m, p->n, p->kk, p->a, bj->a_bs, p->a_rs, p->a_cs, bj->a_boff, p->b, bj->b_bs,
+                       p->b_rs, p->b_cs, bj->b_boff, p->c, p->out ? bf_round_range : NULL, &r);
 }
 
 /* ---- few rows: B read where it lies (rt_gemm_small.h) ---- */
@@ -604,17 +600,12 @@ static void bf_run_batches(hlo_context *ctx, int64_t batch, bf_batch_job *bj) {
     bf_small_batches(ctx, batch, bj);
     return;
   }
-  if (isa == BF_ISA_F32 && p->kk > 0 && bf_via_f32(ctx, batch, bj))
-    return;
-  p->amx = isa == BF_ISA_AMX;
-  int threads = bf_threads(ctx, p->m, p->n, p->kk);
-  if (!p->micro) { /* no kernel and no memory for f32 copies */
-    for (int64_t t = 0; t < batch; t++) {
-      bf_job j = bf_batch_at(bj, t);
-      bf_naive(&j, 0, j.m, 0, j.n);
-    }
+  if (isa == BF_ISA_F32) {
+    bf_via_f32(ctx, batch, bj);
     return;
   }
+  p->amx = isa == BF_ISA_AMX;
+  int threads = bf_threads(ctx, p->m, p->n, p->kk);
   if (batch > 1 && (batch >= threads || threads == 1)) {
     hlo_rt_parallel_for(threads > 1 ? ctx : NULL, batch, bf_batches, bj);
     return;

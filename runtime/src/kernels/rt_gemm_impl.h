@@ -2,12 +2,24 @@
  * GEMM_T (float or double) and GEMM_SUF (f32 or f64) defined: the micro-kernels for each
  * instruction set, packing of A blocks and B panels into micro-panels, the blocked loop nest
  * and the public entry points hlo_rt_gemm_SUF, hlo_rt_gemm_strided_SUF (with an epilogue:
- * hlo_rt_gemm_strided_epi_SUF) and hlo_rt_gemm_indexed_SUF.  Not a header:
- * nothing else includes it.  Tests: runtime/src/kernels/rt_gemm_test.c.
+ * hlo_rt_gemm_strided_epi_SUF) and hlo_rt_gemm_indexed_SUF.
+ * With GEMM_WIDEN defined the operands are stored as GEMM_SRC and widened to GEMM_T by
+ * GEMM_LD(x) as they are packed: the packing and loop nest of another suffix, the f32
+ * micro-kernels of GEMM_KSUF, A never read in place, and instead of the public entry points
+ * GEMM_NAME(rt_gemm_widened) (rt_gemm_internal.h).  Not a header: nothing else includes it.
+ * Tests: runtime/src/kernels/rt_gemm_test.c.
  */
 #define GEMM_CAT2(a, b) a##_##b
 #define GEMM_CAT(a, b) GEMM_CAT2(a, b)
 #define GEMM_NAME(x) GEMM_CAT(x, GEMM_SUF)
+#ifndef GEMM_WIDEN
+#define GEMM_SRC GEMM_T
+#define GEMM_LD(x) (x)
+#define GEMM_KSUF GEMM_SUF
+#endif
+#define GEMM_KNAME(x) GEMM_CAT(x, GEMM_KSUF) /* the micro-kernels' names */
+
+#ifndef GEMM_WIDEN
 
 typedef GEMM_T GEMM_NAME(v16b) __attribute__((vector_size(16), aligned(sizeof(GEMM_T))));
 typedef GEMM_T GEMM_NAME(v32b) __attribute__((vector_size(32), aligned(sizeof(GEMM_T))));
@@ -75,6 +87,7 @@ static gemm_kernel GEMM_NAME(pick_kernel)(int64_t n) {
 #endif
   return k;
 }
+#endif /* GEMM_WIDEN */
 
 typedef void (*GEMM_NAME(micro_fn))(int64_t kc, const GEMM_T *a, const GEMM_T *b, GEMM_T *c, int64_t ldc, int add);
 typedef void (*GEMM_NAME(direct_fn))(int64_t kc, const GEMM_T *a, int64_t lda, const GEMM_T *b, GEMM_T *c,
@@ -83,19 +96,19 @@ typedef void (*GEMM_NAME(direct_fn))(int64_t kc, const GEMM_T *a, int64_t lda, c
 /* One full micro-panel of a row-major A (cs = 1): mr rows from a (row stride rs) by kc
  * depths into dst[p*mr + ii].  Inlined with a constant mr, the rows' pointers stay in
  * registers and each depth is mr loads and stores (half the time of the generic loop). */
-static inline void GEMM_NAME(pack_a_full)(const GEMM_T *restrict a, int64_t rs, int64_t kc, int mr,
+static inline void GEMM_NAME(pack_a_full)(const GEMM_SRC *restrict a, int64_t rs, int64_t kc, int mr,
                                           GEMM_T *restrict dst) {
-  const GEMM_T *r[GEMM_MAX_MR];
+  const GEMM_SRC *r[GEMM_MAX_MR];
   for (int ii = 0; ii < mr; ii++)
     r[ii] = a + ii * rs;
   for (int64_t p = 0; p < kc; p++, dst += mr)
-    _Pragma("GCC unroll 14") for (int ii = 0; ii < mr; ii++) dst[ii] = r[ii][p];
+    _Pragma("GCC unroll 14") for (int ii = 0; ii < mr; ii++) dst[ii] = GEMM_LD(r[ii][p]);
 }
 
 /* Packs rows [0, mc) x columns [0, kc) of A into micro-panels of mr rows: panel r holds
  * (i = r*mr + ii, p) at dst[r*mr*kc + p*mr + ii]; rows past mc are zero.  Element (i, p) is
  * at a[row[i] + dep[p]] with offset tables, else at a[i*rs + p*cs]. */
-static void GEMM_NAME(pack_a)(const GEMM_T *a, const int64_t *row, const int64_t *dep, int64_t rs, int64_t cs,
+static void GEMM_NAME(pack_a)(const GEMM_SRC *a, const int64_t *row, const int64_t *dep, int64_t rs, int64_t cs,
                               int64_t mc, int64_t kc, int mr, GEMM_T *dst) {
   for (int64_t i0 = 0; i0 < mc; i0 += mr, dst += (int64_t)mr * kc) {
     int64_t rows = mc - i0 < mr ? mc - i0 : mr;
@@ -111,10 +124,10 @@ static void GEMM_NAME(pack_a)(const GEMM_T *a, const int64_t *row, const int64_t
     for (int64_t p = 0; p < kc; p++) {
       if (row)
         for (int64_t ii = 0; ii < rows; ii++)
-          dst[p * mr + ii] = a[row[i0 + ii] + dep[p]];
+          dst[p * mr + ii] = GEMM_LD(a[row[i0 + ii] + dep[p]]);
       else
         for (int64_t ii = 0; ii < rows; ii++)
-          dst[p * mr + ii] = a[(i0 + ii) * rs + p * cs];
+          dst[p * mr + ii] = GEMM_LD(a[(i0 + ii) * rs + p * cs]);
       for (int64_t ii = rows; ii < mr; ii++)
         dst[p * mr + ii] = 0;
     }
@@ -124,7 +137,8 @@ static void GEMM_NAME(pack_a)(const GEMM_T *a, const int64_t *row, const int64_t
 /* Copies one row of a B micro-panel: n (<= nr) elements, zeros up to nr.  A full row of a
  * known width is one fixed-size copy the compiler inlines as vector moves (a loop of a
  * run-time count became a call of memmove per row). */
-static inline void GEMM_NAME(copy_row)(GEMM_T *restrict d, const GEMM_T *restrict s, int64_t n, int nr) {
+static inline void GEMM_NAME(copy_row)(GEMM_T *restrict d, const GEMM_SRC *restrict s, int64_t n, int nr) {
+#ifndef GEMM_WIDEN
   if (n == nr) {
     switch (nr * (int)sizeof(GEMM_T)) {
     case 128: __builtin_memcpy(d, s, 128); return;
@@ -133,8 +147,15 @@ static inline void GEMM_NAME(copy_row)(GEMM_T *restrict d, const GEMM_T *restric
     default: break;
     }
   }
+#else
+  if (n == nr && nr % 8 == 0) { /* whole vectors of a count the compiler sees */
+    for (int64_t j0 = 0; j0 < nr; j0 += 8)
+      _Pragma("GCC unroll 8") for (int jj = 0; jj < 8; jj++) d[j0 + jj] = GEMM_LD(s[j0 + jj]);
+    return;
+  }
+#endif
   for (int64_t jj = 0; jj < n; jj++)
-    d[jj] = s[jj];
+    d[jj] = GEMM_LD(s[jj]);
   for (int64_t jj = n; jj < nr; jj++)
     d[jj] = 0;
 }
@@ -142,12 +163,12 @@ static inline void GEMM_NAME(copy_row)(GEMM_T *restrict d, const GEMM_T *restric
 /* Packs rows [0, kc) x columns [0, nc) of B into micro-panels of nr columns: (p, j = r*nr + jj)
  * at dst[r*nr*kc + p*nr + jj]; columns past nc are zero.  Element (p, j) is at
  * b[dep[p] + col[j]] with offset tables, else at b[p*rs + j*cs]. */
-static void GEMM_NAME(pack_b)(const GEMM_T *b, const int64_t *dep, const int64_t *col, int64_t rs, int64_t cs,
+static void GEMM_NAME(pack_b)(const GEMM_SRC *b, const int64_t *dep, const int64_t *col, int64_t rs, int64_t cs,
                               int64_t kc, int64_t nc, int nr, GEMM_T *dst) {
   if (!col && cs == 1) { /* row-major B: read each row once, front to back (not 8 KB strides) */
     for (int64_t p = 0; p < kc; p++) {
       if (p + GEMM_PF_ROWS < kc) /* each row is a short run in another page: prefetch ahead */
-        for (int64_t x = 0; x < nc; x += 64 / (int64_t)sizeof(GEMM_T))
+        for (int64_t x = 0; x < nc; x += 64 / (int64_t)sizeof(GEMM_SRC))
           __builtin_prefetch(b + (p + GEMM_PF_ROWS) * rs + x, 0, 3);
       for (int64_t j0 = 0; j0 < nc; j0 += nr)
         GEMM_NAME(copy_row)(dst + j0 * kc + p * nr, b + p * rs + j0, nc - j0 < nr ? nc - j0 : nr, nr);
@@ -169,10 +190,10 @@ static void GEMM_NAME(pack_b)(const GEMM_T *b, const int64_t *dep, const int64_t
       GEMM_T *d = dst + p * nr;
       if (col)
         for (int64_t jj = 0; jj < cols; jj++)
-          d[jj] = b[dep[p] + col[j0 + jj]];
+          d[jj] = GEMM_LD(b[dep[p] + col[j0 + jj]]);
       else
         for (int64_t jj = 0; jj < cols; jj++)
-          d[jj] = b[p * rs + (j0 + jj) * cs];
+          d[jj] = GEMM_LD(b[p * rs + (j0 + jj) * cs]);
       for (int64_t jj = cols; jj < nr; jj++)
         d[jj] = 0;
     }
@@ -208,7 +229,7 @@ static void GEMM_NAME(macro_kernel)(const gemm_kernel *k, const GEMM_T *ap, cons
 typedef struct GEMM_NAME(job) {
   gemm_kernel k;
   int64_t m, n, kk;
-  const GEMM_T *a, *b;
+  const GEMM_SRC *a, *b;
   int64_t a_rs, a_cs, b_rs, b_cs;
   /* Offset tables instead of strides (all four or none): A rows and depths, B depths and
    * columns. */
@@ -262,8 +283,8 @@ static void GEMM_NAME(naive)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows, 
     for (int64_t jj = j0; jj < j0 + cols; jj++) {
       GEMM_T s = 0;
       for (int64_t p = 0; p < j->kk; p++)
-        s += j->a_row ? j->a[j->a_row[i] + j->a_dep[p]] * j->b[j->b_dep[p] + j->b_col[jj]]
-                      : j->a[i * j->a_rs + p * j->a_cs] * j->b[p * j->b_rs + jj * j->b_cs];
+        s += j->a_row ? GEMM_LD(j->a[j->a_row[i] + j->a_dep[p]]) * GEMM_LD(j->b[j->b_dep[p] + j->b_col[jj]])
+                      : GEMM_LD(j->a[i * j->a_rs + p * j->a_cs]) * GEMM_LD(j->b[p * j->b_rs + jj * j->b_cs]);
       j->c[i * j->ldc + jj] = s;
     }
 }
@@ -277,11 +298,17 @@ static void GEMM_NAME(naive)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows, 
  * tables, and few columns, which fill the direct kernel's panels to at least 80% (64 or 128
  * f32 columns; not 96, where the 32-column kernel on a packed A wastes less). */
 static int GEMM_NAME(direct_a)(const GEMM_NAME(job) *j) {
+#ifdef GEMM_WIDEN
+  (void)j;
+  return 0; /* the direct kernels read A as GEMM_T */
+#else
   int64_t nr = j->k.dnr, n = j->n;
   return j->k.direct && !j->a_row && j->a_cs == 1 && n <= (int64_t)GEMM_DIRECT_MAX_PANELS * nr &&
          4 * (round_up(n, nr) - n) <= n;
+#endif
 }
 
+#ifndef GEMM_WIDEN
 /* serial() for a job that reads A in place: per depth panel and chunk of B, the direct
  * micro-kernel runs down the rows (dmr at a time, then one at a time), B packed in panels of
  * dnr columns; partial column panels go through a local tile. */
@@ -319,9 +346,12 @@ static void GEMM_NAME(serial_direct)(const GEMM_NAME(job) *j, int64_t i0, int64_
   }
 }
 
+#endif
+
 static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
   if (rows <= 0 || cols <= 0)
     return;
+#ifndef GEMM_WIDEN
   if (GEMM_NAME(direct_a)(j)) {
     const int es = (int)sizeof(GEMM_T);
     gemm_blocks bl = gemm_blocking(rows, cols, j->kk, j->k.dmr, j->k.dnr, es);
@@ -332,6 +362,7 @@ static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
       return;
     }
   }
+#endif
   const int mr = j->k.mr, nr = j->k.nr, es = (int)sizeof(GEMM_T);
   gemm_blocks bl = gemm_blocking(rows, cols, j->kk, mr, nr, es);
   GEMM_T *ap = hlo_rt_alloc(NULL, (int64_t)es * bl.mc * bl.kc);
@@ -475,6 +506,7 @@ static void GEMM_NAME(run_batches)(hlo_context *ctx, int64_t batch, GEMM_NAME(ba
   }
 }
 
+#ifndef GEMM_WIDEN
 HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm_strided_epi)(hlo_context *ctx, int64_t batch, int64_t m, int64_t n,
                                                       int64_t k, const GEMM_T *a, int64_t a_bs, int64_t a_rs,
                                                       int64_t a_cs, const GEMM_T *b, int64_t b_bs, int64_t b_rs,
@@ -513,7 +545,31 @@ HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm)(hlo_context *ctx, int64_t m, int64_t n
     return;
   GEMM_NAME(gemm)(ctx, gemm_threads(ctx, m, n, k), &j);
 }
+#else
+void GEMM_NAME(rt_gemm_widened)(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, const GEMM_SRC *a,
+                                int64_t a_bs, int64_t a_rs, int64_t a_cs, const int64_t *a_off, const GEMM_SRC *b,
+                                int64_t b_bs, int64_t b_rs, int64_t b_cs, const int64_t *b_off, GEMM_T *c,
+                                hlo_rt_range_fn epi, void *epi_arg) {
+  GEMM_NAME(batch_job) bj = {.proto = {.k = GEMM_KNAME(pick_kernel)(n), .m = m, .n = n, .kk = k, .a = a, .b = b,
+                                       .a_rs = a_rs, .a_cs = a_cs, .b_rs = b_rs, .b_cs = b_cs, .c = c, .ldc = n,
+                                       .epi = epi, .epi_arg = epi_arg},
+                             .a_bs = a_bs,
+                             .b_bs = b_bs};
+  if (a_off) {
+    bj.proto.a_row = a_off + batch, bj.proto.a_dep = a_off + batch + m;
+    bj.proto.b_dep = b_off + batch, bj.proto.b_col = b_off + batch + k;
+    bj.a_boff = a_off, bj.b_boff = b_off;
+  }
+  GEMM_NAME(run_batches)(ctx, batch, &bj);
+}
+#endif
 
+#undef GEMM_KNAME
 #undef GEMM_NAME
 #undef GEMM_CAT
 #undef GEMM_CAT2
+#ifndef GEMM_WIDEN
+#undef GEMM_SRC
+#undef GEMM_LD
+#undef GEMM_KSUF
+#endif

@@ -28,7 +28,7 @@
 #include "hlo/rt_parallel.h"
 #include "rt_isa.h"
 
-#define GS_MAX_M HLO_RT_GEMM_FEW_ROWS /* rows of A up to which a product takes this path */
+#define GS_MAX_M 16   /* rows of A up to which a product takes this path */
 #define GS_RUN 64     /* columns: callers split at multiples; offset tables in runs of it */
 #define GS_PF_ROWS 8  /* rows of a row-major B prefetched ahead */
 

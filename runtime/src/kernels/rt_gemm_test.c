@@ -504,6 +504,33 @@ static void run_bf16(hlo_context *ctx) {
   check_runs_bf16(ctx, 40, 2 * 128, 33, 128, seed + 110);  /* many rows: the packed path */
 }
 
+/* The f32 route (HLO_GEMM_BF16=f32) widens bf16 while it packs (rt_gemm_internal.h): its f32
+ * result must have the bits of hlo_rt_gemm_strided_f32 on f32 copies of the operands, whose
+ * kernels (A read in place for 64 columns, transposed-B packing through registers) differ. */
+static void check_widened_bits(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, int tb,
+                               uint64_t seed) {
+  int64_t na = batch * m * k, nb = batch * k * n, nc = batch * m * n;
+  uint16_t *a = malloc(sizeof *a * na), *b = malloc(sizeof *b * nb);
+  float *af = malloc(sizeof *af * na), *bf = malloc(sizeof *bf * nb);
+  float *c = malloc(sizeof *c * nc), *cf = malloc(sizeof *cf * nc);
+  for (int64_t i = 0; i < na; i++)
+    af[i] = (float)from_bf16(a[i] = to_bf16(next_value(&seed)));
+  for (int64_t i = 0; i < nb; i++)
+    bf[i] = (float)from_bf16(b[i] = to_bf16(next_value(&seed)));
+  int64_t brs = tb ? 1 : n, bcs = tb ? k : 1; /* tb: B stored n x k */
+  setenv("HLO_GEMM_BF16", "f32", 1);
+  hlo_rt_gemm_strided_bf16(ctx, batch, m, n, k, a, m * k, k, 1, b, k * n, brs, bcs, c, NULL);
+  unsetenv("HLO_GEMM_BF16");
+  hlo_rt_gemm_strided_f32(ctx, batch, m, n, k, af, m * k, k, 1, bf, k * n, brs, bcs, cf);
+  checks++;
+  if (memcmp(c, cf, sizeof *c * nc) != 0) {
+    printf("FAIL: bf16 widened while packed, %lldx%lldx%lld (batch %lld, B %s): not the f32 GEMM's bits\n",
+           (long long)m, (long long)n, (long long)k, (long long)batch, tb ? "transposed" : "row-major");
+    failures++;
+  }
+  free(a), free(b), free(af), free(bf), free(c), free(cf);
+}
+
 /* Every bf16 kernel this host has: the default (AMX, or the f32 route without it), the
  * AVX512_BF16 kernel (the f32 route where the host lacks it), the f32 route. */
 static void run_bf16_kernels(hlo_context *ctx) {
@@ -516,6 +543,9 @@ static void run_bf16_kernels(hlo_context *ctx) {
     run_bf16(ctx);
   }
   unsetenv("HLO_GEMM_BF16");
+  check_widened_bits(ctx, 1, 300, 64, 700, 0, 201);  /* the f32 GEMM reads A in place here */
+  check_widened_bits(ctx, 2, 70, 300, 520, 1, 202);  /* transposed B, two depth panels */
+  check_widened_bits(ctx, 3, 40, 200, 90, 0, 203);   /* batches */
 }
 
 static void run_sizes(hlo_context *ctx) {

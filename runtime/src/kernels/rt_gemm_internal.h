@@ -1,0 +1,25 @@
+/* rt_gemm_internal.h — what rt_gemm.c gives the other kernel files: the f32 GEMM on bf16
+ * operands, widened to f32 as they are packed (rt_gemm_impl.h with GEMM_WIDEN).  rt_gemm_bf16.c
+ * calls it on hosts without bf16 instructions: the f32 kernels' arithmetic on the exact f32
+ * values, without f32 copies of the operands.  Not a public header.
+ */
+#ifndef HLO_RT_GEMM_INTERNAL_H
+#define HLO_RT_GEMM_INTERNAL_H
+
+#include <stdint.h>
+
+#include "hlo/rt.h"
+
+/* C (batch x m x n, dense f32) = A·B for bf16 A and B (their bits as uint16_t): element
+ * strides (a_bs, a_rs, a_cs; b_bs, b_rs, b_cs) as hlo_rt_gemm_strided_f32, or, when a_off is
+ * not NULL, offset tables a_off and b_off laid out as hlo_rt_gemm_indexed_f32's (the strides
+ * are then ignored).  epi (may be NULL) runs on each finished part of C while it is in cache,
+ * as epi(epi_arg, begin, end) over elements [begin, end) of the whole C, as
+ * hlo_rt_gemm_strided_epi_f32's.  Threads from ctx's pool; the same bits as hlo_rt_gemm_*_f32
+ * on the operands widened to f32. */
+void rt_gemm_widened_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, const uint16_t *a,
+                          int64_t a_bs, int64_t a_rs, int64_t a_cs, const int64_t *a_off, const uint16_t *b,
+                          int64_t b_bs, int64_t b_rs, int64_t b_cs, const int64_t *b_off, float *c,
+                          hlo_rt_range_fn epi, void *epi_arg);
+
+#endif
