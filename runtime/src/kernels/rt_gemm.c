@@ -165,11 +165,9 @@ static int gemm_split_cols(int64_t m, int64_t n, int64_t k, int mr, int nr, int 
 
 #if GEMM_X86
 #include "rt_transpose16.h"
-/* Packs a transposed f32 B (x . W^T: column j of B is a row of W, its depths contiguous, cs
- * apart) into one micro-panel of nr columns: columns [0, cols) by depths [0, kc) at
- * dst[p*nr + jj], zeros past cols.  Blocks of 16 columns by 16 depths go through registers
- * (rt_transpose16.h); the rest one element at a time.  1 when done, 0 on a CPU without AVX-512 (the
- * caller's loop then packs). */
+/* Packs 16 (AVX-512) or 8 (AVX2) columns of a transposed f32 B (x . W^T: column j of B is a
+ * row of W, its depths contiguous, cs apart) by depths [0, kc) into dst[p*nr + jj]: blocks of
+ * as many depths go through registers (rt_transpose16.h), the last depths one at a time. */
 __attribute__((target("avx512f"))) static void gemm_pack_bt16_f32(const float *b, int64_t cs, int64_t kc, int nr,
                                                                    float *dst) {
   int64_t p0 = 0;
@@ -186,12 +184,32 @@ __attribute__((target("avx512f"))) static void gemm_pack_bt16_f32(const float *b
       dst[p0 * nr + i] = b[i * cs + p0];
 }
 
+__attribute__((target("avx2"))) static void gemm_pack_bt8_f32(const float *b, int64_t cs, int64_t kc, int nr,
+                                                             float *dst) {
+  int64_t p0 = 0;
+  for (; p0 + 8 <= kc; p0 += 8) {
+    __m256 r[8];
+    for (int i = 0; i < 8; i++)
+      r[i] = _mm256_loadu_ps(b + i * cs + p0);
+    rt_transpose8(r);
+    for (int q = 0; q < 8; q++)
+      _mm256_storeu_ps(dst + (p0 + q) * nr, r[q]);
+  }
+  for (; p0 < kc; p0++)
+    for (int i = 0; i < 8; i++)
+      dst[p0 * nr + i] = b[i * cs + p0];
+}
+
+/* One micro-panel of nr columns of a transposed B: columns [0, cols) in register blocks of
+ * the CPU's width, the rest and zeros past cols one element at a time.  1 when done, 0 on a
+ * CPU without AVX2 (the caller's loop then packs). */
 static int gemm_pack_bt_f32(const float *b, int64_t cs, int64_t kc, int64_t cols, int nr, float *dst) {
-  if (gemm_isa() != 2 || nr % 16)
+  int isa = gemm_isa(), w = isa == 2 ? 16 : isa == 1 ? 8 : 0;
+  if (!w || nr % w)
     return 0;
-  int64_t full = cols / 16 * 16;
-  for (int64_t j = 0; j < full; j += 16)
-    gemm_pack_bt16_f32(b + j * cs, cs, kc, nr, dst + j);
+  int64_t full = cols / w * w;
+  for (int64_t j = 0; j < full; j += w)
+    (w == 16 ? gemm_pack_bt16_f32 : gemm_pack_bt8_f32)(b + j * cs, cs, kc, nr, dst + j);
   for (int64_t p = 0; p < kc; p++)
     for (int64_t j = full; j < nr; j++)
       dst[p * nr + j] = j < cols ? b[j * cs + p] : 0.0f;
