@@ -5,8 +5,10 @@
  * (runtime/src/kernels/rt_gemm_bf16.c) on the operands as they are, on every host: AMX tiles
  * where the CPU has them, else the f32 kernels widening bf16 as they pack (the bits of f32
  * copies, without the copies), f32 accumulation either way, a bf16 result rounded once from
- * its f32 product.  Other mixes with bf16 or f16 operands are converted to f32 copies first
- * and a bf16/f16 result is rounded once from the f32 product.  Each operand's dimensions fall in index groups (batch, rows or columns,
+ * its f32 product.  f16 x f16 dots (f16 or f32 result) call the f16 entry, which widens as it
+ * packs in the same way, and round an f16 result once from the f32 product.  Other mixes
+ * with bf16 or f16 operands are converted to f32 copies first and a bf16/f16 result is
+ * rounded once from the f32 product.  Each operand's dimensions fall in index groups (batch, rows or columns,
  * depth) in the order the result and the contraction pair them; when every group is one
  * strided dimension of the row-major buffer the call passes strides (transposed operands cost
  * nothing), else it passes element-offset tables emitted as constant globals.  Every other
@@ -175,10 +177,10 @@ static int64_t dot_slot_bytes(const ir_shape *s, bool always) {
   return in_place ? 0 : (n * 4 + DOT_SLOT_ALIGN - 1) / DOT_SLOT_ALIGN * DOT_SLOT_ALIGN;
 }
 
-static bool dot_bf16(const ir_instr *in);
+static bool dot_half(const ir_instr *in);
 
 static LLVMValueRef dot_scratch_f32(cg_function *f, ir_instr *in, int slot, int64_t n) {
-  bool copies = !dot_bf16(in); /* the bf16 entry reads bf16 operands as they are */
+  bool copies = !dot_half(in); /* the bf16 and f16 entries read their operands as they are */
   int64_t bytes[3] = {copies ? dot_slot_bytes(in->operands[0]->shape, false) : 0,
                       copies ? dot_slot_bytes(in->operands[1]->shape, false) : 0, dot_slot_bytes(in->shape, true)};
   LLVMValueRef base = cg_kernel_scratch(f, bytes[0] + bytes[1] + bytes[2], in);
@@ -254,45 +256,47 @@ bool cg_dot_gemm_epilogue(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMVa
   return true;
 }
 
-/* Whether the bf16 kernel takes the dot: bf16 operands, a bf16 or f32 result. */
-static bool dot_bf16(const ir_instr *in) {
-  ir_etype et = in->shape->et;
-  return in->operands[0]->shape->et == IR_BF16 && in->operands[1]->shape->et == IR_BF16 &&
-         (et == IR_BF16 || et == IR_F32);
+/* Whether the half-precision kernels take the dot: bf16 x bf16 or f16 x f16 operands, a
+ * result of the same type or f32. */
+static bool dot_half(const ir_instr *in) {
+  ir_etype et = in->shape->et, o = in->operands[0]->shape->et;
+  return (o == IR_BF16 || o == IR_F16) && in->operands[1]->shape->et == o && (et == o || et == IR_F32);
 }
 
-/* The bf16 kernel's call: the operands as they are, the f32 product into `out` (an f32
- * result) or into `scratch` (f32, the result's size), which the kernel rounds into `out` (a
- * bf16 result). */
-static void dot_gemm_bf16(cg_function *f, ir_instr *in, const dot_plan *p, LLVMValueRef out, LLVMValueRef scratch) {
+/* The half-precision kernel's call: the operands as they are, the f32 product into `out` (an
+ * f32 result) or into `scratch` (f32, the result's size), rounded into `out` (a bf16 or f16
+ * result): by the bf16 kernel itself, after the f16 kernel by dot_finish. */
+static void dot_gemm_half(cg_function *f, ir_instr *in, const dot_plan *p, LLVMValueRef out, LLVMValueRef scratch) {
   cg_module *cm = f->cm;
   const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape;
   LLVMValueRef a = f->values[in->operands[0]->id].leaves[0], b = f->values[in->operands[1]->id].leaves[0];
-  LLVMValueRef c = out, rounded = LLVMConstPointerNull(LLVMTypeOf(out));
-  int64_t st[6];
-  bool strided = dot_strides(in, p, st);
-  if (in->shape->et == IR_BF16) {
-    c = scratch;
-    rounded = out;
-  }
-  if (strided) {
+  LLVMValueRef c = in->shape->et == IR_F32 ? out : scratch;
+  bool bf16 = l->et == IR_BF16;
+  int rounding_arg = bf16; /* the bf16 entries take the rounded result's pointer last */
+  LLVMValueRef rounded = in->shape->et == IR_BF16 ? out : LLVMConstPointerNull(LLVMTypeOf(out));
+  int64_t st[6], n = p->batch * p->m * p->n;
+  if (dot_strides(in, p, st)) {
     LLVMValueRef args[15] = {f->ctx_arg,         cg_i64(cm, p->batch), cg_i64(cm, p->m),  cg_i64(cm, p->n),
                              cg_i64(cm, p->k),   a,                    cg_i64(cm, st[0]), cg_i64(cm, st[1]),
                              cg_i64(cm, st[2]),  b,                    cg_i64(cm, st[3]), cg_i64(cm, st[4]),
                              cg_i64(cm, st[5]),  c,                    rounded};
-    cg_runtime_call(cm, CG_RT_hlo_rt_gemm_strided_bf16, args, 15, "");
-    return;
+    cg_runtime_call(cm, bf16 ? CG_RT_hlo_rt_gemm_strided_bf16 : CG_RT_hlo_rt_gemm_strided_f16, args,
+                    14 + rounding_arg, "");
+  } else {
+    LLVMValueRef ao = offsets_global(f, l, &p->lb, &p->lm, &p->lk, "dot.lhs.offsets");
+    LLVMValueRef bo = ao ? offsets_global(f, r, &p->rb, &p->rk, &p->rn, "dot.rhs.offsets") : NULL;
+    if (!bo) {
+      cg_fail(cm, in, "out of memory");
+      return;
+    }
+    LLVMValueRef args[11] = {f->ctx_arg, cg_i64(cm, p->batch), cg_i64(cm, p->m), cg_i64(cm, p->n), cg_i64(cm, p->k),
+                             a,          ao,                   b,                bo,               c,
+                             rounded};
+    cg_runtime_call(cm, bf16 ? CG_RT_hlo_rt_gemm_indexed_bf16 : CG_RT_hlo_rt_gemm_indexed_f16, args,
+                    10 + rounding_arg, "");
   }
-  LLVMValueRef ao = offsets_global(f, l, &p->lb, &p->lm, &p->lk, "dot.lhs.offsets");
-  LLVMValueRef bo = ao ? offsets_global(f, r, &p->rb, &p->rk, &p->rn, "dot.rhs.offsets") : NULL;
-  if (!bo) {
-    cg_fail(cm, in, "out of memory");
-    return;
-  }
-  LLVMValueRef args[11] = {f->ctx_arg, cg_i64(cm, p->batch), cg_i64(cm, p->m), cg_i64(cm, p->n), cg_i64(cm, p->k),
-                           a,          ao,                   b,                bo,               c,
-                           rounded};
-  cg_runtime_call(cm, CG_RT_hlo_rt_gemm_indexed_bf16, args, 11, "");
+  if (!bf16)
+    dot_finish(f, in, c, out, n);
 }
 
 /* The f32 kernel's call: bf16/f16 operands converted to f32 copies first, a bf16/f16 result
@@ -342,11 +346,11 @@ bool cg_dot_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
     return false;
   if (!dot_strides(in, &p, st) && 2 * p.batch + p.m + 2 * p.k + p.n > DOT_MAX_TABLE)
     return false; /* neither strides nor tables of a sane size: the loop nest */
-  if (!dot_bf16(in))
+  if (!dot_half(in))
     return dot_gemm_f32(f, in, &p, out, NULL);
-  LLVMValueRef scratch = NULL; /* a bf16 result's f32 product */
-  if (in->shape->et == IR_BF16 && !(scratch = dot_scratch_f32(f, in, DOT_SLOT_PRODUCT, p.batch * p.m * p.n)))
+  LLVMValueRef scratch = NULL; /* a half-precision result's f32 product */
+  if (in->shape->et != IR_F32 && !(scratch = dot_scratch_f32(f, in, DOT_SLOT_PRODUCT, p.batch * p.m * p.n)))
     return true; /* the error is recorded */
-  dot_gemm_bf16(f, in, &p, out, scratch);
+  dot_gemm_half(f, in, &p, out, scratch);
   return true;
 }

@@ -105,6 +105,8 @@ static void define_runtime(LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
       {"hlo_rt_gemm_indexed_f64", (void (*)(void))hlo_rt_gemm_indexed_f64},
       {"hlo_rt_gemm_strided_bf16", (void (*)(void))hlo_rt_gemm_strided_bf16},
       {"hlo_rt_gemm_indexed_bf16", (void (*)(void))hlo_rt_gemm_indexed_bf16},
+      {"hlo_rt_gemm_strided_f16", (void (*)(void))hlo_rt_gemm_strided_f16},
+      {"hlo_rt_gemm_indexed_f16", (void (*)(void))hlo_rt_gemm_indexed_f16},
   };
   enum { N = sizeof rt / sizeof *rt };
   LLVMOrcCSymbolMapPair pairs[N];
@@ -164,10 +166,10 @@ static bool jit_run(LLVMOrcThreadSafeContextRef tsc, LLVMModuleRef mod, void *co
 
 /* The runtime function a module calls, if any, among the matrix kernels. */
 static const char *gemm_called(LLVMModuleRef mod) {
-  /* the bf16 kernel first: a bf16 dot also holds the f32 kernel's call for hosts without it */
-  static const char *names[] = {"hlo_rt_gemm_strided_bf16", "hlo_rt_gemm_indexed_bf16", "hlo_rt_gemm_strided_f32",
-                                "hlo_rt_gemm_strided_f64",  "hlo_rt_gemm_indexed_f32",  "hlo_rt_gemm_indexed_f64"};
-  for (int i = 0; i < 6; i++)
+  static const char *names[] = {"hlo_rt_gemm_strided_bf16", "hlo_rt_gemm_indexed_bf16", "hlo_rt_gemm_strided_f16",
+                                "hlo_rt_gemm_indexed_f16",  "hlo_rt_gemm_strided_f32",  "hlo_rt_gemm_strided_f64",
+                                "hlo_rt_gemm_indexed_f32",  "hlo_rt_gemm_indexed_f64"};
+  for (int i = 0; i < 8; i++)
     if (LLVMGetNamedFunction(mod, names[i]))
       return names[i];
   return "";
@@ -389,10 +391,28 @@ static uint16_t bf16_trunc(double *x) {
   return (uint16_t)(u >> 16);
 }
 
+/* The same for f16 (11 significant bits; below f16's normal range, 0). */
+static uint16_t f16_trunc(double *x) {
+  uint32_t u = bits_of((float)*x) & 0xFFFFE000u, e = (u >> 23) & 0xFF;
+  if (e < 113) { /* |x| < 2^-14 */
+    *x = 0;
+    return 0;
+  }
+  *x = float_of(u);
+  return (uint16_t)((u >> 16 & 0x8000u) | (e - 112) << 10 | (u >> 13 & 0x3FFu));
+}
+
+/* An f16 result as a value (normal, zero or subnormal; the tests give no infinities). */
+static long double f16_value(uint16_t h) {
+  int e = h >> 10 & 0x1F;
+  long double m = h & 0x3FF, v = e ? ldexpl(1024 + m, e - 25) : ldexpl(m, -24);
+  return h & 0x8000 ? -v : v;
+}
+
 static void run_dot_case(const dot_case *c, uint32_t seed) {
-  bool f32 = strcmp(c->et, "f32") == 0, bf = strcmp(c->et, "bf16") == 0;
+  bool f32 = strcmp(c->et, "f32") == 0, bf = strcmp(c->et, "bf16") == 0, h = strcmp(c->et, "f16") == 0;
   int64_t od[12], na = count_of(c->ld, c->lr), nb = count_of(c->rd, c->rr);
-  int64_t no = count_of(od, result_dims(c, od)), es = f32 ? 4 : bf ? 2 : 8;
+  int64_t no = count_of(od, result_dims(c, od)), es = f32 ? 4 : bf || h ? 2 : 8;
   char text[1024];
   dot_text(c, text, sizeof text);
   double *a = malloc(sizeof(double) * (size_t)na), *b = malloc(sizeof(double) * (size_t)nb);
@@ -401,10 +421,12 @@ static void run_dot_case(const dot_case *c, uint32_t seed) {
   fill(b, nb, seed * 7 + 1);
   for (int64_t i = 0; i < na; i++)
     bf ? (void)(((uint16_t *)pa)[i] = bf16_trunc(&a[i]))
-       : f32 ? (void)(((float *)pa)[i] = (float)a[i]) : (void)(((double *)pa)[i] = a[i]);
+    : h ? (void)(((uint16_t *)pa)[i] = f16_trunc(&a[i]))
+    : f32 ? (void)(((float *)pa)[i] = (float)a[i]) : (void)(((double *)pa)[i] = a[i]);
   for (int64_t i = 0; i < nb; i++)
     bf ? (void)(((uint16_t *)pb)[i] = bf16_trunc(&b[i]))
-       : f32 ? (void)(((float *)pb)[i] = (float)b[i]) : (void)(((double *)pb)[i] = b[i]);
+    : h ? (void)(((uint16_t *)pb)[i] = f16_trunc(&b[i]))
+    : f32 ? (void)(((float *)pb)[i] = (float)b[i]) : (void)(((double *)pb)[i] = b[i]);
   void *p[2] = {pa, pb}, *r[1] = {po};
   int64_t bytes = no * es;
   const char *kernel = "";
@@ -413,12 +435,17 @@ static void run_dot_case(const dot_case *c, uint32_t seed) {
     int64_t k = 1;
     for (int i = 0; i < c->nc; i++)
       k *= c->ld[c->lc[i]];
-    long double eps = f32 || bf ? FLT_EPSILON : DBL_EPSILON;
+    long double eps = f32 || bf || h ? FLT_EPSILON : DBL_EPSILON;
     for (int64_t o = 0; o < no; o++) {
       long double mag, want = dot_ref(c, a, b, o, &mag);
-      long double got = f32 ? ((float *)po)[o] : bf ? float_of((uint32_t)((uint16_t *)po)[o] << 16) : ((double *)po)[o];
-      /* bf16: f32 accumulation, then one rounding to 8 significant bits */
-      if (fabsl(got - want) > (k + 2) * eps * mag + (bf ? 0x1p-8L * fabsl(want) : 0)) {
+      long double got = f32  ? ((float *)po)[o]
+                        : bf ? float_of((uint32_t)((uint16_t *)po)[o] << 16)
+                        : h  ? f16_value(((uint16_t *)po)[o])
+                             : ((double *)po)[o];
+      /* bf16, f16: f32 accumulation, then one rounding to 8 or 11 significant bits (and f16's
+       * subnormal spacing) */
+      long double round = bf ? 0x1p-8L * fabsl(want) : h ? 0x1p-11L * fabsl(want) + 0x1p-25L : 0;
+      if (fabsl(got - want) > (k + 2) * eps * mag + round) {
         CHECK(false, "%s: element %lld = %.10Lg, expected %.10Lg", text, (long long)o, got, want);
         break;
       }
@@ -454,6 +481,11 @@ static void test_dot_gemm(void) {
       {"bf16", 2, 2, {48, 64}, {40, 48}, 0, 1, {0}, {0}, {0}, {1}, "hlo_rt_gemm_strided_bf16"},
       {"bf16", 3, 3, {3, 41, 53}, {3, 53, 29}, 1, 1, {0}, {0}, {2}, {1}, "hlo_rt_gemm_strided_bf16"},
       {"bf16", 4, 4, {8, 2, 40, 6}, {6, 2, 8, 30}, 1, 2, {1}, {1}, {3, 0}, {0, 2}, "hlo_rt_gemm_indexed_bf16"},
+      /* f16: the f16 entry (widened while packed), strided and with tables */
+      {"f16", 2, 2, {64, 48}, {48, 40}, 0, 1, {0}, {0}, {1}, {0}, "hlo_rt_gemm_strided_f16"},
+      {"f16", 2, 2, {48, 64}, {40, 48}, 0, 1, {0}, {0}, {0}, {1}, "hlo_rt_gemm_strided_f16"},
+      {"f16", 3, 3, {3, 41, 53}, {3, 53, 29}, 1, 1, {0}, {0}, {2}, {1}, "hlo_rt_gemm_strided_f16"},
+      {"f16", 4, 4, {8, 2, 40, 6}, {6, 2, 8, 30}, 1, 2, {1}, {1}, {3, 0}, {0, 2}, "hlo_rt_gemm_indexed_f16"},
       /* small: the inline loop nest */
       {"f32", 2, 2, {7, 13}, {13, 5}, 0, 1, {0}, {0}, {1}, {0}, ""},
   };

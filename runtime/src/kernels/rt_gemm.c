@@ -257,3 +257,52 @@ static inline float gemm_bf16_to_f32(uint16_t h) {
 #undef GEMM_LD
 #undef GEMM_SUF
 #undef GEMM_KSUF
+
+/* f16 operands the same way: an f16 element as f32, exactly (subnormals through an integer
+ * conversion, so that a caller's denormals-are-zero mode cannot flush them; NaN quieted, as
+ * the hardware's vcvtph2ps does). */
+static inline float gemm_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu, w;
+  if (e == 0) {
+    float f = (float)m * 0x1p-24f; /* zero or subnormal: m units of 2^-24, exact */
+    __builtin_memcpy(&w, &f, sizeof w);
+  } else if (e == 31)
+    w = 0x7F800000u | m << 13 | (m ? 0x00400000u : 0); /* infinity, or a quiet NaN */
+  else
+    w = (e + 112) << 23 | m << 13;
+  w |= sign;
+  float f;
+  __builtin_memcpy(&f, &w, sizeof f);
+  return f;
+}
+/* Few rows read an f16 B in place (rt_gemm_small.h), as f32 ones do: the same sums. */
+#define F16_TO_F32(x) gemm_f16_to_f32(x)
+GS_KERNELS(f16_small, uint16_t, GS_LOAD_F16, GS_LOAD_F16_AVX512, gemm_f16_to_f32)
+#undef F16_TO_F32
+#define GEMM_WIDEN 1
+#define GEMM_T float
+#define GEMM_SRC uint16_t
+#define GEMM_LD(x) gemm_f16_to_f32(x)
+#define GEMM_SUF f16
+#define GEMM_KSUF f32
+#define GEMM_SMALL f16_small_kernel
+#include "rt_gemm_impl.h"
+#undef GEMM_SMALL
+#undef GEMM_WIDEN
+#undef GEMM_T
+#undef GEMM_SRC
+#undef GEMM_LD
+#undef GEMM_SUF
+#undef GEMM_KSUF
+
+HLO_RT_EXPORT void hlo_rt_gemm_strided_f16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                           const uint16_t *a, int64_t a_bs, int64_t a_rs, int64_t a_cs,
+                                           const uint16_t *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, float *c) {
+  rt_gemm_widened_f16(ctx, batch, m, n, k, a, a_bs, a_rs, a_cs, NULL, b, b_bs, b_rs, b_cs, NULL, c, NULL, NULL);
+}
+
+HLO_RT_EXPORT void hlo_rt_gemm_indexed_f16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                           const uint16_t *a, const int64_t *a_off, const uint16_t *b,
+                                           const int64_t *b_off, float *c) {
+  rt_gemm_widened_f16(ctx, batch, m, n, k, a, 0, 0, 0, a_off, b, 0, 0, 0, b_off, c, NULL, NULL);
+}

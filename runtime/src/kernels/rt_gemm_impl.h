@@ -477,7 +477,7 @@ static int GEMM_NAME(small_ok)(const GEMM_NAME(job) *p) {
   return p->m <= GS_MAX_M && p->kk > 0 && gs_b_ok(p->n, p->b_rs, p->b_cs, p->b_col);
 }
 
-#define GEMM_SMALL_A_F32(x) ((float)(x))
+#define GEMM_SMALL_A_F32(x) ((float)GEMM_LD(x))
 GS_DRIVER_EXPANDED(GEMM_NAME(small), GEMM_NAME(job), GEMM_NAME(batch_job), GEMM_SMALL_A_F32, GEMM_SMALL,
                    GEMM_NAME(batch_at), GEMM_NAME(finish), GEMM_NAME(naive), gemm_threads)
 #undef GEMM_SMALL_A_F32

@@ -1,7 +1,7 @@
-/* rt_gemm_internal.h — what rt_gemm.c gives the other kernel files: the f32 GEMM on bf16
- * operands, widened to f32 as they are packed (rt_gemm_impl.h with GEMM_WIDEN).  rt_gemm_bf16.c
- * calls it on hosts without bf16 instructions: the f32 kernels' arithmetic on the exact f32
- * values, without f32 copies of the operands.  Not a public header.
+/* rt_gemm_internal.h — the f32 GEMM on half-precision operands widened to f32 as they are
+ * packed (rt_gemm_impl.h with GEMM_WIDEN): the f32 kernels' arithmetic on the exact f32
+ * values, without f32 copies of the operands.  rt_gemm_bf16.c calls the bf16 one on hosts
+ * without AMX; rt_gemm.c's hlo_rt_gemm_*_f16 are the f16 one.  Not a public header.
  */
 #ifndef HLO_RT_GEMM_INTERNAL_H
 #define HLO_RT_GEMM_INTERNAL_H
@@ -21,5 +21,10 @@ void rt_gemm_widened_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n,
                           int64_t a_bs, int64_t a_rs, int64_t a_cs, const int64_t *a_off, const uint16_t *b,
                           int64_t b_bs, int64_t b_rs, int64_t b_cs, const int64_t *b_off, float *c,
                           hlo_rt_range_fn epi, void *epi_arg);
+/* The same for IEEE half (f16) operands. */
+void rt_gemm_widened_f16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, const uint16_t *a,
+                         int64_t a_bs, int64_t a_rs, int64_t a_cs, const int64_t *a_off, const uint16_t *b,
+                         int64_t b_bs, int64_t b_rs, int64_t b_cs, const int64_t *b_off, float *c,
+                         hlo_rt_range_fn epi, void *epi_arg);
 
 #endif

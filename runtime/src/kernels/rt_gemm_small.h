@@ -63,7 +63,15 @@ typedef uint32_t gs_v4u __attribute__((vector_size(16)));
 #define GS_LOAD_BF16_AVX512(N, p)                                                                \
   ((gs_v16f)_mm512_castsi512_ps(                                                                 \
       _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16)))
+/* 8 and 16 f16 as f32: F16C's vcvtph2ps, exact, NaN quieted, as the scalar conversion. */
+#define GS_LOAD_F16_8(p) ((gs_v8f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p))))
+#define GS_LOAD_F16_AVX512(N, p) ((gs_v16f)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p))))
 #endif
+
+/* N f16 as f32: GS_LOAD_F16_N, with the instantiating file's scalar F16_TO_F32 for 4 lanes. */
+#define GS_LOAD_F16(N, p) GS_LOAD_F16_##N(p)
+#define GS_LOAD_F16_4(p)                                                                         \
+  ((gs_v4f){F16_TO_F32((p)[0]), F16_TO_F32((p)[1]), F16_TO_F32((p)[2]), F16_TO_F32((p)[3])})
 
 /* Where the kernels find B: element (p, j) at b[dep[p] + col[j]] with offset tables, else at
  * b[p*stride + j] (columns contiguous) or b[j*stride + p] (depth contiguous). */
@@ -279,7 +287,7 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
 #define GS_KERNELS(PREFIX, TB, LOAD, LOAD_512, TOF32)                                                    \
   GS_SCALAR(PREFIX##_scalar, TB, TOF32)                                                                  \
   GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar)                                     \
-  GS_SET_NARROW(PREFIX, avx2, __attribute__((target("avx2,fma"))), TB, LOAD, 8, TOF32, PREFIX##_scalar)  \
+  GS_SET_NARROW(PREFIX, avx2, __attribute__((target("avx2,fma,f16c"))), TB, LOAD, 8, TOF32, PREFIX##_scalar) \
   GS_SET_WIDE(PREFIX, avx512, __attribute__((target("avx512f,avx2,fma"))), TB, LOAD_512, 16, TOF32,      \
               PREFIX##_scalar)                                                                           \
   static gs_fn PREFIX##_kernel(int at) {                                                                 \

@@ -531,6 +531,73 @@ static void check_widened_bits(hlo_context *ctx, int64_t batch, int64_t m, int64
   free(a), free(b), free(af), free(bf), free(c), free(cf);
 }
 
+/* ---- f16 (hlo_rt_gemm_*_f16: widened while packed) ---- */
+
+/* An f16 value, decoded independently of the runtime (normals, zeros and subnormals). */
+static float f16_decode(uint16_t h) {
+  int e = h >> 10 & 0x1F;
+  float v = e ? ldexpf((float)(1024 + (h & 0x3FF)), e - 25) : ldexpf((float)(h & 0x3FF), -24);
+  return h & 0x8000 ? -v : v;
+}
+
+/* Random finite f16 bits of magnitude below 2 (exponents 0 to 15, subnormals included). */
+static uint16_t f16_random(uint64_t *s) {
+  double x = next_value(s);
+  uint16_t e = (uint16_t)((uint64_t)((x + 1.0) * 1e6) % 16), m = (uint16_t)((uint64_t)((x + 1.0) * 1e9) % 1024);
+  return (uint16_t)((x < 0 ? 0x8000 : 0) | e << 10 | m);
+}
+
+/* hlo_rt_gemm_strided_f16 must give the bits of hlo_rt_gemm_strided_f32 on exact f32 copies. */
+static void check_f16_bits(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, int tb, uint64_t seed) {
+  int64_t na = batch * m * k, nb = batch * k * n, nc = batch * m * n;
+  uint16_t *a = malloc(sizeof *a * na), *b = malloc(sizeof *b * nb);
+  float *af = malloc(sizeof *af * na), *bf = malloc(sizeof *bf * nb);
+  float *c = malloc(sizeof *c * nc), *cf = malloc(sizeof *cf * nc);
+  for (int64_t i = 0; i < na; i++)
+    af[i] = f16_decode(a[i] = f16_random(&seed));
+  for (int64_t i = 0; i < nb; i++)
+    bf[i] = f16_decode(b[i] = f16_random(&seed));
+  int64_t brs = tb ? 1 : n, bcs = tb ? k : 1;
+  hlo_rt_gemm_strided_f16(ctx, batch, m, n, k, a, m * k, k, 1, b, k * n, brs, bcs, c);
+  hlo_rt_gemm_strided_f32(ctx, batch, m, n, k, af, m * k, k, 1, bf, k * n, brs, bcs, cf);
+  checks++;
+  if (memcmp(c, cf, sizeof *c * nc) != 0) {
+    printf("FAIL: f16 widened while packed, %lldx%lldx%lld (batch %lld, B %s): not the f32 GEMM's bits\n",
+           (long long)m, (long long)n, (long long)k, (long long)batch, tb ? "transposed" : "row-major");
+    failures++;
+  }
+  free(a), free(b), free(af), free(bf), free(c), free(cf);
+}
+
+/* Infinity, NaN and the smallest subnormal through the widening (one depth: C = A). */
+static void check_f16_specials(hlo_context *ctx) {
+  const uint16_t a[4] = {0x7C00, 0xFC00, 0x7E01, 0x0001}, one[1] = {0x3C00};
+  float c[4];
+  hlo_rt_gemm_strided_f16(ctx, 1, 4, 1, 1, a, 4, 1, 1, one, 1, 1, 1, c);
+  checks++;
+  if (!(isinf(c[0]) && c[0] > 0 && isinf(c[1]) && c[1] < 0 && isnan(c[2]) && c[3] == 0x1p-24f)) {
+    printf("FAIL: f16 specials widened to %g %g %g %g\n", c[0], c[1], c[2], c[3]);
+    failures++;
+  }
+  const int64_t off[1 + 4 + 1] = {0, 0, 1, 2, 3, 0}, boff[1 + 1 + 1] = {0, 0, 0}; /* the same through tables */
+  float d[4];
+  hlo_rt_gemm_indexed_f16(ctx, 1, 4, 1, 1, a, off, one, boff, d);
+  checks++;
+  if (memcmp(c, d, sizeof c) != 0) {
+    printf("FAIL: f16 specials through offset tables differ from strides\n");
+    failures++;
+  }
+}
+
+static void run_f16(hlo_context *ctx) {
+  check_f16_bits(ctx, 1, 300, 64, 700, 0, 301);
+  check_f16_bits(ctx, 2, 70, 300, 520, 1, 302);
+  check_f16_bits(ctx, 3, 9, 200, 700, 0, 303); /* few rows: B read in place (f16_small) */
+  check_f16_bits(ctx, 2, 5, 300, 520, 1, 304);  /* few rows, transposed B: dot products */
+  check_f16_bits(ctx, 1, 3, 2100, 37, 0, 305);  /* at most 4 rows: B's rows streamed */
+  check_f16_specials(ctx);
+}
+
 /* Every bf16 kernel this host has: the default (AMX, or the f32 route without it), the
  * AVX512_BF16 kernel (the f32 route where the host lacks it), the f32 route. */
 static void run_bf16_kernels(hlo_context *ctx) {
@@ -546,6 +613,7 @@ static void run_bf16_kernels(hlo_context *ctx) {
   check_widened_bits(ctx, 1, 300, 64, 700, 0, 201);  /* the f32 GEMM reads A in place here */
   check_widened_bits(ctx, 2, 70, 300, 520, 1, 202);  /* transposed B, two depth panels */
   check_widened_bits(ctx, 3, 40, 200, 90, 0, 203);   /* batches */
+  run_f16(ctx);
 }
 
 static void run_sizes(hlo_context *ctx) {

@@ -33,7 +33,7 @@ static int isa_cpu(void) {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f"))
     return RT_ISA_AMX;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
     return RT_ISA_AVX2;
 #endif
   return RT_ISA_BASE;

@@ -12,7 +12,7 @@
 /* Ordered: each level includes the ones below it. */
 enum {
   RT_ISA_BASE = 0,   /* the baseline x86-64 (SSE2) or any other architecture */
-  RT_ISA_AVX2 = 1,   /* AVX2 and FMA */
+  RT_ISA_AVX2 = 1,   /* AVX2, FMA and F16C (x86-64-v3) */
   RT_ISA_AVX512 = 2, /* AVX-512 F; a kernel that needs more (BW, BF16) asks the CPU for it too */
   RT_ISA_AMX = 3,    /* AVX-512 and AMX's tiles where the CPU has them */
 };
