@@ -1,12 +1,14 @@
 /* rt_gemm.c — dense matrix products for compiled dot instructions (hlo/rt.h): C = A·B in f32
- * and f64, accumulating in the element type, with element strides for A and B (transposed
- * operands need no copy), a batch dimension and a dense row-major C.  GotoBLAS structure: B
+ * and f64 (and f32 from f16), accumulating in the element type, with element strides for A
+ * and B (transposed operands need no copy), a batch dimension and a dense row-major C.  GotoBLAS structure: B
  * panels (KC x NC) and A blocks (MC x KC) are packed into micro-panels and a register-tiled
  * micro-kernel (MR x NR accumulators in vector registers, GCC/Clang vector extensions) runs on
  * them; products of few columns read a row-major A in place instead (GEMM_DIRECT_MAX_PANELS),
- * and f32 products of few rows read B in place (rt_gemm_small.h).
+ * and f32 products of few rows read B in place (rt_gemm_small.h).  The same packing and loop
+ * nest also take bf16 and f16 operands, widened to f32 as they are packed (rt_gemm_internal.h:
+ * hlo_rt_gemm_*_f16 here, rt_gemm_bf16.c's route without AMX).
  * The micro-kernel is built for AVX-512, AVX2+FMA and the baseline CPU and picked from
- * the running CPU, since libhlort is built once and runs on many machines.  On the context's
+ * the running CPU (rt_isa.h), since libhlort is built once and runs on many machines.  On the context's
  * thread pool each thread computes its own slice of C (columns or rows) from start to end with
  * its own packing buffers, or whole batches.  Measurements: docs/performance-gemm.md.  Tests:
  * runtime/src/kernels/rt_gemm_test.c.
@@ -258,19 +260,18 @@ static inline float gemm_bf16_to_f32(uint16_t h) {
 #undef GEMM_SUF
 #undef GEMM_KSUF
 
-/* f16 operands the same way: an f16 element as f32, exactly (subnormals through an integer
- * conversion, so that a caller's denormals-are-zero mode cannot flush them; NaN quieted, as
- * the hardware's vcvtph2ps does). */
+/* f16 operands the same way: an f16 element as f32, exactly, without branches (the packing
+ * loops vectorize on any CPU): normals rebias their exponent, subnormals go through an
+ * integer conversion (so that a caller's denormals-are-zero mode cannot flush them), and
+ * NaN is quieted, as the hardware's vcvtph2ps does. */
 static inline float gemm_f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu, w;
-  if (e == 0) {
-    float f = (float)m * 0x1p-24f; /* zero or subnormal: m units of 2^-24, exact */
-    __builtin_memcpy(&w, &f, sizeof w);
-  } else if (e == 31)
-    w = 0x7F800000u | m << 13 | (m ? 0x00400000u : 0); /* infinity, or a quiet NaN */
-  else
-    w = (e + 112) << 23 | m << 13;
-  w |= sign;
+  uint32_t em = h & 0x7FFFu, w;
+  uint32_t normal = (em << 13) + (112u << 23);
+  uint32_t special = (em << 13) | 0x7F800000u | (em > 0x7C00u ? 0x00400000u : 0); /* inf, NaN */
+  float sub = (float)(int32_t)em * 0x1p-24f; /* zero or subnormal: em units of 2^-24 */
+  __builtin_memcpy(&w, &sub, sizeof w);
+  w = em < 0x400u ? w : em >= 0x7C00u ? special : normal;
+  w |= (uint32_t)(h & 0x8000u) << 16;
   float f;
   __builtin_memcpy(&f, &w, sizeof f);
   return f;
@@ -287,22 +288,50 @@ GS_KERNELS(f16_small, uint16_t, GS_LOAD_F16, GS_LOAD_F16_AVX512, gemm_f16_to_f32
 #define GEMM_KSUF f32
 #define GEMM_SMALL f16_small_kernel
 #include "rt_gemm_impl.h"
+#undef GEMM_LD
+#undef GEMM_SUF
+#if GEMM_X86
+/* The same with F16C's vcvtph2ps in the packing, for CPUs with AVX2 (rt_isa.h): the scalar
+ * conversion above in packing loops cost 40 % of an f16 MLP's time. */
+#define GEMM_PACK_ATTR __attribute__((target("avx2,fma,f16c")))
+#define GEMM_LD(x) gemm_f16_to_f32(x)
+#define GEMM_PACK_LD(x) _cvtsh_ss(x)
+#define GEMM_LD8(d, s) _mm256_storeu_ps((d), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(s))))
+#define GEMM_SUF f16c
+#include "rt_gemm_impl.h"
+#undef GEMM_PACK_ATTR
+#undef GEMM_PACK_LD
+#undef GEMM_LD
+#undef GEMM_LD8
+#undef GEMM_SUF
+#endif
 #undef GEMM_SMALL
 #undef GEMM_WIDEN
 #undef GEMM_T
 #undef GEMM_SRC
-#undef GEMM_LD
-#undef GEMM_SUF
 #undef GEMM_KSUF
+
+/* The f16 entries: the F16C packing where the CPU has it. */
+static void gemm_widened_f16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, const uint16_t *a,
+                             int64_t a_bs, int64_t a_rs, int64_t a_cs, const int64_t *a_off, const uint16_t *b,
+                             int64_t b_bs, int64_t b_rs, int64_t b_cs, const int64_t *b_off, float *c) {
+#if GEMM_X86
+  if (rt_isa_level() >= RT_ISA_AVX2) {
+    rt_gemm_widened_f16c(ctx, batch, m, n, k, a, a_bs, a_rs, a_cs, a_off, b, b_bs, b_rs, b_cs, b_off, c, NULL, NULL);
+    return;
+  }
+#endif
+  rt_gemm_widened_f16(ctx, batch, m, n, k, a, a_bs, a_rs, a_cs, a_off, b, b_bs, b_rs, b_cs, b_off, c, NULL, NULL);
+}
 
 HLO_RT_EXPORT void hlo_rt_gemm_strided_f16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
                                            const uint16_t *a, int64_t a_bs, int64_t a_rs, int64_t a_cs,
                                            const uint16_t *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, float *c) {
-  rt_gemm_widened_f16(ctx, batch, m, n, k, a, a_bs, a_rs, a_cs, NULL, b, b_bs, b_rs, b_cs, NULL, c, NULL, NULL);
+  gemm_widened_f16(ctx, batch, m, n, k, a, a_bs, a_rs, a_cs, NULL, b, b_bs, b_rs, b_cs, NULL, c);
 }
 
 HLO_RT_EXPORT void hlo_rt_gemm_indexed_f16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
                                            const uint16_t *a, const int64_t *a_off, const uint16_t *b,
                                            const int64_t *b_off, float *c) {
-  rt_gemm_widened_f16(ctx, batch, m, n, k, a, 0, 0, 0, a_off, b, 0, 0, 0, b_off, c, NULL, NULL);
+  gemm_widened_f16(ctx, batch, m, n, k, a, 0, 0, 0, a_off, b, 0, 0, 0, b_off, c);
 }

@@ -6,7 +6,9 @@
  * With GEMM_WIDEN defined the operands are stored as GEMM_SRC and widened to GEMM_T by
  * GEMM_LD(x) as they are packed: the packing and loop nest of another suffix, the f32
  * micro-kernels of GEMM_KSUF, A never read in place, and instead of the public entry points
- * GEMM_NAME(rt_gemm_widened) (rt_gemm_internal.h).  Not a header: nothing else includes it.
+ * GEMM_NAME(rt_gemm_widened) (rt_gemm_internal.h); GEMM_PACK_ATTR, if defined, is the packing
+ * functions' target attribute, GEMM_PACK_LD(x) their widening of one element and
+ * GEMM_LD8(d, s) of 8 elements at s into d (conversions that attribute allows).  Not a header: nothing else includes it.
  * Tests: runtime/src/kernels/rt_gemm_test.c.
  */
 #define GEMM_CAT2(a, b) a##_##b
@@ -16,6 +18,11 @@
 #define GEMM_SRC GEMM_T
 #define GEMM_LD(x) (x)
 #define GEMM_KSUF GEMM_SUF
+#endif
+#ifndef GEMM_PACK_ATTR
+#define GEMM_PACK_ATTR
+#define GEMM_PACK_LD(x) GEMM_LD(x)
+#define GEMM_PACK_ATTR_DEFAULT
 #endif
 #define GEMM_KNAME(x) GEMM_CAT(x, GEMM_KSUF) /* the micro-kernels' names */
 
@@ -96,19 +103,19 @@ typedef void (*GEMM_NAME(direct_fn))(int64_t kc, const GEMM_T *a, int64_t lda, c
 /* One full micro-panel of a row-major A (cs = 1): mr rows from a (row stride rs) by kc
  * depths into dst[p*mr + ii].  Inlined with a constant mr, the rows' pointers stay in
  * registers and each depth is mr loads and stores (half the time of the generic loop). */
-static inline void GEMM_NAME(pack_a_full)(const GEMM_SRC *restrict a, int64_t rs, int64_t kc, int mr,
+GEMM_PACK_ATTR static inline void GEMM_NAME(pack_a_full)(const GEMM_SRC *restrict a, int64_t rs, int64_t kc, int mr,
                                           GEMM_T *restrict dst) {
   const GEMM_SRC *r[GEMM_MAX_MR];
   for (int ii = 0; ii < mr; ii++)
     r[ii] = a + ii * rs;
   for (int64_t p = 0; p < kc; p++, dst += mr)
-    _Pragma("GCC unroll 14") for (int ii = 0; ii < mr; ii++) dst[ii] = GEMM_LD(r[ii][p]);
+    _Pragma("GCC unroll 14") for (int ii = 0; ii < mr; ii++) dst[ii] = GEMM_PACK_LD(r[ii][p]);
 }
 
 /* Packs rows [0, mc) x columns [0, kc) of A into micro-panels of mr rows: panel r holds
  * (i = r*mr + ii, p) at dst[r*mr*kc + p*mr + ii]; rows past mc are zero.  Element (i, p) is
  * at a[row[i] + dep[p]] with offset tables, else at a[i*rs + p*cs]. */
-static void GEMM_NAME(pack_a)(const GEMM_SRC *a, const int64_t *row, const int64_t *dep, int64_t rs, int64_t cs,
+GEMM_PACK_ATTR static void GEMM_NAME(pack_a)(const GEMM_SRC *a, const int64_t *row, const int64_t *dep, int64_t rs, int64_t cs,
                               int64_t mc, int64_t kc, int mr, GEMM_T *dst) {
   for (int64_t i0 = 0; i0 < mc; i0 += mr, dst += (int64_t)mr * kc) {
     int64_t rows = mc - i0 < mr ? mc - i0 : mr;
@@ -124,10 +131,10 @@ static void GEMM_NAME(pack_a)(const GEMM_SRC *a, const int64_t *row, const int64
     for (int64_t p = 0; p < kc; p++) {
       if (row)
         for (int64_t ii = 0; ii < rows; ii++)
-          dst[p * mr + ii] = GEMM_LD(a[row[i0 + ii] + dep[p]]);
+          dst[p * mr + ii] = GEMM_PACK_LD(a[row[i0 + ii] + dep[p]]);
       else
         for (int64_t ii = 0; ii < rows; ii++)
-          dst[p * mr + ii] = GEMM_LD(a[(i0 + ii) * rs + p * cs]);
+          dst[p * mr + ii] = GEMM_PACK_LD(a[(i0 + ii) * rs + p * cs]);
       for (int64_t ii = rows; ii < mr; ii++)
         dst[p * mr + ii] = 0;
     }
@@ -137,7 +144,7 @@ static void GEMM_NAME(pack_a)(const GEMM_SRC *a, const int64_t *row, const int64
 /* Copies one row of a B micro-panel: n (<= nr) elements, zeros up to nr.  A full row of a
  * known width is one fixed-size copy the compiler inlines as vector moves (a loop of a
  * run-time count became a call of memmove per row). */
-static inline void GEMM_NAME(copy_row)(GEMM_T *restrict d, const GEMM_SRC *restrict s, int64_t n, int nr) {
+GEMM_PACK_ATTR static inline void GEMM_NAME(copy_row)(GEMM_T *restrict d, const GEMM_SRC *restrict s, int64_t n, int nr) {
 #ifndef GEMM_WIDEN
   if (n == nr) {
     switch (nr * (int)sizeof(GEMM_T)) {
@@ -149,13 +156,18 @@ static inline void GEMM_NAME(copy_row)(GEMM_T *restrict d, const GEMM_SRC *restr
   }
 #else
   if (n == nr && nr % 8 == 0) { /* whole vectors of a count the compiler sees */
-    for (int64_t j0 = 0; j0 < nr; j0 += 8)
-      _Pragma("GCC unroll 8") for (int jj = 0; jj < 8; jj++) d[j0 + jj] = GEMM_LD(s[j0 + jj]);
+    for (int64_t j0 = 0; j0 < nr; j0 += 8) {
+#ifdef GEMM_LD8
+      GEMM_LD8(d + j0, s + j0);
+#else
+      _Pragma("GCC unroll 8") for (int jj = 0; jj < 8; jj++) d[j0 + jj] = GEMM_PACK_LD(s[j0 + jj]);
+#endif
+    }
     return;
   }
 #endif
   for (int64_t jj = 0; jj < n; jj++)
-    d[jj] = GEMM_LD(s[jj]);
+    d[jj] = GEMM_PACK_LD(s[jj]);
   for (int64_t jj = n; jj < nr; jj++)
     d[jj] = 0;
 }
@@ -163,7 +175,7 @@ static inline void GEMM_NAME(copy_row)(GEMM_T *restrict d, const GEMM_SRC *restr
 /* Packs rows [0, kc) x columns [0, nc) of B into micro-panels of nr columns: (p, j = r*nr + jj)
  * at dst[r*nr*kc + p*nr + jj]; columns past nc are zero.  Element (p, j) is at
  * b[dep[p] + col[j]] with offset tables, else at b[p*rs + j*cs]. */
-static void GEMM_NAME(pack_b)(const GEMM_SRC *b, const int64_t *dep, const int64_t *col, int64_t rs, int64_t cs,
+GEMM_PACK_ATTR static void GEMM_NAME(pack_b)(const GEMM_SRC *b, const int64_t *dep, const int64_t *col, int64_t rs, int64_t cs,
                               int64_t kc, int64_t nc, int nr, GEMM_T *dst) {
   if (!col && cs == 1) { /* row-major B: read each row once, front to back (not 8 KB strides) */
     for (int64_t p = 0; p < kc; p++) {
@@ -190,10 +202,10 @@ static void GEMM_NAME(pack_b)(const GEMM_SRC *b, const int64_t *dep, const int64
       GEMM_T *d = dst + p * nr;
       if (col)
         for (int64_t jj = 0; jj < cols; jj++)
-          d[jj] = GEMM_LD(b[dep[p] + col[j0 + jj]]);
+          d[jj] = GEMM_PACK_LD(b[dep[p] + col[j0 + jj]]);
       else
         for (int64_t jj = 0; jj < cols; jj++)
-          d[jj] = GEMM_LD(b[p * rs + (j0 + jj) * cs]);
+          d[jj] = GEMM_PACK_LD(b[p * rs + (j0 + jj) * cs]);
       for (int64_t jj = cols; jj < nr; jj++)
         d[jj] = 0;
     }
@@ -572,4 +584,9 @@ void GEMM_NAME(rt_gemm_widened)(hlo_context *ctx, int64_t batch, int64_t m, int6
 #undef GEMM_SRC
 #undef GEMM_LD
 #undef GEMM_KSUF
+#endif
+#ifdef GEMM_PACK_ATTR_DEFAULT
+#undef GEMM_PACK_ATTR
+#undef GEMM_PACK_LD
+#undef GEMM_PACK_ATTR_DEFAULT
 #endif

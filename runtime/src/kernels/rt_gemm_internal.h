@@ -21,7 +21,12 @@ void rt_gemm_widened_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n,
                           int64_t a_bs, int64_t a_rs, int64_t a_cs, const int64_t *a_off, const uint16_t *b,
                           int64_t b_bs, int64_t b_rs, int64_t b_cs, const int64_t *b_off, float *c,
                           hlo_rt_range_fn epi, void *epi_arg);
-/* The same for IEEE half (f16) operands. */
+/* The same for IEEE half (f16) operands (rt_gemm_widened_f16c: packing with F16C, for CPUs
+ * with AVX2; rt_gemm.c's hlo_rt_gemm_*_f16 pick one). */
+void rt_gemm_widened_f16c(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, const uint16_t *a,
+                          int64_t a_bs, int64_t a_rs, int64_t a_cs, const int64_t *a_off, const uint16_t *b,
+                          int64_t b_bs, int64_t b_rs, int64_t b_cs, const int64_t *b_off, float *c,
+                          hlo_rt_range_fn epi, void *epi_arg);
 void rt_gemm_widened_f16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, const uint16_t *a,
                          int64_t a_bs, int64_t a_rs, int64_t a_cs, const int64_t *a_off, const uint16_t *b,
                          int64_t b_bs, int64_t b_rs, int64_t b_cs, const int64_t *b_off, float *c,
