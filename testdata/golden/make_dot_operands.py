@@ -11,7 +11,10 @@ What they pin down:
   columns, row counts that leave a remainder of 6;
 - the bf16 few-rows path (runtime/src/kernels/rt_gemm_bf16.c, bf_small_*): a language model's
   logits (one row by a transposed embedding), a row-major weight, and Flax's x . W[heads, d, h]
-  whose columns the kernel reads as runs of h through offset tables.
+  whose columns the kernel reads as runs of h through offset tables;
+- f16 dots widened as they are read (runtime/src/kernels/rt_gemm.c, hlo_rt_gemm_*_f16): the
+  few-rows kernels (dot products, column tiles, streamed rows) and the packed path, with f16
+  subnormals among the inputs.
 
 Expected values are numpy formulas in float64 (bf16 rounding by bit arithmetic) -- never
 hlorun's output.
@@ -132,10 +135,44 @@ ENTRY main {
     case("bf16_few_rows", hlo, [h, e, x, w, t, wh], [bf16_bits(v) for v in want], BF16_TOL)
 
 
+def f16_widened():
+    def f16(shape):
+        v = RNG.standard_normal(shape)
+        v[..., ::7] *= 1e-5  # every 7th element below f16's normal range (6.1e-5): subnormals
+        return v.astype(np.float16)
+    h, e = f16((1, 96)), f16((3000, 96))
+    x, w = f16((13, 80)), f16((80, 200))
+    g, w2 = f16((3, 700)), f16((700, 64))
+    a, b = f16((40, 300)), f16((300, 70))
+    hlo = """HloModule dotin_f16_widened
+
+ENTRY main {
+  h = f16[1,96] parameter(0)
+  e = f16[3000,96] parameter(1)
+  x = f16[13,80] parameter(2)
+  w = f16[80,200] parameter(3)
+  g = f16[3,700] parameter(4)
+  w2 = f16[700,64] parameter(5)
+  a = f16[40,300] parameter(6)
+  b = f16[300,70] parameter(7)
+  logits = f32[1,3000] dot(h, e), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  y = f16[13,200] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = f16[3,64] dot(g, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f16[40,70] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = (f32[1,3000], f16[13,200], f16[3,64], f16[40,70]) tuple(logits, y, z, c)
+}
+"""
+    d = lambda t: t.astype(np.float64)
+    want = [(d(h) @ d(e).T).astype(np.float32), (d(x) @ d(w)).astype(np.float16),
+            (d(g) @ d(w2)).astype(np.float16), (d(a) @ d(b)).astype(np.float16)]
+    case("f16_widened", hlo, [h, e, x, w, g, w2, a, b], want, {"rtol": 2e-3, "atol": 2e-3})
+
+
 def main():
     folded_transposes()
     f32_direct_a()
     bf16_few_rows()
+    f16_widened()
 
 
 if __name__ == "__main__":
