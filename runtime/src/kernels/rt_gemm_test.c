@@ -504,33 +504,6 @@ static void run_bf16(hlo_context *ctx) {
   check_runs_bf16(ctx, 40, 2 * 128, 33, 128, seed + 110);  /* many rows: the packed path */
 }
 
-/* The f32 route (HLO_GEMM_BF16=f32) widens bf16 while it packs (rt_gemm_internal.h): its f32
- * result must have the bits of hlo_rt_gemm_strided_f32 on f32 copies of the operands, whose
- * kernels (A read in place for 64 columns, transposed-B packing through registers) differ. */
-static void check_widened_bits(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, int tb,
-                               uint64_t seed) {
-  int64_t na = batch * m * k, nb = batch * k * n, nc = batch * m * n;
-  uint16_t *a = malloc(sizeof *a * na), *b = malloc(sizeof *b * nb);
-  float *af = malloc(sizeof *af * na), *bf = malloc(sizeof *bf * nb);
-  float *c = malloc(sizeof *c * nc), *cf = malloc(sizeof *cf * nc);
-  for (int64_t i = 0; i < na; i++)
-    af[i] = (float)from_bf16(a[i] = to_bf16(next_value(&seed)));
-  for (int64_t i = 0; i < nb; i++)
-    bf[i] = (float)from_bf16(b[i] = to_bf16(next_value(&seed)));
-  int64_t brs = tb ? 1 : n, bcs = tb ? k : 1; /* tb: B stored n x k */
-  setenv("HLO_GEMM_BF16", "f32", 1);
-  hlo_rt_gemm_strided_bf16(ctx, batch, m, n, k, a, m * k, k, 1, b, k * n, brs, bcs, c, NULL);
-  unsetenv("HLO_GEMM_BF16");
-  hlo_rt_gemm_strided_f32(ctx, batch, m, n, k, af, m * k, k, 1, bf, k * n, brs, bcs, cf);
-  checks++;
-  if (memcmp(c, cf, sizeof *c * nc) != 0) {
-    printf("FAIL: bf16 widened while packed, %lldx%lldx%lld (batch %lld, B %s): not the f32 GEMM's bits\n",
-           (long long)m, (long long)n, (long long)k, (long long)batch, tb ? "transposed" : "row-major");
-    failures++;
-  }
-  free(a), free(b), free(af), free(bf), free(c), free(cf);
-}
-
 /* ---- f16 (hlo_rt_gemm_*_f16: widened while packed) ---- */
 
 /* An f16 value, decoded independently of the runtime (normals, zeros and subnormals). */
@@ -547,23 +520,38 @@ static uint16_t f16_random(uint64_t *s) {
   return (uint16_t)((x < 0 ? 0x8000 : 0) | e << 10 | m);
 }
 
-/* hlo_rt_gemm_strided_f16 must give the bits of hlo_rt_gemm_strided_f32 on exact f32 copies. */
-static void check_f16_bits(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, int64_t k, int tb, uint64_t seed) {
+/* bf16 through the f32 route (HLO_GEMM_BF16=f32) and f16 widen while they pack
+ * (rt_gemm_internal.h): their f32 result must have the bits of hlo_rt_gemm_strided_f32 on
+ * exact f32 copies, whose kernels differ (A read in place for 64 columns, transposed B packed
+ * through registers, few rows with B in place). */
+static void check_widened_bits(hlo_context *ctx, int f16, int64_t batch, int64_t m, int64_t n, int64_t k, int tb,
+                               uint64_t seed) {
   int64_t na = batch * m * k, nb = batch * k * n, nc = batch * m * n;
   uint16_t *a = malloc(sizeof *a * na), *b = malloc(sizeof *b * nb);
   float *af = malloc(sizeof *af * na), *bf = malloc(sizeof *bf * nb);
   float *c = malloc(sizeof *c * nc), *cf = malloc(sizeof *cf * nc);
-  for (int64_t i = 0; i < na; i++)
-    af[i] = f16_decode(a[i] = f16_random(&seed));
-  for (int64_t i = 0; i < nb; i++)
-    bf[i] = f16_decode(b[i] = f16_random(&seed));
-  int64_t brs = tb ? 1 : n, bcs = tb ? k : 1;
-  hlo_rt_gemm_strided_f16(ctx, batch, m, n, k, a, m * k, k, 1, b, k * n, brs, bcs, c);
+  for (int64_t i = 0; i < na + nb; i++) {
+    uint16_t h = f16 ? f16_random(&seed) : to_bf16(next_value(&seed));
+    float v = f16 ? f16_decode(h) : (float)from_bf16(h);
+    if (i < na)
+      a[i] = h, af[i] = v;
+    else
+      b[i - na] = h, bf[i - na] = v;
+  }
+  int64_t brs = tb ? 1 : n, bcs = tb ? k : 1; /* tb: B stored n x k */
+  if (f16)
+    hlo_rt_gemm_strided_f16(ctx, batch, m, n, k, a, m * k, k, 1, b, k * n, brs, bcs, c);
+  else {
+    setenv("HLO_GEMM_BF16", "f32", 1);
+    hlo_rt_gemm_strided_bf16(ctx, batch, m, n, k, a, m * k, k, 1, b, k * n, brs, bcs, c, NULL);
+    unsetenv("HLO_GEMM_BF16");
+  }
   hlo_rt_gemm_strided_f32(ctx, batch, m, n, k, af, m * k, k, 1, bf, k * n, brs, bcs, cf);
   checks++;
   if (memcmp(c, cf, sizeof *c * nc) != 0) {
-    printf("FAIL: f16 widened while packed, %lldx%lldx%lld (batch %lld, B %s): not the f32 GEMM's bits\n",
-           (long long)m, (long long)n, (long long)k, (long long)batch, tb ? "transposed" : "row-major");
+    printf("FAIL: %s widened while packed, %lldx%lldx%lld (batch %lld, B %s): not the f32 GEMM's bits\n",
+           f16 ? "f16" : "bf16", (long long)m, (long long)n, (long long)k, (long long)batch,
+           tb ? "transposed" : "row-major");
     failures++;
   }
   free(a), free(b), free(af), free(bf), free(c), free(cf);
@@ -590,11 +578,11 @@ static void check_f16_specials(hlo_context *ctx) {
 }
 
 static void run_f16(hlo_context *ctx) {
-  check_f16_bits(ctx, 1, 300, 64, 700, 0, 301);
-  check_f16_bits(ctx, 2, 70, 300, 520, 1, 302);
-  check_f16_bits(ctx, 3, 9, 200, 700, 0, 303); /* few rows: B read in place (f16_small) */
-  check_f16_bits(ctx, 2, 5, 300, 520, 1, 304);  /* few rows, transposed B: dot products */
-  check_f16_bits(ctx, 1, 3, 2100, 37, 0, 305);  /* at most 4 rows: B's rows streamed */
+  check_widened_bits(ctx, 1, 1, 300, 64, 700, 0, 301);
+  check_widened_bits(ctx, 1, 2, 70, 300, 520, 1, 302);
+  check_widened_bits(ctx, 1, 3, 9, 200, 700, 0, 303); /* few rows: B read in place (f16_small) */
+  check_widened_bits(ctx, 1, 2, 5, 300, 520, 1, 304); /* few rows, transposed B: dot products */
+  check_widened_bits(ctx, 1, 1, 3, 2100, 37, 0, 305); /* at most 4 rows: B's rows streamed */
   check_f16_specials(ctx);
 }
 
@@ -610,9 +598,9 @@ static void run_bf16_kernels(hlo_context *ctx) {
     run_bf16(ctx);
   }
   unsetenv("HLO_GEMM_BF16");
-  check_widened_bits(ctx, 1, 300, 64, 700, 0, 201);  /* the f32 GEMM reads A in place here */
-  check_widened_bits(ctx, 2, 70, 300, 520, 1, 202);  /* transposed B, two depth panels */
-  check_widened_bits(ctx, 3, 40, 200, 90, 0, 203);   /* batches */
+  check_widened_bits(ctx, 0, 1, 300, 64, 700, 0, 201); /* the f32 GEMM reads A in place here */
+  check_widened_bits(ctx, 0, 2, 70, 300, 520, 1, 202); /* transposed B, two depth panels */
+  check_widened_bits(ctx, 0, 3, 40, 200, 90, 0, 203);  /* batches */
   run_f16(ctx);
 }
 
