@@ -21,7 +21,6 @@
 #include <stdlib.h>
 
 #include "codegen/ops.h"
-#include "hlo/rt.h"
 
 /* Per batch, fewer multiply-adds than this run faster in the inline loop nest. */
 #define DOT_GEMM_MIN_WORK 32768.0

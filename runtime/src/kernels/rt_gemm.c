@@ -240,16 +240,10 @@ GS_KERNELS(f32_small, float, GS_LOAD_F32, GS_LOAD_F32, GS_AS_F32)
 #undef GEMM_SUF
 
 /* bf16 operands widened while packed, on the f32 kernels (rt_gemm_internal.h). */
-static inline float gemm_bf16_to_f32(uint16_t h) {
-  uint32_t w = (uint32_t)h << 16;
-  float f;
-  __builtin_memcpy(&f, &w, sizeof f);
-  return f;
-}
 #define GEMM_WIDEN 1
 #define GEMM_T float
 #define GEMM_SRC uint16_t
-#define GEMM_LD(x) gemm_bf16_to_f32(x)
+#define GEMM_LD(x) rt_bf16_to_f32(x)
 #define GEMM_SUF bf16
 #define GEMM_KSUF f32
 #include "rt_gemm_impl.h"

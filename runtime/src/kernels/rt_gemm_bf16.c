@@ -50,12 +50,6 @@
 enum { BF_ISA_F32 = 0, BF_ISA_AVX512 = 1, BF_ISA_AMX = 2 };
 
 static int64_t bf_round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
-static float bf_to_f32(uint16_t h) {
-  uint32_t w = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &w, 4);
-  return f;
-}
 
 /* float -> bf16 bits, round to nearest even; NaN stays a quiet NaN (as codegen's convert). */
 static uint16_t bf_from_f32(float f) {
@@ -316,6 +310,7 @@ static void bf_pack_b(const uint16_t *b, const int64_t *dep, const int64_t *col,
 typedef struct bf_job {
   bf_micro_fn micro;
   int amx;
+  int round_fast; /* bf_round may take its AVX512BW form (bf_fast_round) */
   int64_t m, n, kk;
   const uint16_t *a, *b;
   int64_t a_rs, a_cs, b_rs, b_cs;
@@ -374,7 +369,7 @@ static int bf_fast_round(void) {
 /* Rounds rows [i0, i0 + rows) x columns [c0, c0 + cols) of C, final now, into out. */
 static void bf_finish(const bf_job *j, int64_t i0, int64_t rows, int64_t c0, int64_t cols) {
   if (j->out)
-    bf_round(j->c + i0 * j->n + c0, j->n, j->out + i0 * j->n + c0, j->n, rows, cols, bf_fast_round());
+    bf_round(j->c + i0 * j->n + c0, j->n, j->out + i0 * j->n + c0, j->n, rows, cols, j->round_fast);
 }
 
 /* The reference loop nest (packing buffers could not be allocated): f32 accumulation. */
@@ -383,8 +378,8 @@ static void bf_naive(const bf_job *j, int64_t i0, int64_t rows, int64_t j0, int6
     for (int64_t x = j0; x < j0 + cols; x++) {
       float s = 0;
       for (int64_t p = 0; p < j->kk; p++)
-        s += j->a_row ? bf_to_f32(j->a[j->a_row[i] + j->a_dep[p]]) * bf_to_f32(j->b[j->b_dep[p] + j->b_col[x]])
-                      : bf_to_f32(j->a[i * j->a_rs + p * j->a_cs]) * bf_to_f32(j->b[p * j->b_rs + x * j->b_cs]);
+        s += j->a_row ? rt_bf16_to_f32(j->a[j->a_row[i] + j->a_dep[p]]) * rt_bf16_to_f32(j->b[j->b_dep[p] + j->b_col[x]])
+                      : rt_bf16_to_f32(j->a[i * j->a_rs + p * j->a_cs]) * rt_bf16_to_f32(j->b[p * j->b_rs + x * j->b_cs]);
       j->c[i * j->n + x] = s;
     }
   bf_finish(j, i0, rows, j0, cols);
@@ -568,14 +563,14 @@ static void bf_round_range(void *arg, int64_t begin, int64_t end) {
  * result rounded part by part. */
 static void bf_via_f32(hlo_context *ctx, int64_t batch, const bf_batch_job *bj) {
   const bf_job *p = &bj->proto;
-  bf_round_job r = {.c = p->c, .out = p->out, .fast = bf_fast_round()};
+  bf_round_job r = {.c = p->c, .out = p->out, .fast = p->round_fast};
   rt_gemm_widened_bf16(ctx, batch, p->m, p->n, p->kk, p->a, bj->a_bs, p->a_rs, p->a_cs, bj->a_boff, p->b, bj->b_bs,
                        p->b_rs, p->b_cs, bj->b_boff, p->c, p->out ? bf_round_range : NULL, &r);
 }
 
 /* ---- few rows: B read where it lies (rt_gemm_small.h) ---- */
 
-GS_KERNELS(bf_small, uint16_t, GS_LOAD_BF16, GS_LOAD_BF16_AVX512, bf_to_f32)
+GS_KERNELS(bf_small, uint16_t, GS_LOAD_BF16, GS_LOAD_BF16_AVX512, rt_bf16_to_f32)
 
 /* Whether a job takes the few-rows path: few rows, and a B the kernels read in place. */
 static int bf_small_ok(const bf_job *p) {
@@ -584,7 +579,7 @@ static int bf_small_ok(const bf_job *p) {
 
 /* bf_naive rounds a bf16 result itself; the driver's second finish then rounds it again
  * from the same f32 sums (the same bits). */
-GS_DRIVER(bf_small, bf_job, bf_batch_job, bf_to_f32, bf_small_kernel, bf_batch_at, bf_finish, bf_naive, bf_threads)
+GS_DRIVER(bf_small, bf_job, bf_batch_job, rt_bf16_to_f32, bf_small_kernel, bf_batch_at, bf_finish, bf_naive, bf_threads)
 
 /* Runs every batch: batches in parallel when there are enough of them, else one after the
  * other with each product split over the threads. */
@@ -593,6 +588,7 @@ static void bf_run_batches(hlo_context *ctx, int64_t batch, bf_batch_job *bj) {
   if (batch <= 0 || p->m <= 0 || p->n <= 0)
     return;
   int isa = bf_isa();
+  p->round_fast = bf_fast_round();
 #if BF_X86
   p->micro = isa == BF_ISA_AMX ? bf_micro_amx : isa == BF_ISA_AVX512 ? bf_micro_avx : NULL;
 #endif

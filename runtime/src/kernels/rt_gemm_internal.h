@@ -7,8 +7,17 @@
 #define HLO_RT_GEMM_INTERNAL_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "hlo/rt.h"
+
+/* A bf16 element (its bits) as f32: the upper half of the f32's bits, exact. */
+static inline float rt_bf16_to_f32(uint16_t h) {
+  uint32_t w = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &w, sizeof f);
+  return f;
+}
 
 /* C (batch x m x n, dense f32) = A·B for bf16 A and B (their bits as uint16_t): element
  * strides (a_bs, a_rs, a_cs; b_bs, b_rs, b_cs) as hlo_rt_gemm_strided_f32, or, when a_off is

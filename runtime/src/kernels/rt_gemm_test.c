@@ -311,6 +311,12 @@ static uint16_t to_bf16(double x) {
   return (uint16_t)((w + 0x7FFFu + lsb) >> 16);
 }
 
+/* The bf16 kernel the environment picks, for messages. */
+static const char *bf16_kernel(void) {
+  const char *k = getenv("HLO_GEMM_BF16");
+  return k ? k : "best";
+}
+
 static double from_bf16(uint16_t h) {
   uint32_t w = (uint32_t)h << 16;
   float f;
@@ -381,7 +387,7 @@ static void check_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64_t n, in
   for (int64_t t = 0; t < batch; t++) {
     char what[128];
     snprintf(what, sizeof what, "bf16 [%s] batch %lld/%lld %lldx%lldx%lld ta %d tb %d pad %lld",
-             getenv("HLO_GEMM_BF16") ? getenv("HLO_GEMM_BF16") : "best", (long long)t, (long long)batch,
+             bf16_kernel(), (long long)t, (long long)batch,
              (long long)m, (long long)n, (long long)k, ta, tb, (long long)pad);
     check_bf16_result(what, m, n, k, a + t * abs_, ai, ap, b + t * bbs, bp, bj, c + t * m * n,
                       out ? out + t * m * n : NULL);
@@ -425,7 +431,7 @@ static void check_indexed_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64
   for (int64_t t = 0; t < batch; t++) {
     char what[128];
     snprintf(what, sizeof what, "bf16 indexed [%s] batch %lld/%lld %lldx%lldx%lld",
-             getenv("HLO_GEMM_BF16") ? getenv("HLO_GEMM_BF16") : "best", (long long)t, (long long)batch,
+             bf16_kernel(), (long long)t, (long long)batch,
              (long long)m, (long long)n, (long long)k);
     check_bf16_result(what, m, n, k, a + ao[t], ao + batch, ao + batch + m, b + bo[t], bo + batch, bo + batch + k,
                       c + t * m * n, out + t * m * n);
@@ -465,7 +471,7 @@ static void check_runs_bf16(hlo_context *ctx, int64_t m, int64_t n, int64_t k, i
   hlo_rt_gemm_indexed_bf16(ctx, 1, m, n, k, a, ao, b, bo, scratch, out);
   char what[128];
   snprintf(what, sizeof what, "bf16 runs of %lld [%s] %lldx%lldx%lld", (long long)run,
-           getenv("HLO_GEMM_BF16") ? getenv("HLO_GEMM_BF16") : "best", (long long)m, (long long)n, (long long)k);
+           bf16_kernel(), (long long)m, (long long)n, (long long)k);
   check_bf16_result(what, m, n, k, a, ao + 1, ao + 1 + m, b, bo + 1, bo + 1 + k, c, out);
   free(scratch);
   free(a);
