@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks that compiled models give the same bits on every target CPU (issue 16).
 
-    cross_cpu.py --hlorun PATH [--cpus native,generic,x86-64-v3] [--jobs N] DIR...
+    cross_cpu.py --hlorun PATH [--cpus native,generic,x86-64-v3[,x86-64-v4]] [--jobs N] DIR...
     cross_cpu.py --hloc PATH --compile-only --cpus sapphirerapids,znver4,x86-64-v2 DIR...
 
 Each DIR is a case folder (model.hlo, in<k>.npy) or a folder of case folders: the golden
@@ -40,7 +40,10 @@ DEFAULT_ULPS = 4
 # the libraries it calls do not (LIBRARY_ORDERED).  generic is not capped here: without FMA a
 # product rounds each multiply and each add, so its dots differ by design; golden_at.generic
 # checks that run against the expected values instead (tests/golden.cmake).
-RUNTIME_ISA = {"x86-64-v3": "avx2"}
+# x86-64-v4 with the runtime held to AVX-512 is the machine AMD's Zen 4 and 5 are to hloc: AVX-512
+# without AMX and without AVX512-FP16; the default run adds it where this host can run its code.
+RUNTIME_ISA = {"x86-64-v3": "avx2", "x86-64-v4": "avx512"}
+AVX512_FLAGS = {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}
 # Models whose results come partly from a library that orders its sums by the CPU's
 # instruction set: oneDNN's convolutions (its AVX2 and AVX-512 kernels block the channels
 # differently) and bf16 dots (AMX's tiles, or f32 FMAs without AMX).  Between a CPU and a
@@ -117,6 +120,17 @@ def ulp_distance(a, b):
     return int(d.max())
 
 
+def default_cpus():
+    """native, generic and x86-64-v3, and x86-64-v4 where this CPU runs AVX-512 code."""
+    cpus = ["native", "generic", "x86-64-v3"]
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((set(l.split(":", 1)[1].split()) for l in f if l.startswith("flags")), set())
+    except OSError:
+        flags = set()
+    return cpus + (["x86-64-v4"] if AVX512_FLAGS <= flags else [])
+
+
 def run_outputs(hlorun, d, cpu, cache, tmp):
     ins = numbered(d, "in")
     n_out = len(numbered(d, "expected"))
@@ -189,12 +203,13 @@ def main():
     ap.add_argument("--hlorun")
     ap.add_argument("--hloc")
     ap.add_argument("--compile-only", action="store_true")
-    ap.add_argument("--cpus", default="native,generic,x86-64-v3")
+    ap.add_argument("--cpus", help="comma-separated; default native,generic,x86-64-v3 and, on an "
+                    "AVX-512 host, x86-64-v4")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--filter", default=None, help="only cases whose name contains SUBSTR")
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args()
-    cpus = a.cpus.split(",")
+    cpus = a.cpus.split(",") if a.cpus else default_cpus()
     cases = case_dirs(a.dirs)
     if a.filter:
         cases = [c for c in cases if a.filter in os.path.basename(c)]

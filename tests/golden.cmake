@@ -15,8 +15,9 @@ foreach(m ${GOLDEN_CASES})
 endforeach()
 
 # Issue 16: the same answers on every CPU.  The whole golden suite compiled for a portable
-# x86-64 (no AVX, no FMA), then every golden and conformance case run at native, generic and
-# x86-64-v3 with the outputs compared bit for bit (tests/cross_cpu.py; FMA tolerances in
+# x86-64 (no AVX, no FMA), then every golden and conformance case run at native, generic,
+# x86-64-v3 and, on an AVX-512 host, x86-64-v4 (the runtime held to each) with the outputs
+# compared bit for bit (tests/cross_cpu.py; FMA tolerances in
 # tests/cross_cpu_tolerance.txt, docs/conformance.md), and compiled (not run) for CPUs this
 # machine may not be, which catches instruction-selection failures early.
 add_test(NAME golden_at.generic
@@ -33,7 +34,7 @@ endforeach()
 set(CROSS_CPU ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/cross_cpu.py)
 add_test(NAME cross_cpu.golden COMMAND ${CROSS_CPU} --hlorun $<TARGET_FILE:hlorun> ${CMAKE_SOURCE_DIR}/testdata/golden)
 add_test(NAME cross_cpu.compile_only
-  COMMAND ${CROSS_CPU} --hloc $<TARGET_FILE:hloc> --compile-only --cpus sapphirerapids,znver4,x86-64-v2
+  COMMAND ${CROSS_CPU} --hloc $<TARGET_FILE:hloc> --compile-only --cpus sapphirerapids,znver4,znver5,x86-64-v2
           ${CMAKE_SOURCE_DIR}/testdata/golden)
 if(EXISTS ${HLOC_SHARED_DIR}/conformance/cases)
   add_test(NAME cross_cpu.conformance
