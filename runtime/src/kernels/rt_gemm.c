@@ -99,17 +99,9 @@ static gemm_blocks gemm_blocking(int64_t rows, int64_t cols, int64_t k, int mr, 
   return b;
 }
 
-/* Whether `threads` threads split an m x n x k product by columns rather than rows.  The
- * cost of the busiest thread: its micro tiles (mr x nr x k multiply-adds each, a partial tile
- * counted as a whole one) plus the elements it packs, each counted as GEMM_PACK_COST
- * multiply-adds; ties go to columns. */
+/* What packing one element costs against one multiply-add, for the split over threads
+ * (rt_gemm_split). */
 #define GEMM_PACK_COST 16.0
-static int gemm_split_cols(int64_t m, int64_t n, int64_t k, int mr, int nr, int threads) {
-  double rt = (double)((m + mr - 1) / mr), ct = (double)((n + nr - 1) / nr), t = threads, tile = (double)mr * nr * k;
-  double by_cols = ceil(ct / t) * rt * tile + GEMM_PACK_COST * ((double)m * k + (double)k * n / t);
-  double by_rows = ceil(rt / t) * ct * tile + GEMM_PACK_COST * ((double)m * k / t + (double)k * n);
-  return by_cols <= by_rows;
-}
 
 /* A micro-kernel: C[MR x NV*lanes] (row stride ldc) = (add ? C : 0) + A-micro-panel ·
  * B-micro-panel over kc steps, the A micro-panel holding AS >= MR rows per step.

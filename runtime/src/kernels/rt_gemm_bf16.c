@@ -305,8 +305,7 @@ static void bf_pack_b(const uint16_t *b, const int64_t *dep, const int64_t *col,
 
 /* ---- the blocked product ---- */
 
-/* One product: operands, result, and the split over threads (parts slices of rows, or of
- * columns when by_cols). */
+/* One product: operands, result, and the split over threads (rt_gemm_split's grid). */
 typedef struct bf_job {
   bf_micro_fn micro;
   int amx;
@@ -317,8 +316,7 @@ typedef struct bf_job {
   const int64_t *a_row, *a_dep, *b_dep, *b_col; /* offset tables (all four or none) */
   float *c;                                     /* m x n, row stride n */
   uint16_t *out;                                /* NULL, or the bf16 result (same layout) */
-  int64_t parts;
-  int by_cols;
+  rt_gemm_grid grid;
 } bf_job;
 
 #if BF_X86
@@ -476,18 +474,15 @@ static void bf_serial(const bf_job *j, int64_t i0, int64_t rows, int64_t j0, int
   hlo_rt_free(NULL, bp);
 }
 
-/* Slices [begin, end) of the job's split, each a run of whole 32-wide tiles of columns
- * (by_cols) or rows (a hlo_rt_range_fn). */
+/* Rectangles [begin, end) of the job's grid (rt_gemm_split), runs of whole BF_T tiles of rows
+ * and columns (a hlo_rt_range_fn). */
 static void bf_slices(void *arg, int64_t begin, int64_t end) {
   const bf_job *j = arg;
-  int64_t size = j->by_cols ? j->n : j->m, units = (size + BF_T - 1) / BF_T;
   for (int64_t t = begin; t < end; t++) {
-    int64_t lo = units * t / j->parts * BF_T, hi = units * (t + 1) / j->parts * BF_T;
-    hi = hi < size ? hi : size;
-    if (j->by_cols)
-      bf_serial(j, 0, j->m, lo, hi - lo);
-    else
-      bf_serial(j, lo, hi - lo, 0, j->n);
+    int64_t r0, r1, c0, c1;
+    rt_gemm_slice(j->m, BF_T, t / j->grid.cols, j->grid.rows, &r0, &r1);
+    rt_gemm_slice(j->n, BF_T, t % j->grid.cols, j->grid.cols, &c0, &c1);
+    bf_serial(j, r0, r1 - r0, c0, c1 - c0);
   }
 }
 
@@ -500,8 +495,8 @@ static int bf_threads(hlo_context *ctx, int64_t m, int64_t n, int64_t k) {
   return t;
 }
 
-/* C = A·B on `threads` threads: slices of columns when the busiest thread then has fewer
- * tiles plus packing (as rt_gemm.c's gemm_split_cols), else of rows. */
+/* C = A·B on `threads` threads, one rectangle of C each (rt_gemm_split's grid for BF_T x BF_T
+ * tiles). */
 static void bf_gemm(hlo_context *ctx, int threads, bf_job *j) {
   if (j->m <= 0 || j->n <= 0)
     return;
@@ -510,12 +505,7 @@ static void bf_gemm(hlo_context *ctx, int threads, bf_job *j) {
     bf_finish(j, 0, j->m, 0, j->n);
     return;
   }
-  double rt = (double)((j->m + BF_T - 1) / BF_T), ct = (double)((j->n + BF_T - 1) / BF_T), t = threads;
-  double tile = (double)BF_T * BF_T * j->kk, mk = (double)j->m * j->kk, kn = (double)j->kk * j->n;
-  double by_cols = __builtin_ceil(ct / t) * rt * tile + 16.0 * (mk + kn / t);
-  double by_rows = __builtin_ceil(rt / t) * ct * tile + 16.0 * (mk / t + kn);
-  j->parts = threads;
-  j->by_cols = by_cols <= by_rows;
+  j->grid = rt_gemm_split(j->m, j->n, j->kk, BF_T, BF_T, threads, 16.0, 0);
   hlo_rt_parallel_for(threads > 1 ? ctx : NULL, threads, bf_slices, j);
 }
 

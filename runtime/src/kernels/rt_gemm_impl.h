@@ -236,8 +236,7 @@ static void GEMM_NAME(macro_kernel)(const gemm_kernel *k, const GEMM_T *ap, cons
   }
 }
 
-/* One product C = A·B: operands, the split over threads (parts slices of rows, or of columns
- * when by_cols). */
+/* One product C = A·B: operands, and the split over threads (rt_gemm_split's grid). */
 typedef struct GEMM_NAME(job) {
   gemm_kernel k;
   int64_t m, n, kk;
@@ -254,8 +253,7 @@ typedef struct GEMM_NAME(job) {
   hlo_rt_range_fn epi;
   void *epi_arg;
   int64_t c_off;
-  int64_t parts;
-  int by_cols;
+  rt_gemm_grid grid;
 } GEMM_NAME(job);
 
 /* Packs rows [i, i + rows) x depths [p, p + depth) of the job's A into dst. */
@@ -418,28 +416,24 @@ static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
   hlo_rt_free(NULL, bp);
 }
 
-/* Slices [begin, end) of the job's split: slice t is the t-th of `parts` runs of whole micro
- * tiles of columns (by_cols) or rows, computed start to end on one thread (a
+/* Rectangles [begin, end) of the job's grid: rectangle t is row slice t / grid.cols and column
+ * slice t % grid.cols, runs of whole micro tiles, computed start to end on one thread (a
  * hlo_rt_range_fn). */
 static void GEMM_NAME(slices)(void *arg, int64_t begin, int64_t end) {
   const GEMM_NAME(job) *j = arg;
-  int64_t step = j->by_cols ? j->k.nr : GEMM_NAME(direct_a)(j) ? j->k.dmr : j->k.mr, size = j->by_cols ? j->n : j->m;
-  int64_t units = (size + step - 1) / step;
+  int64_t row_step = GEMM_NAME(direct_a)(j) ? j->k.dmr : j->k.mr;
   for (int64_t t = begin; t < end; t++) {
-    int64_t lo = units * t / j->parts * step, hi = units * (t + 1) / j->parts * step;
-    hi = hi < size ? hi : size;
-    if (j->by_cols)
-      GEMM_NAME(serial)(j, 0, j->m, lo, hi - lo);
-    else
-      GEMM_NAME(serial)(j, lo, hi - lo, 0, j->n);
+    int64_t r0, r1, c0, c1;
+    rt_gemm_slice(j->m, row_step, t / j->grid.cols, j->grid.rows, &r0, &r1);
+    rt_gemm_slice(j->n, j->k.nr, t % j->grid.cols, j->grid.cols, &c0, &c1);
+    GEMM_NAME(serial)(j, r0, r1 - r0, c0, c1 - c0);
   }
 }
 
 /* C = A·B on `threads` threads of ctx's pool (1: inline).  Each thread computes its own
- * slice of C from start to end with its own packing buffers, so the threads never wait for
- * each other.  Slices of columns (each thread packs its part of B and all of A) or of rows
- * (its part of A and all of B), whichever gives the busiest thread less to do: its micro
- * tiles plus its packing (gemm_split_cols). */
+ * rectangle of C from start to end with its own packing buffers, so the threads never wait
+ * for each other (rt_gemm_split: the grid whose busiest thread has the fewest micro tiles
+ * plus packing). */
 static void GEMM_NAME(gemm)(hlo_context *ctx, int threads, GEMM_NAME(job) *j) {
   if (j->m <= 0 || j->n <= 0)
     return;
@@ -450,9 +444,8 @@ static void GEMM_NAME(gemm)(hlo_context *ctx, int threads, GEMM_NAME(job) *j) {
     GEMM_NAME(finish)(j, 0, j->m, 0, j->n);
     return;
   }
-  j->parts = threads;
   /* A read in place costs nothing to split by rows, and its few columns stay whole. */
-  j->by_cols = !GEMM_NAME(direct_a)(j) && gemm_split_cols(j->m, j->n, j->kk, j->k.mr, j->k.nr, threads);
+  j->grid = rt_gemm_split(j->m, j->n, j->kk, j->k.mr, j->k.nr, threads, GEMM_PACK_COST, GEMM_NAME(direct_a)(j));
   hlo_rt_parallel_for(threads > 1 ? ctx : NULL, threads, GEMM_NAME(slices), j);
 }
 

@@ -19,6 +19,48 @@ static inline float rt_bf16_to_f32(uint16_t h) {
   return f;
 }
 
+/* How `threads` threads share one m x n x k product: a grid of `rows` slices of C's rows by
+ * `cols` slices of its columns (rows * cols == threads), each thread one rectangle computed
+ * start to end with its own packing buffers, so that it packs only its rows of A and its
+ * columns of B.  The grid is the one whose busiest thread has least to do: its micro tiles
+ * (mr x nr x k multiply-adds each, a partial tile counted as a whole one) plus the elements it
+ * packs, each counted as `pack_cost` multiply-adds.  Ties go to fewer row slices.  rows_only:
+ * columns stay whole (a product that reads A in place).  A C element's sum does not depend on
+ * the grid, so neither do the bits. */
+typedef struct rt_gemm_grid {
+  int rows, cols;
+} rt_gemm_grid;
+
+static inline rt_gemm_grid rt_gemm_split(int64_t m, int64_t n, int64_t k, int mr, int nr, int threads,
+                                         double pack_cost, int rows_only) {
+  rt_gemm_grid best = {threads, 1};
+  double best_cost = -1, row_tiles = (double)((m + mr - 1) / mr), col_tiles = (double)((n + nr - 1) / nr);
+  for (int rows = rows_only ? threads : 1; rows <= threads; rows++) {
+    if (threads % rows)
+      continue;
+    int cols = threads / rows;
+    double tiles = __builtin_ceil(row_tiles / rows) * __builtin_ceil(col_tiles / cols);
+    double packed = __builtin_ceil((double)m / rows) * (double)k + (double)k * __builtin_ceil((double)n / cols);
+    double cost = tiles * mr * nr * (double)k + pack_cost * packed;
+    if (best_cost < 0 || cost < best_cost) {
+      best = (rt_gemm_grid){rows, cols};
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+/* [*lo, *hi): slice `t` of `parts` of `size` elements, cut at multiples of `step`. */
+static inline void rt_gemm_slice(int64_t size, int64_t step, int64_t t, int64_t parts, int64_t *lo, int64_t *hi) {
+  int64_t units = (size + step - 1) / step;
+  *lo = units * t / parts * step;
+  *hi = units * (t + 1) / parts * step;
+  if (*hi > size)
+    *hi = size;
+  if (*lo > size)
+    *lo = size;
+}
+
 /* C (batch x m x n, dense f32) = A·B for bf16 A and B (their bits as uint16_t): element
  * strides (a_bs, a_rs, a_cs; b_bs, b_rs, b_cs) as hlo_rt_gemm_strided_f32, or, when a_off is
  * not NULL, offset tables a_off and b_off laid out as hlo_rt_gemm_indexed_f32's (the strides

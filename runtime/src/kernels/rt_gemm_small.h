@@ -26,6 +26,7 @@
 
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
+#include "rt_gemm_internal.h"
 #include "rt_isa.h"
 
 #define GS_MAX_M 16   /* rows of A up to which a product takes this path */
@@ -314,14 +315,6 @@ static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col)
   return 1;
 }
 
-/* Slice u of `parts` of n columns, at multiples of GS_RUN: [*c0, *c1). */
-static inline void gs_slice(int64_t n, int64_t u, int64_t parts, int64_t *c0, int64_t *c1) {
-  int64_t runs = (n + GS_RUN - 1) / GS_RUN;
-  *c0 = runs * u / parts * GS_RUN;
-  *c1 = runs * (u + 1) / parts * GS_RUN;
-  *c1 = *c1 < n ? *c1 : n;
-}
-
 /* The driver of the few-rows path for one GEMM file's job types (a template, as
  * rt_gemm_impl.h): PREFIX_columns (columns [c0, c1) of one product: A's rows widened into an
  * f32 copy padded with zero rows to the tile, the kernel, then FINISH on the finished part),
@@ -360,7 +353,7 @@ static inline void gs_slice(int64_t n, int64_t u, int64_t parts, int64_t *c0, in
       JOB j = BATCH_AT(s->bj, s->parts ? s->t : u);                                                      \
       int64_t c0 = 0, c1 = j.n;                                                                          \
       if (s->parts)                                                                                      \
-        gs_slice(j.n, u, s->parts, &c0, &c1);                                                            \
+        rt_gemm_slice(j.n, GS_RUN, u, s->parts, &c0, &c1);                                               \
       if (c1 > c0 && !PREFIX##_columns(&j, c0, c1)) {                                                    \
         NAIVE(&j, 0, j.m, c0, c1 - c0);                                                                  \
         FINISH(&j, 0, j.m, c0, c1 - c0);                                                                 \

@@ -16,6 +16,7 @@
 
 #include "hlo/rt.h"
 #include "hlo/runtime.h"
+#include "rt_gemm_internal.h"
 #include "rt_isa.h"
 
 static int failures, checks;
@@ -669,6 +670,75 @@ static void check_isa_cap(void) {
   printf("rt_gemm_test: kernels at level %d (%s)\n", level, names[level]);
 }
 
+/* The split over threads (rt_gemm_split): two threads cut the long side as before; many threads
+ * on a square product take a grid of row and column slices; a product that reads A in place
+ * keeps its columns whole; a prime thread count gives a single row or column of slices. */
+static void check_split(void) {
+  struct {
+    int64_t m, n, k;
+    int threads, rows_only, rows, cols; /* rows 0: any grid with both sides above 1 */
+  } cases[] = {
+      {4096, 64, 512, 2, 0, 2, 1},  {64, 4096, 512, 2, 0, 1, 2},   {2048, 2048, 2048, 16, 0, 0, 0},
+      {4096, 64, 64, 4, 1, 4, 1},   {1024, 1024, 1024, 4, 0, 2, 2}, {1000, 1000, 300, 7, 0, -1, -1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    rt_gemm_grid g = rt_gemm_split(cases[i].m, cases[i].n, cases[i].k, 14, 32, cases[i].threads, 16.0,
+                                   cases[i].rows_only);
+    int ok = g.rows * g.cols == cases[i].threads;
+    if (cases[i].rows > 0)
+      ok = ok && g.rows == cases[i].rows && g.cols == cases[i].cols;
+    else if (cases[i].rows == 0)
+      ok = ok && g.rows > 1 && g.cols > 1;
+    else
+      ok = ok && (g.rows == 1 || g.cols == 1);
+    checks++;
+    if (!ok) {
+      printf("FAIL split %lldx%lldx%lld on %d threads: grid %d x %d\n", (long long)cases[i].m,
+             (long long)cases[i].n, (long long)cases[i].k, cases[i].threads, g.rows, g.cols);
+      failures++;
+    }
+  }
+}
+
+/* The same bits on 1, 4 and 6 threads (grids 2 x 2 and 2 x 3 or 3 x 2 for these shapes), f32
+ * and bf16: each C element's sum runs over the same depth panels in the same order whatever
+ * rectangle holds it. */
+static void check_grid_bits(hlo_context *ctx4, hlo_context *ctx6) {
+  int64_t m = 900, n = 700, k = 333;
+  uint64_t seed = 77;
+  float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+  uint16_t *ah = malloc(2 * (size_t)(m * k)), *bh = malloc(2 * (size_t)(k * n));
+  float *c[3];
+  for (int64_t i = 0; i < m * k; i++)
+    a[i] = (float)next_value(&seed), ah[i] = to_bf16(next_value(&seed));
+  for (int64_t i = 0; i < k * n; i++)
+    b[i] = (float)next_value(&seed), bh[i] = to_bf16(next_value(&seed));
+  hlo_context *ctxs[3] = {NULL, ctx4, ctx6};
+  for (int form = 0; form < 2; form++) {
+    for (int t = 0; t < 3; t++) {
+      c[t] = malloc(sizeof(float) * (size_t)(m * n));
+      if (form == 0)
+        hlo_rt_gemm_f32(ctxs[t], m, n, k, a, k, b, n, c[t], n);
+      else
+        hlo_rt_gemm_strided_bf16(ctxs[t], 1, m, n, k, ah, 0, k, 1, bh, 0, n, 1, c[t], NULL);
+    }
+    for (int t = 1; t < 3; t++) {
+      checks++;
+      if (memcmp(c[0], c[t], sizeof(float) * (size_t)(m * n)) != 0) {
+        printf("FAIL %s %lldx%lldx%lld: %d threads give other bits than one\n", form ? "bf16" : "f32",
+               (long long)m, (long long)n, (long long)k, t == 1 ? 4 : 6);
+        failures++;
+      }
+    }
+    for (int t = 0; t < 3; t++)
+      free(c[t]);
+  }
+  free(a);
+  free(b);
+  free(ah);
+  free(bh);
+}
+
 int main(void) {
   check_isa_cap();
   check_empty();
@@ -685,6 +755,17 @@ int main(void) {
     return 1;
   }
   run_sizes(ctx);
+  hlo_context *ctx6 = NULL;
+  opts.num_threads = 6;
+  st = hlo_context_create(&opts, &ctx6);
+  if (st) {
+    printf("FAIL: context: %s\n", hlo_status_message(st));
+    hlo_status_free(st);
+    return 1;
+  }
+  check_split();
+  check_grid_bits(ctx, ctx6);
+  hlo_context_destroy(ctx6);
   hlo_context_destroy(ctx);
   printf("rt_gemm_test: %d checks, %d failures\n", checks, failures);
   return failures ? 1 : 0;
