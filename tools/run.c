@@ -60,6 +60,27 @@ static hlo_status open_so(const char *so, model *m) {
   return NULL;
 }
 
+/* A model.so carries its own copy of the runtime.  One of another hloc does not take this
+ * hlorun's context for its own: it runs every loop on the calling thread and refuses feeds,
+ * channels and custom calls.  Asked of the model's copy (hlo_rt_num_threads) on a two-thread
+ * context; a warning, since the results stay right. */
+static void warn_other_runtime(const run_options *o, const model *m) {
+  typedef int32_t (*threads_fn)(hlo_context *);
+  threads_fn threads = (threads_fn)dlsym(m->handle, "hlo_rt_num_threads");
+  hlo_context_options co;
+  hlo_context_options_init(&co);
+  co.num_threads = 2;
+  hlo_context *probe = NULL;
+  hlo_status s = hlo_context_create(&co, &probe);
+  if (!s && threads && threads(probe) != 2)
+    fprintf(stderr,
+            "%s: warning: built by another version of hloc; its runtime does not accept this hlorun's context, "
+            "so it runs on one thread (and refuses feeds, channels and custom calls); rebuild it\n",
+            o->model);
+  hlo_status_free(s);
+  hlo_context_destroy(probe);
+}
+
 /* A .so is loaded as it is; a .hlo file through the cache, recompiled once if the cached
  * file does not load (left by a crashed or different build). */
 static hlo_status load_model(const run_options *o, model *m) {
@@ -89,6 +110,7 @@ static hlo_status load_model(const run_options *o, model *m) {
   }
   if (m->desc->features & HLO_FEATURE_ELIDED_CONSTANTS)
     fprintf(stderr, "%s: note: elided constants (constant({...})) were filled with deterministic values\n", o->model);
+  warn_other_runtime(o, m);
   return NULL;
 }
 

@@ -31,6 +31,12 @@ static void pool_init(hlo_pool *p) {
   pthread_cond_init(&p->work, NULL);
   pthread_cond_init(&p->done, NULL);
   pthread_mutex_init(&p->busy, NULL);
+  atomic_init(&p->stopping, false);
+  atomic_init(&p->generation, 0);
+  atomic_init(&p->remaining, 0);
+  atomic_init(&p->unfinished, 0);
+  atomic_init(&p->sleepers, 0);
+  atomic_init(&p->caller_sleeps, 0);
 }
 
 HLO_PUBLIC hlo_status hlo_context_create(const hlo_context_options *opts, hlo_context **out_ctx) {
@@ -75,8 +81,8 @@ static void free_targets(hlo_custom_target *t, int n) {
 }
 
 static void pool_stop(hlo_pool *p) {
+  atomic_store(&p->stopping, true);
   pthread_mutex_lock(&p->mu);
-  __atomic_store_n(&p->stopping, true, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&p->work);
   pthread_mutex_unlock(&p->mu);
   for (int i = 0; i < p->num_threads; i++)
@@ -122,9 +128,7 @@ hlo_status hlo_ctx_foreign(const char *what) {
  * pause hint, tens of microseconds in all) before it sleeps on a condition variable.  A model's
  * parallel loops come one after another, and a sleeping thread takes tens of microseconds to
  * wake (more on a virtual machine): on a 1 ms matrix product the caller had often taken the
- * second thread's chunk itself before that thread woke.  The generation, the unfinished count
- * and the stop flag are written under mu with atomic stores, so these polls may read them
- * without it. */
+ * second thread's chunk itself before that thread woke. */
 enum { POOL_SPIN = 2000 };
 
 static inline void cpu_relax(void) {
@@ -135,26 +139,27 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-/* Takes chunks of the current loop until none are left.  Called with p->mu held; returns
- * with it held. */
+/* Claims and runs chunks of the published loop until none are left (hlo_pool). */
 static void run_chunks(hlo_pool *p) {
-  while (p->next_chunk < p->chunks) {
-    int64_t k = p->next_chunk++;
-    hlo_rt_range_fn fn = p->fn;
-    void *arg = p->arg;
-    int64_t begin = p->n * k / p->chunks, end = p->n * (k + 1) / p->chunks;
-    pthread_mutex_unlock(&p->mu);
-    fn(arg, begin, end);
-    pthread_mutex_lock(&p->mu);
-    if (__atomic_sub_fetch(&p->unfinished, 1, __ATOMIC_RELEASE) == 0)
+  for (;;) {
+    int64_t k = atomic_fetch_sub_explicit(&p->remaining, 1, memory_order_acq_rel);
+    if (k <= 0)
+      return;
+    int64_t chunk = p->chunks - k, begin = p->n * chunk / p->chunks, end = p->n * (chunk + 1) / p->chunks;
+    p->fn(p->arg, begin, end);
+    if (atomic_fetch_sub(&p->unfinished, 1) == 1 && atomic_load(&p->caller_sleeps)) {
+      pthread_mutex_lock(&p->mu);
       pthread_cond_broadcast(&p->done);
+      pthread_mutex_unlock(&p->mu);
+    }
   }
 }
 
-/* Polls, without mu, until a new loop is posted or the pool stops (or the spin runs out). */
+/* Polls until a new loop is posted or the pool stops (or the spin runs out). */
 static void spin_for_work(hlo_pool *p, uint64_t seen) {
   for (int i = 0; i < POOL_SPIN; i++) {
-    if (__atomic_load_n(&p->generation, __ATOMIC_ACQUIRE) != seen || __atomic_load_n(&p->stopping, __ATOMIC_ACQUIRE))
+    if (atomic_load_explicit(&p->generation, memory_order_acquire) != seen ||
+        atomic_load_explicit(&p->stopping, memory_order_acquire))
       return;
     cpu_relax();
   }
@@ -163,21 +168,21 @@ static void spin_for_work(hlo_pool *p, uint64_t seen) {
 static void *worker(void *arg) {
   hlo_pool *p = arg;
   uint64_t seen = 0;
-  pthread_mutex_lock(&p->mu);
   for (;;) {
-    if (!p->stopping && p->generation == seen) {
-      pthread_mutex_unlock(&p->mu);
-      spin_for_work(p, seen);
+    spin_for_work(p, seen);
+    if (atomic_load(&p->generation) == seen && !atomic_load(&p->stopping)) {
       pthread_mutex_lock(&p->mu);
+      atomic_fetch_add(&p->sleepers, 1);
+      while (atomic_load(&p->generation) == seen && !atomic_load(&p->stopping))
+        pthread_cond_wait(&p->work, &p->mu);
+      atomic_fetch_sub(&p->sleepers, 1);
+      pthread_mutex_unlock(&p->mu);
     }
-    while (!p->stopping && p->generation == seen)
-      pthread_cond_wait(&p->work, &p->mu);
-    if (p->stopping)
+    if (atomic_load(&p->stopping))
       break;
-    seen = p->generation;
+    seen = atomic_load_explicit(&p->generation, memory_order_acquire);
     run_chunks(p);
   }
-  pthread_mutex_unlock(&p->mu);
   return NULL;
 }
 
@@ -207,41 +212,38 @@ HLO_RT_CTX_EXPORT void hlo_rt_parallel_for(hlo_context *c, int64_t n, hlo_rt_ran
   if (!p->started)
     pool_start(p, c->opts.num_threads);
   int64_t threads = p->num_threads + 1;
-  if (threads == 1) {
-    pthread_mutex_unlock(&p->busy);
-    fn(arg, 0, n);
-    return;
-  }
-  /* One contiguous chunk per thread, in order: the loops compiled models run are even, and a
-   * thread that takes the same part of an array on every call finds it in its own caches
-   * (a static split measured 2x faster than four dynamic chunks per thread on 64 MB
-   * elementwise loops).  Never more chunks than iterations; n * k below stays in range
-   * because chunks <= 1024. */
+  /* One contiguous chunk per thread: the loops compiled models run are even (a static split
+   * measured 2x faster than four dynamic chunks per thread on 64 MB elementwise loops).
+   * Never more chunks than iterations; n * k below stays in range because chunks <= 1024. */
   int64_t chunks = threads < n ? threads : n;
-  if (n > INT64_MAX / chunks) {
+  if (threads == 1 || n > INT64_MAX / chunks) {
     pthread_mutex_unlock(&p->busy);
     fn(arg, 0, n);
     return;
   }
-  pthread_mutex_lock(&p->mu);
   p->fn = fn;
   p->arg = arg;
   p->n = n;
   p->chunks = chunks;
-  p->next_chunk = 0;
-  __atomic_store_n(&p->unfinished, chunks, __ATOMIC_RELAXED);
-  __atomic_store_n(&p->generation, p->generation + 1, __ATOMIC_RELEASE);
-  pthread_cond_broadcast(&p->work);
-  run_chunks(p);
-  if (p->unfinished > 0) {
-    pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < POOL_SPIN && __atomic_load_n(&p->unfinished, __ATOMIC_ACQUIRE) > 0; i++)
-      cpu_relax();
+  atomic_store_explicit(&p->unfinished, chunks, memory_order_relaxed);
+  atomic_store_explicit(&p->remaining, chunks, memory_order_release);
+  atomic_fetch_add(&p->generation, 1);
+  if (atomic_load(&p->sleepers) > 0) {
     pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
   }
-  while (p->unfinished > 0)
-    pthread_cond_wait(&p->done, &p->mu);
-  pthread_mutex_unlock(&p->mu);
+  run_chunks(p);
+  for (int i = 0; i < POOL_SPIN && atomic_load_explicit(&p->unfinished, memory_order_acquire) > 0; i++)
+    cpu_relax();
+  if (atomic_load_explicit(&p->unfinished, memory_order_acquire) > 0) {
+    pthread_mutex_lock(&p->mu);
+    atomic_store(&p->caller_sleeps, 1);
+    while (atomic_load(&p->unfinished) > 0)
+      pthread_cond_wait(&p->done, &p->mu);
+    atomic_store(&p->caller_sleeps, 0);
+    pthread_mutex_unlock(&p->mu);
+  }
   pthread_mutex_unlock(&p->busy);
 }
 

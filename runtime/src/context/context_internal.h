@@ -41,25 +41,38 @@ typedef struct hlo_channel {
 struct hlo_chan_request; /* a send or recv waiting for its -done (channels.c) */
 
 /* The worker pool: started on the first parallel loop that can use it.  A loop publishes
- * (fn, arg, n, chunks) and bumps `generation`; workers and the caller take chunk numbers from
- * `next_chunk` until none are left; the last one to finish signals `done`. */
+ * (fn, arg, n, chunks), sets `unfinished`, stores `remaining` (release) and bumps
+ * `generation`.  Workers and the caller claim chunks by decrementing `remaining`, without a
+ * lock: a claim that finds it above zero owns chunk remaining - 1 of the published loop (its
+ * acquire sees what was published), one that finds it at or below zero stops.  Whoever
+ * finishes the last chunk ends the loop.  With a lock around each claim, as before, sixteen
+ * threads queued behind each other's wake-ups on every loop.  `mu` and the condition
+ * variables are only for sleeping: a worker that has polled long enough sleeps on `work`
+ * (counted in `sleepers`), the caller on `done` (`caller_sleeps`); each side publishes, then
+ * reads the other's flag (sequentially consistent), so no wake-up is lost. */
 typedef struct hlo_pool {
   pthread_mutex_t mu;
   pthread_cond_t work, done;
   pthread_mutex_t busy;      /* held by the thread running a loop; trylock failure -> inline */
   pthread_t *threads;
   int num_threads;           /* workers started (the caller is one more) */
-  bool started, stopping;
-  uint64_t generation;
+  bool started;
+  atomic_bool stopping;
+  atomic_uint_least64_t generation;
   hlo_rt_range_fn fn;
   void *arg;
-  int64_t n, chunks, next_chunk, unfinished;
+  int64_t n, chunks;
+  atomic_int_least64_t remaining, unfinished;
+  atomic_int sleepers, caller_sleeps;
 } hlo_pool;
 
 /* A model.so carries its own static copy of this runtime: the copy that made a context and the
  * copy a model calls may differ when the model was built by another hloc.  The model-side
- * functions check these two fields before they touch anything else. */
-#define HLO_CONTEXT_MAGIC 0x484c4f43u /* "HLOC" */
+ * functions check these two fields before they touch anything else.  The magic changes with
+ * any protocol two copies would have to share (the pool's claiming: "HLP2" since chunks are
+ * claimed without a lock), so that a model of another runtime runs its loops on the calling
+ * thread instead of meeting workers that speak another protocol. */
+#define HLO_CONTEXT_MAGIC 0x484c5032u /* "HLP2" */
 
 struct hlo_context {
   uint32_t magic;            /* HLO_CONTEXT_MAGIC */

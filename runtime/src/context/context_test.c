@@ -100,6 +100,30 @@ static void test_every_index_once(void) {
   hlo_context_destroy(c);
 }
 
+/* Many threads (more than this machine's cores), thousands of short loops one after another
+ * with the workers now spinning, now asleep: every index of every loop runs exactly once, and
+ * every loop returns (chunks are claimed without a lock; hlo_pool). */
+static void test_many_short_loops(void) {
+  hlo_context *c = make(24, 0, 1);
+  int *seen = calloc(80, sizeof(int));
+  int bad = 0;
+  for (int rep = 0; rep < 6000; rep++) {
+    int64_t n = 1 + rep % 70;
+    marks m = {.seen = seen};
+    memset(seen, 0, 80 * sizeof(int));
+    hlo_rt_parallel_for(c, n, mark, &m);
+    for (int64_t i = 0; i < 80; i++)
+      bad += seen[i] != (i < n);
+    if (rep % 1000 == 999) { /* long enough for every worker to go to sleep */
+      struct timespec t = {0, 20 * 1000 * 1000};
+      nanosleep(&t, NULL);
+    }
+  }
+  CHECK(bad == 0);
+  free(seen);
+  hlo_context_destroy(c);
+}
+
 /* Range 0 waits until some other range has started: only possible if two run at once. */
 typedef struct rendezvous {
   pthread_mutex_t mu;
@@ -300,6 +324,7 @@ static void test_foreign_layout(void) {
 int main(void) {
   test_options();
   test_every_index_once();
+  test_many_short_loops();
   test_concurrency();
   test_nested();
   test_feeds();
