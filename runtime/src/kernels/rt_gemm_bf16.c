@@ -571,6 +571,225 @@ static int bf_small_ok(const bf_job *p) {
  * from the same f32 sums (the same bits). */
 GS_DRIVER(bf_small, bf_job, bf_batch_job, rt_bf16_to_f32, bf_small_kernel, bf_batch_at, bf_finish, bf_naive, bf_threads)
 
+#if BF_X86
+/* Few rows on AMX.  The FMA kernels above spend 2m multiply-adds per 16 elements of B (and
+ * walk a row-major B's rows a row stride apart); with 11 rows (a prompt) that, not reading
+ * B, was their limit: gemma3 1B's 11-row products read their weights at 6-13 GB/s.  On AMX
+ * the products cost four tile instructions per 32 depths of 64 columns, and what is left is
+ * reading B once, in the order the memory streams best:
+ * - a row-major B (or offset tables whose columns come in runs): packed BF_ROWS_KC depths at
+ *   a time across up to BF_ROWS_WIDE columns, each of its rows read as one run, then each
+ *   64-column part through four 16 x 16 accumulator tiles (bf_rows_amx_columns);
+ * - a B of contiguous depth (x . W^T): the roles swapped, C^T = W . A^T, W read in place as
+ *   the tile unit's A operand (bf_rows_amx_t_columns).
+ * A's rows are packed once per call (zeros past m).  The sums are AMX's (pairs of products,
+ * denormals flushed, as the big AMX kernel's), so they may differ from the FMA kernels' in
+ * the last bits. */
+enum { BF_ROWS_NC = 64 };
+
+/* Rows from which a few-rows product takes AMX rather than the FMA kernels: below them those
+ * read B as fast (11 x 6912 x 1152 on two threads: 1 row 16.3 ms against AMX's 17.4, 2 rows
+ * 20.6 against 17.9; a B of contiguous depth, 1152 x 13824: 4 rows 20.1 against 19.7, 8 rows
+ * 29.4 against 22.5; docs/performance-gemm.md). */
+enum { BF_ROWS_AMX_MIN = 2, BF_ROWS_AMX_T_MIN = 4 };
+
+__attribute__((target("amx-tile"))) static void bf_rows_amx_zero(void) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+}
+
+/* One depth panel: kcp depths of the packed A (one 16-row tile per block, 1024 elements apart)
+ * by the packed B panel (two 32-column micro-panels, kcp deep) into tiles 0-3. */
+__attribute__((target("amx-tile,amx-bf16"))) static void bf_rows_amx_panel(const uint16_t *a, const uint16_t *b,
+                                                                           int64_t kcp) {
+  const uint16_t *b2 = b + BF_T * kcp;
+  for (int64_t q = 0; q < kcp; q += BF_KB, a += BF_BLOCK, b += BF_BLOCK, b2 += BF_BLOCK) {
+    _tile_loadd(4, a, 64);
+    _tile_loadd(5, b, 64);
+    _tile_loadd(6, b + 512, 64);
+    _tile_dpbf16ps(0, 4, 5);
+    _tile_loadd(7, b2, 64);
+    _tile_dpbf16ps(1, 4, 6);
+    _tile_loadd(5, b2 + 512, 64);
+    _tile_dpbf16ps(2, 4, 7);
+    _tile_dpbf16ps(3, 4, 5);
+  }
+}
+
+/* The row-major (or run-table) form: B packed BF_ROWS_KC depths at a time across up to
+ * BF_ROWS_WIDE columns (512 KiB, in L2), so that each of its rows is read as one run (the
+ * memory's fast case: 512-byte pieces of rows a row stride apart ran at two thirds of the
+ * speed), the rows BF_ROWS_PF ahead prefetched; then each 64-column part of the block runs
+ * through the tiles, its sums loaded from and stored to an f32 block between panels. */
+enum { BF_ROWS_WIDE = 2048, BF_ROWS_KC = 128, BF_ROWS_PF = 16 };
+
+__attribute__((target("amx-tile"))) static void bf_rows_amx_load(const float *c, int64_t ldc) {
+  size_t cs = (size_t)ldc * sizeof(float);
+  _tile_loadd(0, c, cs);
+  _tile_loadd(1, c + 16, cs);
+  _tile_loadd(2, c + 32, cs);
+  _tile_loadd(3, c + 48, cs);
+}
+
+__attribute__((target("amx-tile"))) static void bf_rows_amx_save(float *c, int64_t ldc) {
+  size_t cs = (size_t)ldc * sizeof(float);
+  _tile_stored(0, c, cs);
+  _tile_stored(1, c + 16, cs);
+  _tile_stored(2, c + 32, cs);
+  _tile_stored(3, c + 48, cs);
+}
+
+/* Depths [p, p + depth) x columns [x, x + cols) of the job's B into dst (bf_b_at's layout,
+ * zeros past the operand): row pairs 32 columns at a time where the columns are one run. */
+static void bf_rows_pack_b(const bf_job *j, int64_t p0, int64_t x0, int64_t depth, int64_t cols, uint16_t *dst) {
+  int64_t kcp = bf_round_up(depth, BF_KB), groups = cols / BF_T;
+  if (depth % 2 || cols % BF_T || kcp != depth)
+    memset(dst, 0, (size_t)(kcp * bf_round_up(cols, BF_T)) * 2);
+  int run = 1;
+  for (int64_t g = 0; j->b_col && g < groups && run; g++)
+    run = gs_cols_contiguous(j->b_col + x0 + g * BF_T, BF_T);
+  if (!run || (j->b_cs != 1 && !j->b_col)) {
+    bf_pack_b_at(j, p0, x0, depth, cols, dst);
+    return;
+  }
+  int64_t off = j->b_col ? j->b_col[x0] : x0;
+  for (int64_t p = 0; p + 1 < depth; p += 2) {
+    int64_t d0 = j->b_dep ? j->b_dep[p0 + p] : (p0 + p) * j->b_rs, d1 = j->b_dep ? j->b_dep[p0 + p + 1] : d0 + j->b_rs;
+    int64_t ahead = p + BF_ROWS_PF < depth ? p0 + p + BF_ROWS_PF : p0 + p;
+    const uint16_t *pf = j->b + (j->b_dep ? j->b_dep[ahead] : ahead * j->b_rs) + off;
+    for (int64_t e = 0; e < cols; e += 32)
+      __builtin_prefetch(pf + e, 0, 1);
+    for (int64_t g = 0; g < groups; g++) {
+      int64_t c = j->b_col ? j->b_col[x0 + g * BF_T] : x0 + g * BF_T;
+      bf_pack_pair32(j->b + d0 + c, j->b + d1 + c, dst + bf_b_at(p, g * BF_T, kcp));
+    }
+  }
+  for (int64_t p = depth / 2 * 2; p < depth; p++) /* an odd last depth, and the last columns */
+    for (int64_t x = 0; x < cols; x++)
+      dst[bf_b_at(p, x, kcp)] = j->b_col ? j->b[j->b_dep[p0 + p] + j->b_col[x0 + x]] : j->b[(p0 + p) * j->b_rs + x0 + x];
+  for (int64_t p = 0; p < depth / 2 * 2; p++)
+    for (int64_t x = groups * BF_T; x < cols; x++)
+      dst[bf_b_at(p, x, kcp)] = j->b_col ? j->b[j->b_dep[p0 + p] + j->b_col[x0 + x]] : j->b[(p0 + p) * j->b_rs + x0 + x];
+}
+
+/* Columns [c0, c1) of a job of at most 16 rows (GS_SPLIT's COLUMNS): 0 when its buffers cannot
+ * be allocated. */
+static int bf_rows_amx_columns(const bf_job *j, int64_t c0, int64_t c1) {
+  int64_t panels = (j->kk + BF_ROWS_KC - 1) / BF_ROWS_KC, kc = bf_round_up((j->kk + panels - 1) / panels, BF_KB);
+  int64_t wide = bf_round_up(c1 - c0 < BF_ROWS_WIDE ? c1 - c0 : BF_ROWS_WIDE, BF_ROWS_NC);
+  uint16_t *ap = hlo_rt_alloc(NULL, 2 * BF_T * bf_round_up(j->kk, BF_KB));
+  uint16_t *bp = ap ? hlo_rt_alloc(NULL, 2 * kc * wide) : NULL;
+  float *sums = bp ? hlo_rt_alloc(NULL, (int64_t)sizeof(float) * 16 * wide) : NULL;
+  if (!sums) {
+    hlo_rt_free(NULL, ap);
+    hlo_rt_free(NULL, bp);
+    return 0;
+  }
+  bf_pack_a_at(j, 0, 0, j->m, j->kk, ap);
+  bf_tiles_begin();
+  for (int64_t jc = c0; jc < c1; jc += wide) {
+    int64_t cols = c1 - jc < wide ? c1 - jc : wide, parts = (cols + BF_ROWS_NC - 1) / BF_ROWS_NC;
+    if (cols % BF_ROWS_NC) /* the last part's second half may hold no columns: zeros */
+      memset(bp, 0, (size_t)(2 * kc * wide));
+    memset(sums, 0, sizeof(float) * 16 * (size_t)wide);
+    for (int64_t pc = 0; pc < j->kk; pc += kc) {
+      int64_t kcur = j->kk - pc < kc ? j->kk - pc : kc, kcp = bf_round_up(kcur, BF_KB);
+      bf_rows_pack_b(j, pc, jc, kcur, cols, bp);
+      for (int64_t s = 0; s < parts; s++) {
+        bf_rows_amx_load(sums + s * BF_ROWS_NC, wide);
+        bf_rows_amx_panel(ap + pc / BF_KB * BF_BLOCK, bp + 2 * s * BF_T * kcp, kcp);
+        bf_rows_amx_save(sums + s * BF_ROWS_NC, wide);
+      }
+    }
+    for (int64_t i = 0; i < j->m; i++)
+      memcpy(j->c + i * j->n + jc, sums + i * wide, sizeof(float) * (size_t)cols);
+  }
+  bf_tiles_end();
+  bf_finish(j, 0, j->m, c0, c1 - c0);
+  hlo_rt_free(NULL, ap);
+  hlo_rt_free(NULL, bp);
+  hlo_rt_free(NULL, sums);
+  return 1;
+}
+
+GS_SPLIT(bf_rows_amx, bf_job, bf_batch_job, bf_rows_amx_columns, bf_batch_at, bf_finish, bf_naive, bf_threads)
+
+/* Few rows by a B whose depth is contiguous (x . W^T: W's rows are B's columns), on AMX with
+ * the roles swapped: C^T = W . A^T.  W is the tile unit's A operand, read where it lies (a
+ * tile is 16 rows of W by 32 depths, the rows a column stride apart), and A^T its B operand,
+ * packed once (depth pairs by A's rows, 16 columns, zeros past m): nothing of W is copied.
+ * Four accumulator tiles hold 64 columns of C^T over the whole depth; then they are
+ * transposed into C's m rows.  A last partial depth block or column group goes through a
+ * zero-padded copy, so nothing past W is read. */
+__attribute__((target("amx-tile,amx-bf16"))) static void bf_rows_amx_t_block(const uint16_t *w, int64_t ws,
+                                                                             const uint16_t *at, int64_t blocks) {
+  size_t stride = (size_t)ws * 2;
+  for (int64_t q = 0; q < blocks; q++, w += BF_KB, at += 512) {
+    _tile_loadd(6, at, 64);
+    _tile_loadd(4, w, stride);
+    _tile_loadd(5, w + 16 * ws, stride);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_loadd(7, w + 32 * ws, stride);
+    _tile_dpbf16ps(1, 5, 6);
+    _tile_loadd(4, w + 48 * ws, stride);
+    _tile_dpbf16ps(2, 7, 6);
+    _tile_dpbf16ps(3, 4, 6);
+  }
+}
+
+/* Columns [c0, c1) of a job whose B has contiguous depth (GS_SPLIT's COLUMNS). */
+static int bf_rows_amx_t_columns(const bf_job *j, int64_t c0, int64_t c1) {
+  int64_t k = j->kk, full = k / BF_KB, blocks = (k + BF_KB - 1) / BF_KB, ws = j->b_cs;
+  int needs_pad = full < blocks || (c1 - c0) % BF_ROWS_NC;
+  uint16_t *at = hlo_rt_alloc(NULL, 2 * 512 * blocks);
+  uint16_t *pad = at && needs_pad ? hlo_rt_alloc(NULL, 2 * BF_ROWS_NC * BF_KB * blocks) : NULL;
+  if (!at || (needs_pad && !pad)) {
+    hlo_rt_free(NULL, at);
+    hlo_rt_free(NULL, pad);
+    return 0;
+  }
+  /* A^T: block q, tile row r (depth pair), column i (A's row), pair member e. */
+  for (int64_t q = 0; q < blocks; q++)
+    for (int64_t r = 0; r < 16; r++)
+      for (int64_t i = 0; i < 16; i++)
+        for (int e = 0; e < 2; e++) {
+          int64_t p = q * BF_KB + 2 * r + e;
+          at[q * 512 + r * 32 + i * 2 + e] = i >= j->m || p >= k ? 0
+                                             : j->a_row       ? j->a[j->a_row[i] + j->a_dep[p]]
+                                                              : j->a[i * j->a_rs + p * j->a_cs];
+        }
+  float sums[BF_ROWS_NC * 16] __attribute__((aligned(64)));
+  bf_tiles_begin();
+  for (int64_t jc = c0; jc < c1; jc += BF_ROWS_NC) {
+    int64_t cols = c1 - jc < BF_ROWS_NC ? c1 - jc : BF_ROWS_NC;
+    const uint16_t *w = j->b + jc * ws;
+    bf_rows_amx_zero();
+    if (cols == BF_ROWS_NC && full > 0)
+      bf_rows_amx_t_block(w, ws, at, full);
+    if (cols < BF_ROWS_NC || full < blocks) { /* the rest through a zero-padded copy of W */
+      int64_t q0 = cols == BF_ROWS_NC ? full : 0, depth = (blocks - q0) * BF_KB;
+      for (int64_t x = 0; x < BF_ROWS_NC; x++)
+        for (int64_t p = 0; p < depth; p++)
+          pad[x * depth + p] = x < cols && q0 * BF_KB + p < k ? w[x * ws + q0 * BF_KB + p] : 0;
+      bf_rows_amx_t_block(pad, depth, at + q0 * 512, blocks - q0);
+    }
+    bf_rows_amx_save(sums, BF_ROWS_NC); /* tile t: C^T rows 16t + r at sums[r][16t + i] */
+    for (int64_t x = 0; x < cols; x++)
+      for (int64_t i = 0; i < j->m; i++)
+        j->c[i * j->n + jc + x] = sums[(x % 16) * BF_ROWS_NC + (x / 16) * 16 + i];
+  }
+  bf_tiles_end();
+  bf_finish(j, 0, j->m, c0, c1 - c0);
+  hlo_rt_free(NULL, at);
+  hlo_rt_free(NULL, pad);
+  return 1;
+}
+
+GS_SPLIT(bf_rows_amx_t, bf_job, bf_batch_job, bf_rows_amx_t_columns, bf_batch_at, bf_finish, bf_naive, bf_threads)
+#endif
+
 /* Runs every batch: batches in parallel when there are enough of them, else one after the
  * other with each product split over the threads. */
 static void bf_run_batches(hlo_context *ctx, int64_t batch, bf_batch_job *bj) {
@@ -583,6 +802,16 @@ static void bf_run_batches(hlo_context *ctx, int64_t batch, bf_batch_job *bj) {
   p->micro = isa == BF_ISA_AMX ? bf_micro_amx : isa == BF_ISA_AVX512 ? bf_micro_avx : NULL;
 #endif
   if (bf_small_ok(p)) {
+#if BF_X86
+    int depth_contiguous = !p->b_col && p->b_rs == 1;
+    if (isa == BF_ISA_AMX && p->m >= (depth_contiguous ? BF_ROWS_AMX_T_MIN : BF_ROWS_AMX_MIN)) {
+      if (depth_contiguous)
+        bf_rows_amx_t_batches(ctx, batch, bj);
+      else
+        bf_rows_amx_batches(ctx, batch, bj);
+      return;
+    }
+#endif
     bf_small_batches(ctx, batch, bj);
     return;
   }

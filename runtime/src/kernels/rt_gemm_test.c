@@ -509,6 +509,14 @@ static void run_bf16(hlo_context *ctx) {
   check_runs_bf16(ctx, 3, 2 * 64 + 40, 70, 64, seed + 108); /* a short last run */
   check_runs_bf16(ctx, 5, 3 * 96, 50, 96, seed + 109);     /* runs of 96: tiles would straddle */
   check_runs_bf16(ctx, 40, 2 * 128, 33, 128, seed + 110);  /* many rows: the packed path */
+  /* Few rows on AMX (rt_gemm_bf16.c bf_rows_amx*: from 2 rows by a row-major B, from 4 by a B
+   * of contiguous depth; elsewhere the FMA kernels): padded strides, wide panels of B (more
+   * than 2048 columns), depth and column tails, batches, both results. */
+  check_bf16(ctx, 2, 2, 2100, 1000, 0, 0, 3, 1, seed + 111);
+  check_bf16(ctx, 1, 3, 4500, 130, 1, 0, 0, 0, seed + 112);
+  check_bf16(ctx, 2, 4, 1000, 1000, 0, 1, 5, 1, seed + 113);
+  check_bf16(ctx, 1, 16, 70, 2100, 1, 1, 0, 0, seed + 114);
+  check_bf16(ctx, 3, 13, 33, 31, 0, 1, 1, 1, seed + 115);
 }
 
 /* ---- f16 (hlo_rt_gemm_*_f16: widened while packed) ---- */
