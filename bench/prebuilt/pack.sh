@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/prebuilt/pack.sh — everything bench/run.py, bench/mobilenet_torch.py and
 # bench/xla_compare.py need on a borrowed x86-64 machine without LLVM 19, a C compiler or
-# Debian's libraries, built here: bench/prebuilt/pack/ (ignored by git), at most ~25 MB.
+# Debian's libraries, built here into pack/ beside this script (ignored by git), about 16 MB.
 #
 #   bench/prebuilt/pack.sh [EXTRA.hlo...]     # on the build machine, after the build
 #   bash bench/prebuilt/run_packed.sh OUTDIR  # there, from the repository root

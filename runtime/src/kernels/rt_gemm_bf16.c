@@ -215,14 +215,63 @@ __attribute__((target("avx512f,avx512bw"))) static void bf_pack_pair32(const uin
 
 /* ---- packing ---- */
 
+#if BF_X86
+/* One 32 x 32 block of an A whose rows are contiguous (a transposed A, or row offsets in runs):
+ * depth pp of the block's 32 rows at src + off[pp] (32 adjacent elements) into the packed
+ * block dst[ii*32 + pp].  Two depths interleaved make 16 pairs per 16 rows (as
+ * bf_pack_pair32), then two 16 x 16 transposes of the pairs give each row its 32 depths. */
+__attribute__((target("avx512f,avx512bw"))) static void bf_pack_a_block_t(const uint16_t *src, const int64_t *off,
+                                                                        uint16_t *dst) {
+  static const uint16_t lo[32] = {0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+                                  8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  __m512i il = _mm512_loadu_si512(lo), ih = _mm512_add_epi16(il, _mm512_set1_epi16(16));
+  __m512 r0[16], r1[16];
+  for (int r = 0; r < 16; r++) {
+    __m512i x = _mm512_loadu_si512(src + off[2 * r]), y = _mm512_loadu_si512(src + off[2 * r + 1]);
+    r0[r] = _mm512_castsi512_ps(_mm512_permutex2var_epi16(x, il, y));
+    r1[r] = _mm512_castsi512_ps(_mm512_permutex2var_epi16(x, ih, y));
+  }
+  rt_transpose16(r0);
+  rt_transpose16(r1);
+  for (int ii = 0; ii < 16; ii++) {
+    _mm512_storeu_si512(dst + ii * 32, _mm512_castps_si512(r0[ii]));
+    _mm512_storeu_si512(dst + (ii + 16) * 32, _mm512_castps_si512(r1[ii]));
+  }
+}
+#endif
+
 /* Packs rows [0, rows) x depths [0, depth) of A into micro-panels of 32 rows, each depth block
  * one AMX A tile pair: (i = r*32 + ii, p = q*32 + pp) at dst[r*32*kcp + q*1024 + ii*32 + pp];
  * rows and depths past the operand are zero (kcp: depth rounded up to 32).  Element (i, p)
- * is at a[row[i] + dep[p]] with offset tables, else at a[i*rs + p*cs]. */
+ * is at a[row[i] + dep[p]] with offset tables, else at a[i*rs + p*cs].  fast: the CPU has
+ * AVX512BW (whole 32 x 32 blocks of contiguous rows go through registers). */
 static void bf_pack_a(const uint16_t *a, const int64_t *row, const int64_t *dep, int64_t rs, int64_t cs,
-                      int64_t rows, int64_t depth, uint16_t *dst) {
+                      int64_t rows, int64_t depth, int fast, uint16_t *dst) {
   int64_t kcp = bf_round_up(depth, BF_KB), mp = bf_round_up(rows, BF_T);
-  for (int64_t i = 0; i < mp; i++) {
+  int64_t done = 0; /* rows packed through registers */
+#if BF_X86
+  if (fast && (row ? rows >= BF_T : rs == 1 && cs != 1)) {
+    int64_t off[BF_KB];
+    for (; done + BF_T <= rows; done += BF_T) {
+      if (row && !gs_cols_contiguous(row + done, BF_T))
+        break;
+      int64_t first = row ? row[done] : done;
+      uint16_t *d = dst + done * kcp;
+      for (int64_t q = 0; q + BF_KB <= depth; q += BF_KB) {
+        for (int pp = 0; pp < BF_KB; pp++)
+          off[pp] = first + (dep ? dep[q + pp] : (q + pp) * cs);
+        bf_pack_a_block_t(a, off, d + q * BF_T);
+      }
+      for (int64_t ii = 0; ii < BF_T; ii++) /* the depth tail, zero past the operand */
+        for (int64_t p = depth / BF_KB * BF_KB; p < kcp; p++)
+          d[(p / BF_KB) * BF_BLOCK + ii * BF_KB + p % BF_KB] =
+              p >= depth ? 0 : a[first + ii + (dep ? dep[p] : p * cs)];
+    }
+  }
+#else
+  (void)fast;
+#endif
+  for (int64_t i = done; i < mp; i++) {
     uint16_t *d = dst + (i / BF_T) * BF_T * kcp + (i % BF_T) * BF_KB;
     if (i >= rows) {
       for (int64_t q = 0; q < kcp; q += BF_KB)
@@ -413,17 +462,21 @@ static void bf_macro(const bf_job *j, const uint16_t *ap, const uint16_t *bp, in
   }
 }
 
+/* Whether packing may use AVX512BW: both bf16 kernels imply it. */
+static int bf_pack_fast(const bf_job *j) { return j->micro != NULL; }
+
 /* Packs rows [i, i + rows) x depths [p, p + depth) of the job's A into dst. */
 static void bf_pack_a_at(const bf_job *j, int64_t i, int64_t p, int64_t rows, int64_t depth, uint16_t *dst) {
+  int fast = bf_pack_fast(j);
   if (j->a_row)
-    bf_pack_a(j->a, j->a_row + i, j->a_dep + p, 0, 0, rows, depth, dst);
+    bf_pack_a(j->a, j->a_row + i, j->a_dep + p, 0, 0, rows, depth, fast, dst);
   else
-    bf_pack_a(j->a + i * j->a_rs + p * j->a_cs, NULL, NULL, j->a_rs, j->a_cs, rows, depth, dst);
+    bf_pack_a(j->a + i * j->a_rs + p * j->a_cs, NULL, NULL, j->a_rs, j->a_cs, rows, depth, fast, dst);
 }
 
 /* Packs depths [p, p + depth) x columns [x, x + cols) of the job's B into dst. */
 static void bf_pack_b_at(const bf_job *j, int64_t p, int64_t x, int64_t depth, int64_t cols, uint16_t *dst) {
-  int fast = j->micro != NULL; /* both kernels imply AVX512BW */
+  int fast = bf_pack_fast(j);
   if (j->b_col)
     bf_pack_b(j->b, j->b_dep + p, j->b_col + x, 0, 0, depth, cols, fast, dst);
   else

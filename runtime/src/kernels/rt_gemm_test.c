@@ -447,22 +447,26 @@ static void check_indexed_bf16(hlo_context *ctx, int64_t batch, int64_t m, int64
 
 /* A bf16 product through offset tables whose B columns come in runs of `run` contiguous
  * elements with gaps between runs (Flax's x . W[heads, d, h]: columns heads x h), few rows or
- * many: the few-rows kernel reads such runs in place when they are 64 long or longer. */
-static void check_runs_bf16(hlo_context *ctx, int64_t m, int64_t n, int64_t k, int64_t run, uint64_t seed) {
+ * many: the few-rows kernel reads such runs in place when they are 64 long or longer.  With
+ * a_run > 0, A's rows come in runs of a_run contiguous elements too, its depth a row stride
+ * apart (Flax's W[c, d, h] . x: rows c x h), which A's packing reads 32 rows at a time. */
+static void check_runs_bf16(hlo_context *ctx, int64_t m, int64_t n, int64_t k, int64_t run, int64_t a_run,
+                            uint64_t seed) {
   int64_t groups = (n + run - 1) / run, width = groups * (run + 3);
-  uint16_t *a = malloc(2 * (size_t)(m * k + 1)), *b = malloc(2 * (size_t)(k * width + 1));
+  int64_t a_width = a_run + 5, a_size = a_run ? (m + a_run - 1) / a_run * k * a_width : m * k;
+  uint16_t *a = malloc(2 * (size_t)(a_size + 1)), *b = malloc(2 * (size_t)(k * width + 1));
   float *c = malloc(sizeof(float) * (size_t)(m * n + 1));
   uint16_t *out = malloc(2 * (size_t)(m * n + 1));
   int64_t *ao = malloc(sizeof(int64_t) * (size_t)(1 + m + k)), *bo = malloc(sizeof(int64_t) * (size_t)(1 + k + n));
-  for (int64_t i = 0; i < m * k; i++)
+  for (int64_t i = 0; i < a_size; i++)
     a[i] = to_bf16(next_value(&seed));
   for (int64_t i = 0; i < k * width; i++)
     b[i] = to_bf16(next_value(&seed));
   ao[0] = bo[0] = 0;
   for (int64_t i = 0; i < m; i++)
-    ao[1 + i] = i * k;
+    ao[1 + i] = a_run ? i / a_run * k * a_width + i % a_run : i * k;
   for (int64_t p = 0; p < k; p++) {
-    ao[1 + m + p] = p;
+    ao[1 + m + p] = a_run ? p * a_width : p;
     bo[1 + p] = p * width;
   }
   for (int64_t j = 0; j < n; j++)
@@ -471,7 +475,7 @@ static void check_runs_bf16(hlo_context *ctx, int64_t m, int64_t n, int64_t k, i
   hlo_rt_gemm_indexed_bf16(ctx, 1, m, n, k, a, ao, b, bo, c, NULL);
   hlo_rt_gemm_indexed_bf16(ctx, 1, m, n, k, a, ao, b, bo, scratch, out);
   char what[128];
-  snprintf(what, sizeof what, "bf16 runs of %lld [%s] %lldx%lldx%lld", (long long)run,
+  snprintf(what, sizeof what, "bf16 runs of %lld (A %lld) [%s] %lldx%lldx%lld", (long long)run, (long long)a_run,
            bf16_kernel(), (long long)m, (long long)n, (long long)k);
   check_bf16_result(what, m, n, k, a, ao + 1, ao + 1 + m, b, bo + 1, bo + 1 + k, c, out);
   free(scratch);
@@ -505,10 +509,12 @@ static void run_bf16(hlo_context *ctx) {
   check_bf16(ctx, 2, 9, 300, 70, 1, 0, 0, 0, seed + 106);
   check_indexed_bf16(ctx, 2, 35, 40, 70, seed + 103);
   check_indexed_bf16(ctx, 1, 100, 200, 550, seed + 104);
-  check_runs_bf16(ctx, 11, 4 * 256, 300, 256, seed + 107); /* few rows, runs read in place */
-  check_runs_bf16(ctx, 3, 2 * 64 + 40, 70, 64, seed + 108); /* a short last run */
-  check_runs_bf16(ctx, 5, 3 * 96, 50, 96, seed + 109);     /* runs of 96: tiles would straddle */
-  check_runs_bf16(ctx, 40, 2 * 128, 33, 128, seed + 110);  /* many rows: the packed path */
+  check_runs_bf16(ctx, 11, 4 * 256, 300, 256, 0, seed + 107); /* few rows, runs read in place */
+  check_runs_bf16(ctx, 3, 2 * 64 + 40, 70, 64, 0, seed + 108); /* a short last run */
+  check_runs_bf16(ctx, 5, 3 * 96, 50, 96, 0, seed + 109);     /* runs of 96: tiles would straddle */
+  check_runs_bf16(ctx, 40, 2 * 128, 33, 128, 0, seed + 110);  /* many rows: the packed path */
+  check_runs_bf16(ctx, 2 * 256, 11, 1000, 64, 256, seed + 116); /* A's rows in runs (gemma3's kv) */
+  check_runs_bf16(ctx, 100, 40, 70, 64, 48, seed + 117);       /* runs of 48: a 32-row group straddles */
   /* Few rows on AMX (rt_gemm_bf16.c bf_rows_amx*: from 2 rows by a row-major B, from 4 by a B
    * of contiguous depth; elsewhere the FMA kernels): padded strides, wide panels of B (more
    * than 2048 columns), depth and column tails, batches, both results. */
