@@ -128,11 +128,13 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
  * N elements of B as f32.  A result's sums never depend on N: a column kernel's element is one
  * FMA chain over the depths in order, and a dot product keeps 16 lanes (16 / N vectors). */
 
-/* B's depth contiguous (column j at b + j*stride): tiles of 4 rows by DC columns of dot products
- * (DC = 4 where there are 32 vector registers, 1 where 16); af holds a multiple of 4 rows.
- * Columns past the last repeat it (their results are dropped).  Each dot product is 16 lanes
- * over the depths in order, then a fixed tree. */
-#define GS_DOTS(NAME, ATTR, TB, LOAD, N, TOF32, DC)                                                      \
+/* B's depth contiguous (column j at b + j*stride): tiles of R rows by DC columns of dot products
+ * (4 x 4, and 8 x 2 for 5 to 8 rows, where there are 32 vector registers: 8 rows of
+ * 11 x 1152 x 13824 from memory 29.4 -> 24.5 ms; taller tiles were no faster for 11 rows and
+ * slower for 16; 4 x 1 where 16); af holds a multiple of R rows.  Columns past
+ * the last repeat it (their results are dropped).  Each dot product is 16 lanes over the
+ * depths in order, then a fixed tree, whatever the tile. */
+#define GS_DOTS(NAME, ATTR, TB, LOAD, N, TOF32, R, DC)                                                   \
   ATTR static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, \
                         float *c, int64_t ldc) {                                                         \
     enum { H = 16 / N }; /* vectors per 16 lanes */                                                      \
@@ -142,9 +144,9 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
       const TB *col[DC];                                                                                 \
       for (int x = 0; x < DC; x++)                                                                       \
         col[x] = b + (j + x < cols ? j + x : cols - 1) * cs;                                             \
-      for (int64_t i = 0; i < rows; i += 4) {                                                            \
-        gs_v##N##f acc[4][DC][H];                                                                        \
-        _Pragma("GCC unroll 4") for (int y = 0; y < 4; y++)                                              \
+      for (int64_t i = 0; i < rows; i += R) {                                                            \
+        gs_v##N##f acc[R][DC][H];                                                                        \
+        _Pragma("GCC unroll 16") for (int y = 0; y < R; y++)                                             \
           _Pragma("GCC unroll 4") for (int x = 0; x < DC; x++)                                           \
             _Pragma("GCC unroll 4") for (int h = 0; h < H; h++) acc[y][x][h] = (gs_v##N##f){0};          \
         int64_t p = 0;                                                                                   \
@@ -154,13 +156,13 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
             __builtin_prefetch(col[x] + 4 * cs + p, 0, 3); /* 4 columns ahead */                         \
             _Pragma("GCC unroll 4") for (int h = 0; h < H; h++) bv[x][h] = LOAD(N, col[x] + p + h * N);  \
           }                                                                                              \
-          _Pragma("GCC unroll 4") for (int y = 0; y < 4; y++)                                            \
+          _Pragma("GCC unroll 16") for (int y = 0; y < R; y++)                                           \
             _Pragma("GCC unroll 4") for (int h = 0; h < H; h++) {                                        \
               gs_v##N##f av = GS_LOAD_F32(N, af + (i + y) * k + p + h * N);                              \
               _Pragma("GCC unroll 4") for (int x = 0; x < DC; x++) acc[y][x][h] += av * bv[x][h];        \
             }                                                                                            \
         }                                                                                                \
-        for (int y = 0; y < 4 && i + y < rows; y++)                                                      \
+        for (int y = 0; y < R && i + y < rows; y++)                                                      \
           for (int x = 0; x < DC && j + x < cols; x++) {                                                 \
             float lanes[16];                                                                             \
             memcpy(lanes, acc[y][x], sizeof lanes);                                                      \
@@ -260,26 +262,33 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
     SCALAR(af, rows, k, bb, c0 + full, cols - full, c + full, ldc);                                      \
   }
 
-/* One instruction set's kernels as the table PREFIX_SUF: the dots kernel, the column kernels
- * for tiles of 4, 8, 12 and 16 rows (index gs_tile_rows / 4), then the row-streaming one
- * (index 5).  GS_SET_WIDE, for AVX-512's 32 registers of 16 lanes: tiles of up to 16
- * accumulators.  GS_SET_NARROW, for AVX2's and SSE's 16 registers of 8 or 4 lanes: 4 rows by
- * 16 columns (8 registers of AVX2) and dot tiles of 4 x 1. */
+/* One instruction set's kernels as the table PREFIX_SUF (GS_TABLE entries): the dots kernel
+ * of 4-row tiles, the column kernels for tiles of 4, 8, 12 and 16 rows (index
+ * gs_tile_rows / 4), the row-streaming one (index 5), then the dots kernel of 8-row tiles
+ * (index 6, for 5 to 8 rows; NULL where there is none).  GS_SET_WIDE, for AVX-512's 32
+ * registers of 16 lanes: tiles of up to 24 accumulators.  GS_SET_NARROW, for AVX2's and SSE's
+ * 16 registers of 8 or 4 lanes: 4 rows by 16 columns (8 registers of AVX2) and dot tiles of
+ * 4 x 1. */
+#define GS_TABLE 7
 #define GS_SET_WIDE(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32, SCALAR)                                       \
-  GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD, N, TOF32, 4)                                              \
+  GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD, N, TOF32, 4, 4)                                           \
+  GS_DOTS(PREFIX##_dots8_##SUF, ATTR, TB, LOAD, N, TOF32, 8, 2)                                          \
   GS_COLS(PREFIX##_cols4_##SUF, ATTR, TB, LOAD, N, SCALAR, 4, 4)                                         \
   GS_COLS(PREFIX##_cols8_##SUF, ATTR, TB, LOAD, N, SCALAR, 8, 2)                                         \
   GS_COLS(PREFIX##_cols12_##SUF, ATTR, TB, LOAD, N, SCALAR, 12, 2)                                       \
   GS_COLS(PREFIX##_cols16_##SUF, ATTR, TB, LOAD, N, SCALAR, 16, 1)                                       \
   GS_GEMV(PREFIX##_gemv_##SUF, ATTR, TB, LOAD, N, SCALAR)                                                \
-  static const gs_fn PREFIX##_##SUF[6] = {PREFIX##_dots_##SUF,   PREFIX##_cols4_##SUF,  PREFIX##_cols8_##SUF, \
-                                          PREFIX##_cols12_##SUF, PREFIX##_cols16_##SUF, PREFIX##_gemv_##SUF};
+  static const gs_fn PREFIX##_##SUF[GS_TABLE] = {PREFIX##_dots_##SUF,   PREFIX##_cols4_##SUF,          \
+                                                 PREFIX##_cols8_##SUF,  PREFIX##_cols12_##SUF,         \
+                                                 PREFIX##_cols16_##SUF, PREFIX##_gemv_##SUF,           \
+                                                 PREFIX##_dots8_##SUF};
 #define GS_SET_NARROW(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32, SCALAR)                                     \
-  GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD, N, TOF32, 1)                                              \
+  GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD, N, TOF32, 4, 1)                                           \
   GS_COLS(PREFIX##_cols_##SUF, ATTR, TB, LOAD, N, SCALAR, 4, 1)                                          \
   GS_GEMV(PREFIX##_gemv_##SUF, ATTR, TB, LOAD, N, SCALAR)                                                \
-  static const gs_fn PREFIX##_##SUF[6] = {PREFIX##_dots_##SUF, PREFIX##_cols_##SUF, PREFIX##_cols_##SUF, \
-                                          PREFIX##_cols_##SUF, PREFIX##_cols_##SUF, PREFIX##_gemv_##SUF};
+  static const gs_fn PREFIX##_##SUF[GS_TABLE] = {PREFIX##_dots_##SUF, PREFIX##_cols_##SUF, PREFIX##_cols_##SUF, \
+                                                 PREFIX##_cols_##SUF, PREFIX##_cols_##SUF, PREFIX##_gemv_##SUF, \
+                                                 NULL};
 
 /* Every kernel for the element type TB (LOAD(N, p): N elements as f32; LOAD_512: its AVX-512
  * form; TOF32: one element as f32) and PREFIX_kernel(index into the table), which picks the
@@ -328,8 +337,10 @@ static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col)
 
 #define GS_COLUMNS(PREFIX, JOB, A_F32, KERNEL, FINISH)                                                   \
   static int PREFIX##_columns(const JOB *j, int64_t c0, int64_t c1) {                                    \
-    int dots = !j->b_col && j->b_rs == 1, tile = dots ? 4 : gs_tile_rows(j->m);                          \
-    int at = dots ? 0 : !j->b_col && j->m <= 4 ? 5 : tile / 4;                                           \
+    int dots = !j->b_col && j->b_rs == 1, tile = gs_tile_rows(j->m);                                     \
+    int at = dots ? (tile == 8 && KERNEL(6) ? 6 : 0) : !j->b_col && j->m <= 4 ? 5 : tile / 4;              \
+    if (dots)                                                                                            \
+      tile = at == 6 ? 8 : 4;                                                                            \
     int64_t padded = (j->m + tile - 1) / tile * tile;                                                    \
     float *af = hlo_rt_alloc(NULL, (int64_t)sizeof(float) * padded * j->kk);                             \
     if (!af)                                                                                             \
