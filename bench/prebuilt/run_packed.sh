@@ -16,10 +16,14 @@ say() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
 lscpu > "$OUT/lscpu.txt"
 grep -E 'Vendor|Model name|^Model:|CPU family|^CPU\(s\)|L1d|L2|L3' "$OUT/lscpu.txt"
 F=$(grep -m1 '^flags' /proc/cpuinfo)
-if [[ $F == *avx512f* ]]; then
-  S=native; grep -q AuthenticAMD /proc/cpuinfo && S=znver4
-else
-  S=znver3
+AMD=$(grep -q AuthenticAMD /proc/cpuinfo && echo 1)
+# native where this CPU has every flag of the build machine's, else the family's set.
+S=native
+for f in $(cat "$P/sets/native.flags" 2>/dev/null); do
+  [[ " ${F#*:} " == *" $f "* ]] || { S=; break; }
+done
+if [ -z "$S" ]; then
+  if [[ $F == *avx512f* ]]; then S=${AMD:+znver4}; S=${S:-x86-64-v4}; else S=${AMD:+znver3}; S=${S:-x86-64-v3}; fi
 fi
 say "set $S; AMX: $([[ $F == *amx_bf16* ]] && echo yes || echo no)"
 W=/tmp/hloc-packed; rm -rf $W; mkdir -p $W/lib
