@@ -9,9 +9,9 @@
  * hlo_rt_gemm_*_f16 here, rt_gemm_bf16.c's route without AMX).
  * The micro-kernel is built for AVX-512, AVX2+FMA and the baseline CPU and picked from
  * the running CPU (rt_isa.h), since libhlort is built once and runs on many machines.  On the context's
- * thread pool each thread computes its own slice of C (columns or rows) from start to end with
- * its own packing buffers, or whole batches.  Measurements: docs/performance-gemm.md.  Tests:
- * runtime/src/kernels/rt_gemm_test.c.
+ * thread pool each thread computes its own rectangle of C (a grid of row and column slices,
+ * rt_gemm_split) from start to end with its own packing buffers, or whole batches.
+ * Measurements: docs/performance-gemm.md.  Tests: runtime/src/kernels/rt_gemm_test.c.
  */
 #include <math.h>
 #include <stdint.h>

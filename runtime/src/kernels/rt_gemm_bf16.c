@@ -8,9 +8,12 @@
  * 32 x 32 micro tile runs on AMX where the CPU and the kernel allow it; otherwise rt_gemm.c's
  * f32 kernels run on the operands widened as they are packed (rt_gemm_internal.h; an
  * AVX512_BF16 kernel on the AMX layout is there for hosts where vdpbf16ps pays, chosen with
- * HLO_GEMM_BF16=avx512).  Products of few rows read B in place (rt_gemm_small.h).  Threads as
- * in rt_gemm.c: each computes its own slice of C with its own buffers.  Numerics and timings:
- * docs/performance-gemm.md.  Tests: runtime/src/kernels/rt_gemm_test.c.
+ * HLO_GEMM_BF16=avx512).  Products of few rows read B in place with f32 FMAs
+ * (rt_gemm_small.h), or on AMX go through the tiles with B read once in the memory's best
+ * order (bf_rows_amx*: wide row panels, or the weights in place as the tiles' A operand).
+ * Threads as in rt_gemm.c: each computes its own rectangle of C with its own buffers
+ * (rt_gemm_split).  Numerics and timings: docs/performance-gemm.md.  Tests:
+ * runtime/src/kernels/rt_gemm_test.c.
  */
 #include <stdatomic.h>
 #include <stdint.h>
