@@ -371,6 +371,15 @@ typedef struct bf_job {
   rt_gemm_grid grid;
 } bf_job;
 
+/* Element (i, p) of the job's A and (p, x) of its B, through its strides or offset tables. */
+static uint16_t bf_a_elem(const bf_job *j, int64_t i, int64_t p) {
+  return j->a_row ? j->a[j->a_row[i] + j->a_dep[p]] : j->a[i * j->a_rs + p * j->a_cs];
+}
+
+static uint16_t bf_b_elem(const bf_job *j, int64_t p, int64_t x) {
+  return j->b_col ? j->b[j->b_dep[p] + j->b_col[x]] : j->b[p * j->b_rs + x * j->b_cs];
+}
+
 #if BF_X86
 /* n floats to bf16 as bf_from_f32 does, 16 at a time (same bits; denormals kept, unlike
  * vcvtneps2bf16, so that every kernel rounds alike). */
@@ -428,8 +437,7 @@ static void bf_naive(const bf_job *j, int64_t i0, int64_t rows, int64_t j0, int6
     for (int64_t x = j0; x < j0 + cols; x++) {
       float s = 0;
       for (int64_t p = 0; p < j->kk; p++)
-        s += j->a_row ? rt_bf16_to_f32(j->a[j->a_row[i] + j->a_dep[p]]) * rt_bf16_to_f32(j->b[j->b_dep[p] + j->b_col[x]])
-                      : rt_bf16_to_f32(j->a[i * j->a_rs + p * j->a_cs]) * rt_bf16_to_f32(j->b[p * j->b_rs + x * j->b_cs]);
+        s += rt_bf16_to_f32(bf_a_elem(j, i, p)) * rt_bf16_to_f32(bf_b_elem(j, p, x));
       j->c[i * j->n + x] = s;
     }
   bf_finish(j, i0, rows, j0, cols);
@@ -722,12 +730,9 @@ static void bf_rows_pack_b(const bf_job *j, int64_t p0, int64_t x0, int64_t dept
       bf_pack_pair32(j->b + d0 + c, j->b + d1 + c, dst + bf_b_at(p, g * BF_T, kcp));
     }
   }
-  for (int64_t p = depth / 2 * 2; p < depth; p++) /* an odd last depth, and the last columns */
-    for (int64_t x = 0; x < cols; x++)
-      dst[bf_b_at(p, x, kcp)] = j->b_col ? j->b[j->b_dep[p0 + p] + j->b_col[x0 + x]] : j->b[(p0 + p) * j->b_rs + x0 + x];
-  for (int64_t p = 0; p < depth / 2 * 2; p++)
-    for (int64_t x = groups * BF_T; x < cols; x++)
-      dst[bf_b_at(p, x, kcp)] = j->b_col ? j->b[j->b_dep[p0 + p] + j->b_col[x0 + x]] : j->b[(p0 + p) * j->b_rs + x0 + x];
+  for (int64_t p = 0; p < depth; p++) /* the last columns, and an odd last depth */
+    for (int64_t x = p < depth / 2 * 2 ? groups * BF_T : 0; x < cols; x++)
+      dst[bf_b_at(p, x, kcp)] = bf_b_elem(j, p0 + p, x0 + x);
 }
 
 /* Columns [c0, c1) of a job of at most 16 rows (GS_SPLIT's COLUMNS): 0 when its buffers cannot
@@ -743,12 +748,13 @@ static int bf_rows_amx_columns(const bf_job *j, int64_t c0, int64_t c1) {
     hlo_rt_free(NULL, bp);
     return 0;
   }
+  /* A last part of fewer than 64 columns reads past what the panel packed (old panels' data,
+   * or these zeros, never unwritten memory); those columns' sums are dropped. */
+  memset(bp, 0, (size_t)(2 * kc * wide));
   bf_pack_a_at(j, 0, 0, j->m, j->kk, ap);
   bf_tiles_begin();
   for (int64_t jc = c0; jc < c1; jc += wide) {
     int64_t cols = c1 - jc < wide ? c1 - jc : wide, parts = (cols + BF_ROWS_NC - 1) / BF_ROWS_NC;
-    if (cols % BF_ROWS_NC) /* the last part's second half may hold no columns: zeros */
-      memset(bp, 0, (size_t)(2 * kc * wide));
     memset(sums, 0, sizeof(float) * 16 * (size_t)wide);
     for (int64_t pc = 0; pc < j->kk; pc += kc) {
       int64_t kcur = j->kk - pc < kc ? j->kk - pc : kc, kcp = bf_round_up(kcur, BF_KB);
@@ -812,9 +818,7 @@ static int bf_rows_amx_t_columns(const bf_job *j, int64_t c0, int64_t c1) {
       for (int64_t i = 0; i < 16; i++)
         for (int e = 0; e < 2; e++) {
           int64_t p = q * BF_KB + 2 * r + e;
-          at[q * 512 + r * 32 + i * 2 + e] = i >= j->m || p >= k ? 0
-                                             : j->a_row       ? j->a[j->a_row[i] + j->a_dep[p]]
-                                                              : j->a[i * j->a_rs + p * j->a_cs];
+          at[q * 512 + r * 32 + i * 2 + e] = i >= j->m || p >= k ? 0 : bf_a_elem(j, i, p);
         }
   float sums[BF_ROWS_NC * 16] __attribute__((aligned(64)));
   bf_tiles_begin();

@@ -337,10 +337,9 @@ static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col)
 
 #define GS_COLUMNS(PREFIX, JOB, A_F32, KERNEL, FINISH)                                                   \
   static int PREFIX##_columns(const JOB *j, int64_t c0, int64_t c1) {                                    \
-    int dots = !j->b_col && j->b_rs == 1, tile = gs_tile_rows(j->m);                                     \
-    int at = dots ? (tile == 8 && KERNEL(6) ? 6 : 0) : !j->b_col && j->m <= 4 ? 5 : tile / 4;              \
-    if (dots)                                                                                            \
-      tile = at == 6 ? 8 : 4;                                                                            \
+    int dots = !j->b_col && j->b_rs == 1, tall = dots && gs_tile_rows(j->m) == 8 && KERNEL(6);           \
+    int tile = dots ? (tall ? 8 : 4) : gs_tile_rows(j->m);                                               \
+    int at = dots ? (tall ? 6 : 0) : !j->b_col && j->m <= 4 ? 5 : tile / 4;                              \
     int64_t padded = (j->m + tile - 1) / tile * tile;                                                    \
     float *af = hlo_rt_alloc(NULL, (int64_t)sizeof(float) * padded * j->kk);                             \
     if (!af)                                                                                             \
