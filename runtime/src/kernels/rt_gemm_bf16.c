@@ -6,9 +6,9 @@
  * per tile; B: 16 depth pairs x 16 columns x 2), which is also what AVX512_BF16's vdpbf16ps
  * reads (a B tile row is one vector of 16 column pairs, an A pair one 32-bit broadcast).  A
  * 32 x 32 micro tile runs on AMX where the CPU and the kernel allow it; otherwise rt_gemm.c's
- * f32 kernels run on the operands widened as they are packed (rt_gemm_internal.h; an
- * AVX512_BF16 kernel on the AMX layout is there for hosts where vdpbf16ps pays, chosen with
- * HLO_GEMM_BF16=avx512).  Products of few rows read B in place with f32 FMAs
+ * f32 kernels run on the operands widened as they are packed (rt_gemm_internal.h), or an
+ * AVX512_BF16 kernel on the AMX layout where a probe finds that vdpbf16ps pays on this core
+ * (rt_gemm_bf16_dot_gain; HLO_GEMM_BF16=f32|avx512 overrides).  Products of few rows read B in place with f32 FMAs
  * (rt_gemm_small.h), or on AMX go through the tiles with B read once in the memory's best
  * order (bf_rows_amx*: wide row panels, or the weights in place as the tiles' A operand).
  * Threads as in rt_gemm.c: each computes its own rectangle of C with its own buffers
@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hlo/rt.h"
 #include "hlo/rt_parallel.h"
@@ -97,11 +98,82 @@ static int bf_isa_host(void) {
   return isa;
 }
 
-/* The kernel for this call.  AMX where the host has it; else the f32 route, because on the
- * one CPU measured (docs/performance-gemm.md) vdpbf16ps retires half as many multiply-adds
- * per cycle as f32 FMAs and the AVX512_BF16 kernel was slower than widening to f32 first.
- * HLO_GEMM_BF16=avx512 picks the AVX512_BF16 kernel (where the host has it: tests, and
- * hosts where it pays), HLO_GEMM_BF16=f32 the f32 route. */
+#if BF_X86
+/* ---- does vdpbf16ps pay on this core: a probe of its multiply-add rate against FMA's ---- */
+
+#define BF_PROBE_CHAINS 16 /* independent accumulators: more than either instruction's latency x rate */
+#define BF_PROBE_STEPS 1024
+#define BF_PROBE_TRIES 7
+
+static double bf_probe_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* Nanoseconds for BF_PROBE_STEPS rounds of BF_PROBE_CHAINS vdpbf16ps (32 multiply-adds each)
+ * or vfmadd231ps (16 each), register operands only.  The operands pass through an empty asm
+ * so the compiler can neither fold nor shorten the chains; the sums stay zero (no denormal or
+ * overflow assists). */
+#define BF_PROBE(NAME, TARGET, TYPE, OP)                                                             \
+  __attribute__((target(TARGET), noinline)) static double NAME(void) {                            \
+    __m512 acc[BF_PROBE_CHAINS];                                                                    \
+    for (int c = 0; c < BF_PROBE_CHAINS; c++)                                                       \
+      acc[c] = _mm512_setzero_ps();                                                                 \
+    TYPE x = (TYPE)_mm512_setzero_ps(), y = (TYPE)_mm512_setzero_ps();                              \
+    __asm__ volatile("" : "+v"(x), "+v"(y));                                                        \
+    double t0 = bf_probe_now();                                                                     \
+    for (int s = 0; s < BF_PROBE_STEPS; s++)                                                        \
+      _Pragma("GCC unroll 16") for (int c = 0; c < BF_PROBE_CHAINS; c++) acc[c] = OP;                \
+    double t1 = bf_probe_now();                                                                     \
+    __m512 sum = acc[0];                                                                            \
+    for (int c = 1; c < BF_PROBE_CHAINS; c++)                                                       \
+      sum = _mm512_add_ps(sum, acc[c]);                                                             \
+    __asm__ volatile("" : : "v"(sum));                                                              \
+    return t1 - t0;                                                                                 \
+  }
+BF_PROBE(bf_probe_dpbf16, "avx512f,avx512bf16", __m512bh, _mm512_dpbf16_ps(acc[c], x, y))
+BF_PROBE(bf_probe_fma, "avx512f,fma", __m512, _mm512_fmadd_ps(x, y, acc[c]))
+#undef BF_PROBE
+#endif
+
+double rt_gemm_bf16_dot_gain(void) {
+#if BF_X86
+  __builtin_cpu_init();
+  if (rt_isa_level() < RT_ISA_AVX512 || !__builtin_cpu_supports("avx512bf16"))
+    return 0;
+  double dp = -1, fma = -1;
+  for (int t = 0; t < BF_PROBE_TRIES; t++) { /* alternated, the best of each: interruptions only add */
+    double a = bf_probe_dpbf16(), b = bf_probe_fma();
+    dp = dp < 0 || a < dp ? a : dp;
+    fma = fma < 0 || b < fma ? b : fma;
+  }
+  return dp > 0 ? 2.0 * fma / dp : 0;
+#else
+  return 0;
+#endif
+}
+
+/* Whether the AVX512_BF16 kernel beats the f32 route here, asked once per process (the
+ * run-time dispatch cache).  The gains CPUs have are far apart (this Intel model 167 about
+ * 0.55; LLVM's scheduling models: Cooper Lake 2, Zen 4/5 0.67; 1 or above makes the kernel,
+ * which reads half the bytes, at least as fast as the f32 route), so the gain against
+ * RT_GEMM_BF16_DOT_PAYS reads the same way on every run of one CPU. */
+static int bf_dot_pays(void) {
+  static _Atomic int cached = -1;
+  int pays = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (pays < 0) {
+    pays = rt_gemm_bf16_dot_gain() >= RT_GEMM_BF16_DOT_PAYS;
+    atomic_store_explicit(&cached, pays, memory_order_relaxed);
+  }
+  return pays;
+}
+
+/* The kernel for this call: AMX where the host has it; else the AVX512_BF16 kernel where the
+ * probe finds vdpbf16ps retiring enough multiply-adds per cycle against f32 FMAs (not on the
+ * Intel CPU measured, where it retires half as many: docs/performance-gemm.md); else the f32
+ * route.  HLO_GEMM_BF16=avx512 picks the AVX512_BF16 kernel (where the host has it),
+ * HLO_GEMM_BF16=f32 the f32 route. */
 static int bf_isa(void) {
   int host = bf_isa_host();
   const char *want = getenv("HLO_GEMM_BF16");
@@ -109,7 +181,9 @@ static int bf_isa(void) {
     return BF_ISA_F32;
   if (want && strcmp(want, "avx512") == 0)
     return host >= BF_ISA_AVX512 ? BF_ISA_AVX512 : BF_ISA_F32;
-  return host == BF_ISA_AMX ? BF_ISA_AMX : BF_ISA_F32;
+  if (host == BF_ISA_AMX)
+    return BF_ISA_AMX;
+  return host == BF_ISA_AVX512 && bf_dot_pays() ? BF_ISA_AVX512 : BF_ISA_F32;
 }
 
 /* ---- micro-kernels: C[32 x 32] (row stride ldc) = (add ? C : 0) + A-panel · B-panel ---- */

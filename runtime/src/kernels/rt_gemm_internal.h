@@ -61,6 +61,13 @@ static inline void rt_gemm_slice(int64_t size, int64_t step, int64_t t, int64_t 
     *lo = size;
 }
 
+/* Multiply-adds per cycle of AVX512_BF16's vdpbf16ps over AVX-512 FMA's on this core, measured
+ * (rt_gemm_bf16.c's probe, ~0.1 ms); 0 where the CPU, or HLO_RT_ISA, gives no AVX512_BF16. */
+double rt_gemm_bf16_dot_gain(void);
+
+/* The gain from which the AVX512_BF16 kernel replaces the f32 route on a CPU without AMX. */
+#define RT_GEMM_BF16_DOT_PAYS 1.2
+
 /* C (batch x m x n, dense f32) = A·B for bf16 A and B (their bits as uint16_t): element
  * strides (a_bs, a_rs, a_cs; b_bs, b_rs, b_cs) as hlo_rt_gemm_strided_f32, or, when a_off is
  * not NULL, offset tables a_off and b_off laid out as hlo_rt_gemm_indexed_f32's (the strides

@@ -607,8 +607,9 @@ static void run_f16(hlo_context *ctx) {
   check_f16_specials(ctx);
 }
 
-/* Every bf16 kernel this host has: the default (AMX, or the f32 route without it), the
- * AVX512_BF16 kernel (the f32 route where the host lacks it), the f32 route. */
+/* Every bf16 kernel this host has: the default (AMX; without it the AVX512_BF16 kernel where
+ * the probe finds that it pays, else the f32 route), the AVX512_BF16 kernel (the f32 route
+ * where the host lacks it), the f32 route. */
 static void run_bf16_kernels(hlo_context *ctx) {
   static const char *kernels[] = {NULL, "avx512", "f32"};
   for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
@@ -682,6 +683,57 @@ static void check_isa_cap(void) {
       failures++;
     }
   printf("rt_gemm_test: kernels at level %d (%s)\n", level, names[level]);
+}
+
+/* The default bf16 kernel gives the bits of the one named (HLO_GEMM_BF16=name). */
+static void check_bf16_default(const char *name) {
+  int64_t m = 96, n = 64, k = 300;
+  uint64_t seed = 41;
+  uint16_t *a = malloc(2 * (size_t)(m * k)), *b = malloc(2 * (size_t)(k * n));
+  float *c0 = malloc(sizeof(float) * (size_t)(m * n)), *c1 = malloc(sizeof(float) * (size_t)(m * n));
+  for (int64_t i = 0; i < m * k; i++)
+    a[i] = to_bf16(next_value(&seed));
+  for (int64_t i = 0; i < k * n; i++)
+    b[i] = to_bf16(next_value(&seed));
+  unsetenv("HLO_GEMM_BF16");
+  hlo_rt_gemm_strided_bf16(NULL, 1, m, n, k, a, 0, k, 1, b, 0, n, 1, c0, NULL);
+  setenv("HLO_GEMM_BF16", name, 1);
+  hlo_rt_gemm_strided_bf16(NULL, 1, m, n, k, a, 0, k, 1, b, 0, n, 1, c1, NULL);
+  unsetenv("HLO_GEMM_BF16");
+  checks++;
+  if (memcmp(c0, c1, sizeof(float) * (size_t)(m * n)) != 0) {
+    printf("FAIL: the default bf16 kernel is not the %s one the probe picks\n", name);
+    failures++;
+  }
+  free(a);
+  free(b);
+  free(c0);
+  free(c1);
+}
+
+/* The probe behind the default bf16 kernel without AMX (rt_gemm_bf16_dot_gain): 0 exactly where
+ * the kernels may not use AVX512_BF16, else a positive rate that falls on the same side of
+ * RT_GEMM_BF16_DOT_PAYS every time it is measured (the choice, and so the bits, must not
+ * change from run to run on one CPU). */
+static void check_bf16_probe(void) {
+  int usable = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  usable = rt_isa_level() >= RT_ISA_AVX512 && __builtin_cpu_supports("avx512bf16");
+#endif
+  double first = rt_gemm_bf16_dot_gain();
+  for (int t = 0; t < 5; t++) {
+    double g = rt_gemm_bf16_dot_gain();
+    checks++;
+    if (!(g >= 0 && g < 100) || (g > 0) != usable || (g >= RT_GEMM_BF16_DOT_PAYS) != (first >= RT_GEMM_BF16_DOT_PAYS)) {
+      printf("FAIL: vdpbf16ps probe: gain %.3f after %.3f (AVX512_BF16 usable: %d)\n", g, first, usable);
+      failures++;
+    }
+  }
+  printf("rt_gemm_test: vdpbf16ps multiply-adds per cycle over FMA's: %.2f (the AVX512_BF16 kernel %s)\n", first,
+         first >= RT_GEMM_BF16_DOT_PAYS ? "pays" : "does not pay");
+  if (usable && rt_isa_level() < RT_ISA_AMX) /* no AMX: the default is the kernel the probe picks */
+    check_bf16_default(first >= RT_GEMM_BF16_DOT_PAYS ? "avx512" : "f32");
 }
 
 /* The split over threads (rt_gemm_split): two threads cut the long side as before; many threads
@@ -778,6 +830,7 @@ int main(void) {
     return 1;
   }
   check_split();
+  check_bf16_probe();
   check_grid_bits(ctx, ctx6);
   hlo_context_destroy(ctx6);
   hlo_context_destroy(ctx);
