@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Runs numeric golden cases (testdata/golden/<case>/) against hlorun.
 
-    golden.py --hlorun PATH [--target-cpu CPU] [--opt -ON] [--jobs N] CASE_DIR [CASE_DIR...]
+    golden.py --hlorun PATH [--target-cpu CPU] [--opt -ON] [--nontemporal-min-bytes N] [--jobs N]
+              CASE_DIR [CASE_DIR...]
 
 For each case: hlorun model.hlo --input in0.npy ... --output out0.npy ..., then compares every
 output with expected<i>.npy: same shape and dtype, values exact for integers and pred, and for
@@ -55,7 +56,7 @@ def compare(got, exp, tol):
     return None
 
 
-def run_case(hlorun, d, target_cpu=None, opt=None):
+def run_case(hlorun, d, target_cpu=None, opt=None, nontemporal=None):
     ins = sorted(glob.glob(os.path.join(d, "in*.npy")), key=lambda p: int(os.path.basename(p)[2:-4]))
     exps = sorted(glob.glob(os.path.join(d, "expected*.npy")), key=lambda p: int(os.path.basename(p)[8:-4]))
     with open(os.path.join(d, "tol.json")) as f:
@@ -67,6 +68,8 @@ def run_case(hlorun, d, target_cpu=None, opt=None):
             cmd.append("--target-cpu=" + target_cpu)
         if opt:
             cmd.append(opt)
+        if nontemporal:
+            cmd.append("--nontemporal-min-bytes=" + nontemporal)
         for p in ins:
             cmd += ["--input", p]
         for p in outs:
@@ -92,6 +95,7 @@ def main():
     ap.add_argument("--hlorun", required=True)
     ap.add_argument("--target-cpu", help="compile for this CPU (hlorun --target-cpu)")
     ap.add_argument("--opt", choices=["-O0", "-O1", "-O2", "-O3"], help="optimization level (hlorun -ON)")
+    ap.add_argument("--nontemporal-min-bytes", help="hlorun --nontemporal-min-bytes (1: every result that can be)")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("cases", nargs="+", help="case folders, or folders of them")
     args = ap.parse_args()
@@ -103,7 +107,7 @@ def main():
             cases += sorted(os.path.dirname(m) for m in glob.glob(os.path.join(d, "*", "model.hlo")))
     passed = failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
-        results = list(ex.map(lambda d: run_case(args.hlorun, d, args.target_cpu, args.opt), cases))
+        results = list(ex.map(lambda d: run_case(args.hlorun, d, args.target_cpu, args.opt, args.nontemporal_min_bytes), cases))
     for d, why in zip(cases, results):
         if why:
             failed += 1

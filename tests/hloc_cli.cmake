@@ -85,3 +85,12 @@ if(HLOC_HAVE_CODEGEN)
   add_test(NAME cli.hloc.verbose_plan COMMAND ${EXPECT} 0 "^hloc: generate_loop: parameters 268451840 bytes, results 131072 bytes, arena [0-9]+ bytes$"
     $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/models/generate_loop.hlo -v -o ${CMAKE_BINARY_DIR}/generate-loop-plan.so)
 endif()
+
+# Non-temporal stores for large cheap loop results (docs/cli.md, --nontemporal-min-bytes): in
+# the listing where they should be and nowhere else; a malformed value is a usage error.
+add_test(NAME cli.hloc.nontemporal_asm COMMAND ${CMAKE_SOURCE_DIR}/tests/nontemporal_asm.sh $<TARGET_FILE:hloc>
+                                               ${CMAKE_SOURCE_DIR})
+add_test(NAME cli.hloc.nontemporal_bad COMMAND ${EXPECT} 2 "--nontemporal-min-bytes needs a byte count"
+                                               $<TARGET_FILE:hloc> --nontemporal-min-bytes=0 ${OK_HLO})
+add_test(NAME cli.hlorun.nontemporal_bad COMMAND ${EXPECT} 2 "--nontemporal-min-bytes needs a byte count"
+                                                 $<TARGET_FILE:hlorun> ${OK_HLO} --nontemporal-min-bytes=lots)

@@ -83,9 +83,9 @@ void cache_key(const void *text, size_t n, const cache_options *o, const char *h
   char self[128], hloc[128], opts[1024];
   file_identity("/proc/self/exe", self, sizeof self);
   file_identity(hloc_path, hloc, sizeof hloc);
-  int len = snprintf(opts, sizeof opts, "\nO%d|cpu=%s|strict=%d|hloc %s|abi %d|hlorun %s|hloc %s\n", o->opt_level,
-                     o->target_cpu ? o->target_cpu : "native", o->strict ? 1 : 0, HLOC_VERSION, HLO_ABI_VERSION, self,
-                     hloc);
+  int len = snprintf(opts, sizeof opts, "\nO%d|cpu=%s|strict=%d|nt=%lld|hloc %s|abi %d|hlorun %s|hloc %s\n",
+                     o->opt_level, o->target_cpu ? o->target_cpu : "native", o->strict ? 1 : 0,
+                     (long long)o->nontemporal_min_bytes, HLOC_VERSION, HLO_ABI_VERSION, self, hloc);
   hash128 h = {1469598103934665603ull, 0x243f6a8885a308d3ull, 0, 0};
   hash_update(&h, text, n);
   hash_update(&h, opts, len > 0 && (size_t)len < sizeof opts ? (size_t)len : sizeof opts - 1);
@@ -305,13 +305,23 @@ static hlo_status relay(char *out, const char *model_path, int exit_code) {
   return hlo_status_make(code, "%.*s", (int)((end ? (size_t)(end - last) : strlen(last)) - 6), last + 6);
 }
 
-/* Runs `hloc MODEL -o OUT --emit=so -On --target-cpu=CPU [--strict]`. */
+/* Runs `hloc MODEL -o OUT --emit=so -On --target-cpu=CPU [--nontemporal-min-bytes=N] [--strict]`. */
 static hlo_status compile_to(const char *model_path, const char *out, const cache_options *o) {
-  char hloc[4200], opt[8], cpu[512];
+  char hloc[4200], opt[8], cpu[512], nt[64];
   cache_find_hloc(hloc, sizeof hloc);
   snprintf(opt, sizeof opt, "-O%d", o->opt_level >= 0 && o->opt_level <= 3 ? o->opt_level : 2);
   snprintf(cpu, sizeof cpu, "--target-cpu=%s", o->target_cpu ? o->target_cpu : "native");
-  char *argv[] = {hloc, (char *)model_path, "-o", (char *)out, "--emit=so", opt, cpu, o->strict ? "--strict" : NULL, NULL};
+  if (o->nontemporal_min_bytes < 0)
+    snprintf(nt, sizeof nt, "--nontemporal-min-bytes=off");
+  else
+    snprintf(nt, sizeof nt, "--nontemporal-min-bytes=%lld", (long long)o->nontemporal_min_bytes);
+  char *argv[10] = {hloc, (char *)model_path, "-o", (char *)out, "--emit=so", opt, cpu};
+  int argc = 7;
+  if (o->nontemporal_min_bytes)
+    argv[argc++] = nt;
+  if (o->strict)
+    argv[argc++] = "--strict";
+  argv[argc] = NULL;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     return hlo_status_make(HLO_IO, "cannot start hloc: %s", strerror(errno));

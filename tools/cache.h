@@ -25,6 +25,7 @@ typedef struct cache_options {
   int opt_level;           /* -O0..-O3 */
   const char *target_cpu;  /* --target-cpu; NULL: native */
   bool strict;             /* --strict */
+  int64_t nontemporal_min_bytes; /* --nontemporal-min-bytes; 0: hloc's default, < 0: off */
 } cache_options;
 
 /* The cache folder into buf: $XDG_CACHE_HOME/hloc, else $HOME/.cache/hloc. */

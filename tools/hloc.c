@@ -30,6 +30,10 @@ static const char usage[] =
     "                         portable x86-64 object), or an LLVM CPU name (x86-64-v3,\n"
     "                         skylake-avx512, znver4, ...); an unknown name is an error\n"
     "  --strict               reject hloc's broadcasting extensions, as XLA's verifier does\n"
+    "  --nontemporal-min-bytes=N|off\n"
+    "                         write loop results of at least N bytes (suffixes K, M, G; default\n"
+    "                         64M) with non-temporal stores where their buffer is 64-byte aligned;\n"
+    "                         off: never\n"
     "  --dump-dir DIR         write the module after parsing (00-parsed.hlo) and after each pass\n"
     "                         (NN-<pass>.hlo), buffer-assignment.txt, and llvm-before-opt.ll /\n"
     "                         llvm-after-opt.ll, to DIR\n"
@@ -105,6 +109,9 @@ int main(int argc, char **argv) {
       o.opt_level = a[2] - '0';
     } else if ((v = cli_flag_value("--target-cpu", argc, argv, &i))) {
       o.target_cpu = v;
+    } else if ((v = cli_flag_value("--nontemporal-min-bytes", argc, argv, &i))) {
+      if (!cli_parse_nontemporal(v, &o.nontemporal_min_bytes))
+        return usage_error("--nontemporal-min-bytes needs a byte count > 0 (suffixes K, M, G) or 'off'", v);
     } else if (strcmp(a, "--strict") == 0) {
       o.strict = true;
     } else if ((v = cli_flag_value("--dump-dir", argc, argv, &i))) {

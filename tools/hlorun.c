@@ -62,7 +62,8 @@ static const char usage[] =
     "  --benchmark N           then run N more times (after untimed warm-up calls until 0.1 s of calls\n"
     "                          have run; none with several replicas); print: benchmark: iterations=N\n"
     "                          min_ms=A median_ms=B max_ms=C\n"
-    "  -O0..-O3 --target-cpu=CPU --strict   compile options for .hlo input (see hloc --help)\n"
+    "  -O0..-O3 --target-cpu=CPU --strict --nontemporal-min-bytes=N\n"
+    "                          compile options for .hlo input (see hloc --help)\n"
     "  -v, --verbose           say on standard error whether the compile cache was hit, how\n"
     "                          the inputs were read, and the peak RSS and arena at the end\n"
     "  --help --version\n"
@@ -106,25 +107,6 @@ static bool parse_double(const char *v, double *out) {
 }
 
 /* A byte count with an optional K, M or G suffix (powers of 1024). */
-static bool parse_bytes(const char *v, int64_t *out) {
-  errno = 0;
-  char *end;
-  unsigned long long x = strtoull(v, &end, 10);
-  int shift = 0;
-  if (*end == 'K' || *end == 'k')
-    shift = 10;
-  else if (*end == 'M' || *end == 'm')
-    shift = 20;
-  else if (*end == 'G' || *end == 'g')
-    shift = 30;
-  if (shift)
-    end++;
-  if (errno || end == v || *end || v[0] == '-' || x > (unsigned long long)(INT64_MAX >> shift))
-    return false;
-  *out = (int64_t)(x << shift);
-  return true;
-}
-
 static bool parse_seed(const char *a, run_options *o) {
   o->random_inputs = true;
   if (!a[15])
@@ -205,10 +187,13 @@ static int parse_args(int argc, char **argv, run_options *o) {
     } else if (strcmp(a, "--mpi") == 0) {
       o->mpi = true;
     } else if ((v = cli_flag_value("--max-memory", argc, argv, &i))) {
-      if (!parse_bytes(v, &o->max_memory) || o->max_memory <= 0)
+      if (!cli_parse_bytes(v, &o->max_memory) || o->max_memory <= 0)
         return usage_error("--max-memory needs a byte count > 0 (suffixes K, M, G)", v);
     } else if ((v = cli_flag_value("--target-cpu", argc, argv, &i))) {
       o->target_cpu = v;
+    } else if ((v = cli_flag_value("--nontemporal-min-bytes", argc, argv, &i))) {
+      if (!cli_parse_nontemporal(v, &o->nontemporal_min_bytes))
+        return usage_error("--nontemporal-min-bytes needs a byte count > 0 (suffixes K, M, G) or 'off'", v);
     } else if (strlen(a) == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
       o->opt_level = a[2] - '0';
     } else if (strcmp(a, "--donate") == 0) {

@@ -89,7 +89,8 @@ static hlo_status load_model(const run_options *o, model *m) {
     snprintf(m->so, sizeof m->so, "%s", o->model);
     HLO_RETURN_IF_ERROR(open_so(m->so, m));
   } else {
-    cache_options d = {.opt_level = o->opt_level, .target_cpu = o->target_cpu, .strict = o->strict};
+    cache_options d = {.opt_level = o->opt_level, .target_cpu = o->target_cpu, .strict = o->strict,
+                       .nontemporal_min_bytes = o->nontemporal_min_bytes};
     cache_outcome how;
     HLO_RETURN_IF_ERROR(cache_get(o->model, &d, false, m->so, sizeof m->so, &how));
     hlo_status s = open_so(m->so, m);

@@ -42,6 +42,7 @@ typedef struct run_options {
   int opt_level;
   const char *target_cpu;
   bool strict;
+  int64_t nontemporal_min_bytes; /* --nontemporal-min-bytes: 0 hloc's default, < 0 off */
   bool verbose;                      /* cache hits and misses on stderr */
   double timeout_s;                  /* --timeout: cancel the call after this long; 0 = none */
   int64_t max_memory;                /* --max-memory: byte limit for the model's buffers; 0 = none */

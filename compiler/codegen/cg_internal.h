@@ -143,6 +143,10 @@ LLVMValueRef cg_ptr_table(cg_function *f, LLVMValueRef *ptrs, int n, const char 
 /* Adds the enum attribute `name` to fn at index (LLVMAttributeFunctionIndex, or a parameter). */
 void cg_add_attr(cg_module *cm, LLVMValueRef fn, unsigned index, const char *name);
 
+/* The function attribute of a loop function whose aligned vector stores become non-temporal
+ * after optimization (fused.c sets it, nontemporal.c reads it). */
+#define CG_NONTEMPORAL_ATTR "hloc-nontemporal"
+
 /* ---- a function's frame (frame.c) ---- */
 /* Opens a computation's (or a kernel's) function body: entry block for allocas, the status
  * slot, the body block; closes it: the failure path, heap buffers freed, the status returned. */

@@ -24,6 +24,10 @@ typedef struct cg_options {
   FILE *assignment;       /* where to write the buffer-assignment report, or NULL */
   /* The buffer plan of m (passes/buffer_plan.h), made by the caller; NULL: made here. */
   const struct buffer_plan *plan;
+  /* Loop results of at least this many bytes are written with non-temporal stores where the
+   * result buffer is 64-byte aligned (fused.c, cg_mark_nontemporal_stores); 0: the default,
+   * CG_NONTEMPORAL_MIN_BYTES; negative: never. */
+  int64_t nontemporal_min_bytes;
   int64_t arena_bytes;    /* out: the scratch arena one call of the entry needs */
   /* out: the largest arena buffers of the module (any computation), largest first, for
    * hloc -v and the buffer-assignment report; names point into the IR. */
@@ -33,6 +37,18 @@ typedef struct cg_options {
   } largest[10];
   int n_largest;
 } cg_options;
+
+/* The default of cg_options.nontemporal_min_bytes: 64 MiB.  On the Intel host measured
+ * (docs/performance.md, "Non-temporal stores"), a 32 MiB result written with them and read
+ * back was slower than with ordinary stores, a 64 MiB one faster written alone and read back. */
+#define CG_NONTEMPORAL_MIN_BYTES ((int64_t)64 << 20)
+
+/* After LLVM's optimization of a module cg_emit_module made: in the loop functions fused.c
+ * marked for it, every vector store whose alignment LLVM proved to be at least its size
+ * becomes non-temporal (!nontemporal: MOVNTPS and its kin on x86), and each such function
+ * ends with an sfence, so that the stores are visible before the thread pool reports the
+ * loop done.  Only for x86 targets (`x86` false: nothing is changed). */
+void cg_mark_nontemporal_stores(LLVMModuleRef mod, bool x86);
 
 /* Emits `m` into a new LLVM module in `ctx` targeting `tm`; the caller owns *out_mod. */
 HLO_MUST_USE hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx,

@@ -23,9 +23,11 @@
  * its own buffer.  A kOutput fusion's dot or convolution writes the result buffer and the
  * elementwise tail then runs in place; for a dot the GEMM takes with strides, the tail is its
  * epilogue, run on each part of the result as soon as it is final (output_epilogue).
+ * A large, cheap loop result is written with non-temporal stores where its buffer is 64-byte
+ * aligned (streams_result, emit_streamed; the stores themselves: nontemporal.c).
  * Tests: the golden and conformance suites (testdata/golden/fusion_*, made by make_fusion.py,
- * fusion_stash_* for the row stash; split_reduce_*, made by make_split_reduce.py),
- * cli.hloc.fusion.
+ * fusion_stash_* for the row stash; split_reduce_*, made by make_split_reduce.py;
+ * nontemporal_* with golden_at.nontemporal), cli.hloc.fusion, cli.hloc.nontemporal_asm.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,6 +433,7 @@ typedef struct range_fn {
   cg_function rf;
   LLVMValueRef fn, begin, end;
   int n_bufs;             /* buffers including the result */
+  bool nontemporal;       /* its result is written with non-temporal stores (CG_NONTEMPORAL_ATTR) */
   LLVMBasicBlockRef resume;
   char name[600];
 } range_fn;
@@ -438,6 +441,7 @@ typedef struct range_fn {
 static void range_open(range_fn *r, cg_function *f, const char *name, int n_values, int n_bufs) {
   cg_module *cm = f->cm;
   r->n_bufs = n_bufs;
+  r->nontemporal = false;
   snprintf(r->name, sizeof r->name, "%s", name);
   LLVMTypeRef *ps = calloc((size_t)n_bufs + 3, sizeof *ps);
   for (int k = 0; k <= n_bufs; k++)
@@ -481,6 +485,12 @@ static LLVMValueRef range_outer(range_fn *r, cg_module *cm) {
   LLVMTypeRef t = LLVMFunctionType(cm->void_t, (LLVMTypeRef[]){cm->ptr, cm->i64, cm->i64}, 3, 0);
   LLVMValueRef fn = LLVMAddFunction(cm->mod, r->name, t);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
+  if (r->nontemporal) { /* the body is inlined here; kept out of its caller, whose other stores are not streamed */
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(cm->ctx, CG_NONTEMPORAL_ATTR,
+                                                      (unsigned)strlen(CG_NONTEMPORAL_ATTR), "", 0));
+    cg_add_attr(cm, fn, LLVMAttributeFunctionIndex, "noinline");
+  }
   LLVMPositionBuilderAtEnd(cm->b, LLVMAppendBasicBlockInContext(cm->ctx, fn, "entry"));
   LLVMValueRef *args = calloc((size_t)r->n_bufs + 3, sizeof *args);
   for (int k = 0; k <= r->n_bufs; k++)
@@ -716,6 +726,76 @@ static void emit_tiles(fz *z, range_fn *r) {
   loop_end_from(z->f, &li, r0);
   free(m);
   loop_end_from(z->f, &t, r->begin);
+}
+
+/* ---- non-temporal stores for large results --------------------------------------------------- */
+
+enum {
+  /* Streamed results: loops of at most this element_cost (no transcendental op, at most one
+   * division); costlier ones are bound by their arithmetic, and there non-temporal stores
+   * measured slower (docs/performance.md, "Non-temporal stores"). */
+  FZ_NONTEMPORAL_MAX_COST = 12,
+  FZ_NONTEMPORAL_VISITS = 512, /* element_cost's walk */
+};
+
+static int element_cost(const fz *z, const ir_instr *x, int limit, int *visits);
+
+/* How a loop kernel without reductions walks its result. */
+typedef enum { FZ_WALK_FLAT, FZ_WALK_ROWS } fz_walk;
+
+static void emit_walk(fz *z, range_fn *r, fz_walk w, int64_t n) {
+  if (w == FZ_WALK_FLAT)
+    emit_flat(z, r, n);
+  else
+    emit_rows(z, r);
+}
+
+/* Whether the kernel's result is written with non-temporal stores: one output, not written in
+ * place (an in-place loop has just read each line), of at least cg_options.nontemporal_min_bytes
+ * and whole bytes per element, cheap to compute (FZ_NONTEMPORAL_MAX_COST), whose loop starts each run of the minor dimension at a multiple
+ * of 64 bytes from the buffer's start (a flat loop's chunks always do; rows when a row is a
+ * multiple of 64 bytes). */
+static bool streams_result(const fz *z, const fz_buffers *bufs, fz_walk w) {
+  const cg_options *o = z->f->cm->opts;
+  int64_t min = o && o->nontemporal_min_bytes ? o->nontemporal_min_bytes : CG_NONTEMPORAL_MIN_BYTES;
+  const ir_shape *s = z->outs[0]->shape;
+  int64_t bytes = 0, count = count_of(s);
+  if (min < 0 || z->n_outs != 1 || bufs->in_out || !ir_shape_byte_size(s, &bytes) || bytes < min || count <= 0 ||
+      bytes % count)
+    return false;
+  int visits = FZ_NONTEMPORAL_VISITS;
+  if (element_cost(z, z->outs[0], FZ_NONTEMPORAL_MAX_COST + 1, &visits) > FZ_NONTEMPORAL_MAX_COST || visits < 0)
+    return false;
+  return w == FZ_WALK_FLAT || (s->rank >= 1 && s->dims[s->rank - 1] * (bytes / count) % 64 == 0);
+}
+
+/* The loop twice, picked by the result buffer's address: 64-byte aligned, stated to LLVM
+ * with an llvm.assume "align" bundle (its vector stores then carry the alignment that
+ * cg_mark_nontemporal_stores asks for), else as usual.  A caller's buffer need
+ * not be aligned; the arena's are (BUFFER_PLAN_ALIGN). */
+static void emit_streamed(fz *z, range_fn *r, fz_walk w, int64_t n) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMValueRef out = z->out_ptr[0];
+  LLVMBasicBlockRef aligned = LLVMAppendBasicBlockInContext(cm->ctx, r->fn, "fz.nt");
+  LLVMBasicBlockRef plain = LLVMAppendBasicBlockInContext(cm->ctx, r->fn, "fz.plain");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cm->ctx, r->fn, "fz.done");
+  LLVMValueRef low = LLVMBuildAnd(b, LLVMBuildPtrToInt(b, out, cm->i64, ""), cg_i64(cm, 63), "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, low, cg_i64(cm, 0), ""), aligned, plain);
+  LLVMPositionBuilderAtEnd(b, aligned);
+  static const char name[] = "llvm.assume";
+  LLVMValueRef assume = LLVMGetIntrinsicDeclaration(cm->mod, LLVMLookupIntrinsicID(name, sizeof name - 1), NULL, 0);
+  LLVMOperandBundleRef align = LLVMCreateOperandBundle("align", 5, (LLVMValueRef[]){out, cg_i64(cm, 64)}, 2);
+  LLVMBuildCallWithOperandBundles(b, LLVMGlobalGetValueType(assume), assume,
+                                  (LLVMValueRef[]){LLVMConstInt(cm->i1, 1, 0)}, 1, &align, 1, "");
+  LLVMDisposeOperandBundle(align);
+  emit_walk(z, r, w, n);
+  LLVMBuildBr(b, join);
+  LLVMPositionBuilderAtEnd(b, plain);
+  emit_walk(z, r, w, n);
+  LLVMBuildBr(b, join);
+  LLVMPositionBuilderAtEnd(b, join);
+  r->nontemporal = true;
 }
 
 /* ---- reductions ------------------------------------------------------------------------------- */
@@ -1144,8 +1224,8 @@ enum {
 
 /* A rough cost per element of computing x from what it loads: 16 per transcendental op, 8 per
  * division or remainder, 1 per other elementwise op; reduce members (a loaded row value) and
- * non-members cost nothing.  Counts up to FZ_STASH_MIN_COST; *visits bounds the walk. */
-static int element_cost(const fz *z, const ir_instr *x, int *visits) {
+ * non-members cost nothing.  Counts up to `limit`; *visits bounds the walk. */
+static int element_cost(const fz *z, const ir_instr *x, int limit, int *visits) {
   if (!z->member[x->id] || x->op == IR_OP_REDUCE || --*visits < 0)
     return 0;
   int c = 0;
@@ -1153,8 +1233,8 @@ static int element_cost(const fz *z, const ir_instr *x, int *visits) {
     c = (ir_opcode_table[x->op].flags & OPF_TRANSCENDENTAL) ? 16
         : x->op == IR_OP_DIVIDE || x->op == IR_OP_REMAINDER ? 8
                                                             : 1;
-  for (int k = 0; k < x->n_operands && c < FZ_STASH_MIN_COST; k++)
-    c += element_cost(z, x->operands[k], visits);
+  for (int k = 0; k < x->n_operands && c < limit; k++)
+    c += element_cost(z, x->operands[k], limit, visits);
   return c;
 }
 
@@ -1205,7 +1285,7 @@ static void plan_stash(fz *z, const ir_shape *row_shape, ir_instr *const *reds, 
     int visits = 256;
     if (!z->member[i] || !ir_is_elementwise(x) || first[i] < 0 || first[i] == n_reds ||
         !ir_shape_same_dims(x->shape, row_shape) || !ir_shape_same_dims(x->shape, reds[first[i]]->operands[0]->shape) ||
-        element_cost(z, x, &visits) < FZ_STASH_MIN_COST)
+        element_cost(z, x, FZ_STASH_MIN_COST, &visits) < FZ_STASH_MIN_COST)
       continue;
     ir_etype et = x->shape->et;
     if (et == IR_C64 || et == IR_C128 || et == IR_TOKEN || et == IR_TUPLE)
@@ -1388,15 +1468,19 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, ir_instr *const *
     if (has_reduce_member(&z)) {
       units = s->dims[s->rank - 1] ? elements / s->dims[s->rank - 1] : 0;
       emit_row_fusion(&z, &r);
-    } else if (s->rank <= 1 || flat(&z)) {
-      units = (elements + FZ_FLAT_CHUNK - 1) / FZ_FLAT_CHUNK;
-      emit_flat(&z, &r, elements);
-    } else if (transposes_minor(&z)) {
+    } else if (!(s->rank <= 1 || flat(&z)) && transposes_minor(&z)) {
       units = tile_units(s);
       emit_tiles(&z, &r);
     } else {
-      units = s->dims[s->rank - 1] ? elements / s->dims[s->rank - 1] : 0;
-      emit_rows(&z, &r);
+      fz_walk w = s->rank <= 1 || flat(&z) ? FZ_WALK_FLAT : FZ_WALK_ROWS;
+      if (w == FZ_WALK_FLAT)
+        units = (elements + FZ_FLAT_CHUNK - 1) / FZ_FLAT_CHUNK;
+      else
+        units = s->dims[s->rank - 1] ? elements / s->dims[s->rank - 1] : 0;
+      if (streams_result(&z, bufs, w))
+        emit_streamed(&z, &r, w, elements);
+      else
+        emit_walk(&z, &r, w, elements);
     }
   }
   range_close_and_run(&r, kf, argv, units, elements);

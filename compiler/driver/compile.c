@@ -175,6 +175,15 @@ static void prefer_vector_width(LLVMModuleRef mod, const char *bits) {
                               LLVMCreateStringAttribute(ctx, key, sizeof key - 1, bits, (unsigned)strlen(bits)));
 }
 
+/* Whether tm generates x86 code (x86_64-... or i386..i686-...). */
+static bool targets_x86(LLVMTargetMachineRef tm) {
+  char *triple = LLVMGetTargetMachineTriple(tm);
+  bool x86 = triple && (strncmp(triple, "x86_64", 6) == 0 ||
+                        (triple[0] == 'i' && triple[1] >= '3' && triple[1] <= '6' && strncmp(triple + 2, "86", 2) == 0));
+  LLVMDisposeMessage(triple);
+  return x86;
+}
+
 static hlo_status optimize(const drv_options *o, LLVMModuleRef mod, LLVMTargetMachineRef tm) {
   char *err = NULL;
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err))
@@ -195,6 +204,7 @@ static hlo_status optimize(const drv_options *o, LLVMModuleRef mod, LLVMTargetMa
     LLVMDisposeErrorMessage(msg);
     return s;
   }
+  cg_mark_nontemporal_stores(mod, targets_x86(tm));
   if (!o->verify_each)
     return NULL;
   err = NULL;
@@ -354,7 +364,8 @@ static void print_plan(FILE *out, const char *prefix, const ir_module *m, const 
 
 static hlo_status lower_and_emit(ir_module *m, const char *out_path, drv_emit emit, const drv_options *o,
                                  LLVMTargetMachineRef tm, LLVMContextRef ctx, LLVMModuleRef *mod) {
-  cg_options co = {.symbol = o->symbol, .opt_level = o->opt_level, .elided_constants = m->n_filled_constants};
+  cg_options co = {.symbol = o->symbol, .opt_level = o->opt_level, .elided_constants = m->n_filled_constants,
+                   .nontemporal_min_bytes = o->nontemporal_min_bytes};
   char path[4096];
   if (o->dump_dir) {
     mkdir(o->dump_dir, 0777);

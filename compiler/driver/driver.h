@@ -32,6 +32,7 @@ typedef struct drv_options {
                                 * sets it and prints one table); NULL: each row is printed */
   bool verbose;             /* -v: say what was decided (the arena size) on stderr */
   int64_t *arena_out;       /* when set, code generation stores the entry's arena bytes here */
+  int64_t nontemporal_min_bytes; /* --nontemporal-min-bytes (cg_options'); 0 default, < 0 never */
 } drv_options;
 
 void drv_options_init(drv_options *o);

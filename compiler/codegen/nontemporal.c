@@ -1,0 +1,68 @@
+/* nontemporal.c — non-temporal stores for large loop results (cg_mark_nontemporal_stores,
+ * codegen.h).  fused.c marks the range functions of loops whose result is large
+ * (cg_options.nontemporal_min_bytes) with the attribute CG_NONTEMPORAL_ATTR and writes them so
+ * that, where the result buffer is 64-byte aligned, LLVM can prove its vector stores aligned.
+ * Here, after LLVM's optimization (the vectorizer refuses loops whose scalar stores already
+ * carry !nontemporal without that alignment), those vector stores get !nontemporal, which
+ * x86 lowers to streaming stores: the result goes to memory without being read into the cache
+ * first and without evicting the operands.  Scalar stores (a loop's remainder) stay ordinary.
+ * Measurements: docs/performance.md, "Non-temporal stores".  Tests: golden_at.nontemporal
+ * (tests/golden.cmake) runs the golden suite with every eligible result streamed, and
+ * cli.hloc.nontemporal_asm checks the instructions.
+ */
+#include <string.h>
+
+#include "codegen/cg_internal.h"
+#include "codegen/codegen.h"
+
+/* Marks the aligned vector stores of fn; returns how many. */
+static int mark_stores(LLVMValueRef fn, LLVMTargetDataRef dl, unsigned kind, LLVMValueRef one) {
+  int marked = 0;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      if (!LLVMIsAStoreInst(in))
+        continue;
+      LLVMTypeRef t = LLVMTypeOf(LLVMGetOperand(in, 0));
+      if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
+        continue;
+      unsigned long long size = LLVMStoreSizeOfType(dl, t);
+      if (size < 16 || LLVMGetAlignment(in) < size)
+        continue;
+      LLVMSetMetadata(in, kind, one);
+      marked++;
+    }
+  return marked;
+}
+
+/* An sfence before each return of fn. */
+static void fence_returns(LLVMModuleRef mod, LLVMValueRef fn) {
+  static const char name[] = "llvm.x86.sse.sfence";
+  LLVMValueRef sfence = LLVMGetIntrinsicDeclaration(mod, LLVMLookupIntrinsicID(name, sizeof name - 1), NULL, 0);
+  LLVMTypeRef t = LLVMGlobalGetValueType(sfence);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(LLVMGetModuleContext(mod));
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
+    if (term && LLVMIsAReturnInst(term)) {
+      LLVMPositionBuilderBefore(b, term);
+      LLVMBuildCall2(b, t, sfence, NULL, 0, "");
+    }
+  }
+  LLVMDisposeBuilder(b);
+}
+
+void cg_mark_nontemporal_stores(LLVMModuleRef mod, bool x86) {
+  if (!x86)
+    return;
+  LLVMContextRef ctx = LLVMGetModuleContext(mod);
+  LLVMTargetDataRef dl = LLVMGetModuleDataLayout(mod);
+  unsigned kind = LLVMGetMDKindIDInContext(ctx, "nontemporal", 11);
+  LLVMMetadataRef md[1] = {LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), 1, 0))};
+  LLVMValueRef one = LLVMMetadataAsValue(ctx, LLVMMDNodeInContext2(ctx, md, 1));
+  for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+    if (!LLVMGetStringAttributeAtIndex(fn, LLVMAttributeFunctionIndex, CG_NONTEMPORAL_ATTR,
+                                       (unsigned)strlen(CG_NONTEMPORAL_ATTR)))
+      continue;
+    if (mark_stores(fn, dl, kind, one))
+      fence_returns(mod, fn);
+  }
+}
