@@ -2,7 +2,7 @@
 # nontemporal_asm.sh HLOC SOURCE_DIR — non-temporal stores (compiler/codegen/nontemporal.c) in
 # the listing: a cheap loop with a 64 MiB result (bench/workloads/axpy.hlo) streams by default,
 # natively and at x86-64-v3, each such loop ending with an sfence; --nontemporal-min-bytes=off
-# turns it off; a loop whose element costs a tanh (gelu.hlo) and a small result
+# turns it off; a 256 MiB transpose (32 x 32 tiles) streams too; a loop whose element costs a tanh (gelu.hlo) and a small result
 # (nontemporal_flat_f32) keep ordinary stores by default, and the small one streams with
 # --nontemporal-min-bytes=1.
 hloc=$1 src=$2
@@ -29,6 +29,7 @@ check yes "$src/bench/workloads/axpy.hlo" --target-cpu=x86-64-v3
 check no "$src/bench/workloads/axpy.hlo" --nontemporal-min-bytes=off
 check no "$src/bench/workloads/axpy.hlo" --nontemporal-min-bytes=65M
 check no "$src/bench/workloads/gelu.hlo"
+check yes "$src/bench/workloads/transpose.hlo"
 check no "$src/testdata/golden/nontemporal_flat_f32/model.hlo"
 check yes "$src/testdata/golden/nontemporal_flat_f32/model.hlo" --nontemporal-min-bytes=1
 check no "$src/testdata/golden/nontemporal_rows_80_bytes/model.hlo" --nontemporal-min-bytes=1

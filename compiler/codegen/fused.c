@@ -741,13 +741,15 @@ enum {
 static int element_cost(const fz *z, const ir_instr *x, int limit, int *visits);
 
 /* How a loop kernel without reductions walks its result. */
-typedef enum { FZ_WALK_FLAT, FZ_WALK_ROWS } fz_walk;
+typedef enum { FZ_WALK_FLAT, FZ_WALK_ROWS, FZ_WALK_TILES } fz_walk;
 
 static void emit_walk(fz *z, range_fn *r, fz_walk w, int64_t n) {
   if (w == FZ_WALK_FLAT)
     emit_flat(z, r, n);
-  else
+  else if (w == FZ_WALK_ROWS)
     emit_rows(z, r);
+  else
+    emit_tiles(z, r);
 }
 
 /* Whether the kernel's result is written with non-temporal stores: one output, not written in
@@ -766,7 +768,10 @@ static bool streams_result(const fz *z, const fz_buffers *bufs, fz_walk w) {
   int visits = FZ_NONTEMPORAL_VISITS;
   if (element_cost(z, z->outs[0], FZ_NONTEMPORAL_MAX_COST + 1, &visits) > FZ_NONTEMPORAL_MAX_COST || visits < 0)
     return false;
-  return w == FZ_WALK_FLAT || (s->rank >= 1 && s->dims[s->rank - 1] * (bytes / count) % 64 == 0);
+  int64_t es = bytes / count;
+  if (w == FZ_WALK_TILES && FZ_TILE * es % 64)
+    return false;
+  return w == FZ_WALK_FLAT || (s->rank >= 1 && s->dims[s->rank - 1] * es % 64 == 0);
 }
 
 /* The loop twice, picked by the result buffer's address: 64-byte aligned, stated to LLVM
@@ -1468,13 +1473,12 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, ir_instr *const *
     if (has_reduce_member(&z)) {
       units = s->dims[s->rank - 1] ? elements / s->dims[s->rank - 1] : 0;
       emit_row_fusion(&z, &r);
-    } else if (!(s->rank <= 1 || flat(&z)) && transposes_minor(&z)) {
-      units = tile_units(s);
-      emit_tiles(&z, &r);
     } else {
-      fz_walk w = s->rank <= 1 || flat(&z) ? FZ_WALK_FLAT : FZ_WALK_ROWS;
+      fz_walk w = s->rank <= 1 || flat(&z) ? FZ_WALK_FLAT : transposes_minor(&z) ? FZ_WALK_TILES : FZ_WALK_ROWS;
       if (w == FZ_WALK_FLAT)
         units = (elements + FZ_FLAT_CHUNK - 1) / FZ_FLAT_CHUNK;
+      else if (w == FZ_WALK_TILES)
+        units = tile_units(s);
       else
         units = s->dims[s->rank - 1] ? elements / s->dims[s->rank - 1] : 0;
       if (streams_result(&z, bufs, w))

@@ -11,7 +11,8 @@ rounds once; integer arithmetic wraps as numpy's fixed-width types do) -- never 
 They cover every element size (f64, f32, s32, f16, s8), a flat loop whose length leaves a
 remainder after its 4,096-element chunks and after any vector width, a division (the one costly
 op a streamed loop may hold), rows of 192 bytes (a broadcast row vector) and rows of 80 bytes
-(not streamed: rows not 64-byte multiples), and a rank-2 flat result.
+(not streamed: rows not 64-byte multiples), a rank-2 flat result, and transposes walked in
+32 x 32 tiles (f32 with a partial last tile, bf16).
 
 Run:  /usr/bin/python3 testdata/golden/make_nontemporal.py
 """
@@ -136,6 +137,17 @@ def flat_rank2():
     case("flat_rank2", body, [x, y], [d], F32)
 
 
+def transpose(name, t, np_t, r, c):
+    if np_t is np.uint16:  # bf16 bits: any pattern moves unchanged
+        x = RNG.integers(0, 2**16, (r, c), dtype=np.uint16)
+    else:
+        x = RNG.standard_normal((r, c)).astype(np_t)
+    body = """  x = %s[%d,%d] parameter(0)
+  ROOT y = %s[%d,%d] transpose(x), dimensions={1,0}
+""" % (t, r, c, t, c, r)
+    case(name, body, [x], [np.ascontiguousarray(x.T)])
+
+
 if __name__ == "__main__":
     flat_f32()
     flat_f64_divide()
@@ -145,3 +157,5 @@ if __name__ == "__main__":
     rows("rows_192_bytes", 130, 48)
     rows("rows_80_bytes", 70, 20)
     flat_rank2()
+    transpose("transpose_f32", "f32", np.float32, 80, 96)
+    transpose("transpose_bf16", "bf16", np.uint16, 96, 64)
