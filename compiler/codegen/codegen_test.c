@@ -4,8 +4,9 @@
  * Covers XLA's edge numerics (integer division by zero and INT_MIN/-1, shifts out of range,
  * NaN in max/min, saturating float->int, bf16 rounding, complex divide/sqrt), data movement,
  * control flow, fft and its plan-releasing destructor, the ABI description, the per-opcode table
- * of lowering rules, and the error of an op that has no lowering (cg_rule_none).  Expected values are computed by hand or by C's libm in this
- * file, never taken from our own output.
+ * of lowering rules, the error of an op that has no lowering (cg_rule_none), and a streamed
+ * (non-temporal) loop result in an aligned and an unaligned buffer.  Expected values are
+ * computed by hand or by C's libm in this file, never taken from our own output.
  */
 #include <complex.h>
 #ifndef CMPLX /* glibc defines it for GCC only; clang has the builtin */
@@ -849,6 +850,68 @@ static void test_lower_rules(void) {
   LLVMContextDispose(ctx);
 }
 
+/* Emits text with every streamable result streamed (cg_options.nontemporal_min_bytes = 1),
+ * optimizes, marks the non-temporal stores as the driver does, checks that some store is
+ * non-temporal, and runs it. */
+static bool run_streamed(const char *text, void *const *params, int n_params, void *const *results, int n_results) {
+  ir_module *m = load(text);
+  if (!m)
+    return false;
+  LLVMTargetMachineRef tm = host_tm();
+  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+  cg_options co = {.symbol = "t", .opt_level = 2, .nontemporal_min_bytes = 1};
+  LLVMModuleRef mod = NULL;
+  hlo_status s = cg_emit_module(m, &co, LLVMOrcThreadSafeContextGetContext(tsc), tm, &mod);
+  bool ok = false;
+  if (s) {
+    fprintf(stderr, "emit: %s\n", hlo_status_message(s));
+    hlo_status_free(s);
+  } else {
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef pe = LLVMRunPasses(mod, "default<O2>", tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (pe)
+      report_error("passes", pe);
+    cg_mark_nontemporal_stores(mod, true);
+    char *ir = LLVMPrintModuleToString(mod);
+    CHECK(strstr(ir, "!nontemporal") && strstr(ir, "llvm.x86.sse.sfence"), "no non-temporal store in:\n%s", text);
+    LLVMDisposeMessage(ir);
+    ok = !pe && jit_run(tsc, mod, params, results, n_params, n_results);
+  }
+  LLVMOrcDisposeThreadSafeContext(tsc);
+  LLVMDisposeTargetMachine(tm);
+  ir_module_destroy(m);
+  return ok;
+}
+
+/* Non-temporal stores (fused.c emit_streamed, nontemporal.c): a streamed loop writes its result
+ * alike into a 64-byte aligned buffer (its streaming copy) and into one 4 bytes past that (its
+ * ordinary copy, taken for a caller's unaligned buffer); both as computed here. */
+static void test_nontemporal(void) {
+  enum { N = 5003 };
+  static const char text[] = "HloModule t\nENTRY main {\n  x = f32[5003] parameter(0)\n"
+                             "  y = f32[5003] parameter(1)\n  ROOT s = f32[5003] add(x, y)\n}\n";
+  float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float));
+  unsigned char *out = aligned_alloc(64, (N + 16) * sizeof(float));
+  for (int i = 0; i < N; i++)
+    x[i] = (float)i * 0.5f, y[i] = (float)(N - i);
+  void *params[2] = {x, y};
+  for (int skew = 0; skew <= 4; skew += 4) {
+    float *r = (float *)(out + skew);
+    memset(out, 0, (N + 16) * sizeof(float));
+    void *results[1] = {r};
+    if (!run_streamed(text, params, 2, results, 1))
+      CHECK(0, "streamed module did not run (result %d bytes past 64-byte alignment)", skew);
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+      bad += r[i] != (float)i * 0.5f + (float)(N - i);
+    CHECK(bad == 0, "%d wrong elements with the result %d bytes past 64-byte alignment", bad, skew);
+  }
+  free(x);
+  free(y);
+  free(out);
+}
+
 int main(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
@@ -872,6 +935,7 @@ int main(void) {
   test_fft_values();
   test_fft_plan_release();
   test_lower_rules();
+  test_nontemporal();
   printf("codegen_test: %d checks, %d failed\n", g_checks, g_failures);
   return g_failures ? 1 : 0;
 }
