@@ -738,7 +738,7 @@ enum {
   FZ_NONTEMPORAL_VISITS = 512, /* element_cost's walk */
 };
 
-static int element_cost(const fz *z, const ir_instr *x, int limit, int *visits);
+static int element_cost(const fz *z, const ir_instr *x, int limit, bool rows, int *visits);
 
 /* How a loop kernel without reductions walks its result. */
 typedef enum { FZ_WALK_FLAT, FZ_WALK_ROWS, FZ_WALK_TILES } fz_walk;
@@ -766,7 +766,8 @@ static bool streams_result(const fz *z, const fz_buffers *bufs, fz_walk w) {
       bytes % count)
     return false;
   int visits = FZ_NONTEMPORAL_VISITS;
-  if (element_cost(z, z->outs[0], FZ_NONTEMPORAL_MAX_COST + 1, &visits) > FZ_NONTEMPORAL_MAX_COST || visits < 0)
+  if (element_cost(z, z->outs[0], FZ_NONTEMPORAL_MAX_COST + 1, w != FZ_WALK_FLAT, &visits) > FZ_NONTEMPORAL_MAX_COST ||
+      visits < 0)
     return false;
   int64_t es = bytes / count;
   if (w == FZ_WALK_TILES && FZ_TILE * es % 64)
@@ -778,13 +779,14 @@ static bool streams_result(const fz *z, const fz_buffers *bufs, fz_walk w) {
  * with an llvm.assume "align" bundle (its vector stores then carry the alignment that
  * cg_mark_nontemporal_stores asks for), else as usual.  A caller's buffer need
  * not be aligned; the arena's are (BUFFER_PLAN_ALIGN). */
-static void emit_streamed(fz *z, range_fn *r, fz_walk w, int64_t n) {
+/* Branches on the result buffer's alignment: leaves the builder in the aligned block (where
+ * LLVM is told the alignment) and returns the block for any other address. */
+static LLVMBasicBlockRef branch_on_alignment(fz *z) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
   LLVMValueRef out = z->out_ptr[0];
-  LLVMBasicBlockRef aligned = LLVMAppendBasicBlockInContext(cm->ctx, r->fn, "fz.nt");
-  LLVMBasicBlockRef plain = LLVMAppendBasicBlockInContext(cm->ctx, r->fn, "fz.plain");
-  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cm->ctx, r->fn, "fz.done");
+  LLVMBasicBlockRef aligned = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "fz.nt");
+  LLVMBasicBlockRef plain = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "fz.plain");
   LLVMValueRef low = LLVMBuildAnd(b, LLVMBuildPtrToInt(b, out, cm->i64, ""), cg_i64(cm, 63), "");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, low, cg_i64(cm, 0), ""), aligned, plain);
   LLVMPositionBuilderAtEnd(b, aligned);
@@ -794,6 +796,14 @@ static void emit_streamed(fz *z, range_fn *r, fz_walk w, int64_t n) {
   LLVMBuildCallWithOperandBundles(b, LLVMGlobalGetValueType(assume), assume,
                                   (LLVMValueRef[]){LLVMConstInt(cm->i1, 1, 0)}, 1, &align, 1, "");
   LLVMDisposeOperandBundle(align);
+  return plain;
+}
+
+static void emit_streamed(fz *z, range_fn *r, fz_walk w, int64_t n) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cm->ctx, r->fn, "fz.done");
+  LLVMBasicBlockRef plain = branch_on_alignment(z);
   emit_walk(z, r, w, n);
   LLVMBuildBr(b, join);
   LLVMPositionBuilderAtEnd(b, plain);
@@ -1227,11 +1237,24 @@ enum {
   FZ_STASH_MAX_INSTRS = 4096,    /* larger fusions are not searched */
 };
 
+/* Whether x broadcasts a value that does not vary along the minor dimension of its result
+ * (a loop over that dimension computes it once per row: LLVM hoists it). */
+static bool per_row_broadcast(const ir_instr *x) {
+  if (x->op != IR_OP_BROADCAST || x->shape->rank == 0)
+    return false;
+  for (int k = 0; k < x->attrs.dimensions.n; k++)
+    if (x->attrs.dimensions.v[k] == x->shape->rank - 1)
+      return false;
+  return true;
+}
+
 /* A rough cost per element of computing x from what it loads: 16 per transcendental op, 8 per
  * division or remainder, 1 per other elementwise op; reduce members (a loaded row value) and
- * non-members cost nothing.  Counts up to `limit`; *visits bounds the walk. */
-static int element_cost(const fz *z, const ir_instr *x, int limit, int *visits) {
-  if (!z->member[x->id] || x->op == IR_OP_REDUCE || --*visits < 0)
+ * non-members cost nothing, and, when `rows` (a loop whose inner loop runs along the minor
+ * dimension), so does a per-row broadcast value.  Counts up to `limit`; *visits bounds the
+ * walk. */
+static int element_cost(const fz *z, const ir_instr *x, int limit, bool rows, int *visits) {
+  if (!z->member[x->id] || x->op == IR_OP_REDUCE || (rows && per_row_broadcast(x)) || --*visits < 0)
     return 0;
   int c = 0;
   if (ir_is_elementwise(x))
@@ -1239,7 +1262,7 @@ static int element_cost(const fz *z, const ir_instr *x, int limit, int *visits) 
         : x->op == IR_OP_DIVIDE || x->op == IR_OP_REMAINDER ? 8
                                                             : 1;
   for (int k = 0; k < x->n_operands && c < limit; k++)
-    c += element_cost(z, x->operands[k], limit, visits);
+    c += element_cost(z, x->operands[k], limit, rows, visits);
   return c;
 }
 
@@ -1290,7 +1313,7 @@ static void plan_stash(fz *z, const ir_shape *row_shape, ir_instr *const *reds, 
     int visits = 256;
     if (!z->member[i] || !ir_is_elementwise(x) || first[i] < 0 || first[i] == n_reds ||
         !ir_shape_same_dims(x->shape, row_shape) || !ir_shape_same_dims(x->shape, reds[first[i]]->operands[0]->shape) ||
-        element_cost(z, x, FZ_STASH_MIN_COST, &visits) < FZ_STASH_MIN_COST)
+        element_cost(z, x, FZ_STASH_MIN_COST, false, &visits) < FZ_STASH_MIN_COST)
       continue;
     ir_etype et = x->shape->et;
     if (et == IR_C64 || et == IR_C128 || et == IR_TOKEN || et == IR_TUPLE)
@@ -1353,7 +1376,26 @@ static void row_fusion_body(fz *z, LLVMValueRef j, LLVMValueRef *slot, void *ctx
   free(mm);
 }
 
-static void emit_row_fusion(fz *z, range_fn *r) {
+/* A row fusion's last pass: the outputs of row m (its first element at base), n elements. */
+static void emit_row_outputs(fz *z, LLVMValueRef *m, LLVMValueRef base, int64_t n) {
+  cg_module *cm = z->f->cm;
+  const ir_shape *s = z->root->shape;
+  int rank = s->rank;
+  cg_loop j = cg_loop_begin(z->f, cg_i64(cm, n), "row.out");
+  LLVMValueRef *mm = new_multi(rank);
+  memcpy(mm, m, (size_t)rank * sizeof *mm);
+  mm[rank - 1] = j.i;
+  fz_index idx = idx_local(z, s, LLVMBuildAdd(cm->b, base, j.i, ""), mm);
+  z->gen++;
+  z->row_serial = idx.serial;
+  z->row_j = j.i;
+  store_outputs(z, &idx);
+  free(mm);
+  cg_loop_end(z->f, &j);
+}
+
+/* stream: the result is written with non-temporal stores where it is aligned (streams_result). */
+static void emit_row_fusion(fz *z, range_fn *r, bool stream) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *s = z->root->shape;
@@ -1389,17 +1431,19 @@ static void emit_row_fusion(fz *z, range_fn *r) {
     for (int i = 0; i < n_instrs; i++) /* later passes load what this one stored */
       z->stash_ready[i] |= z->stash[i] && first[i] == p;
   }
-  cg_loop j = cg_loop_begin(z->f, cg_i64(cm, n), "row.out");
-  LLVMValueRef *mm = new_multi(rank);
-  memcpy(mm, m, (size_t)rank * sizeof *mm);
-  mm[rank - 1] = j.i;
-  fz_index idx = idx_local(z, s, LLVMBuildAdd(b, base, j.i, ""), mm);
-  z->gen++;
-  z->row_serial = idx.serial;
-  z->row_j = j.i;
-  store_outputs(z, &idx);
-  free(mm);
-  cg_loop_end(z->f, &j);
+  if (stream) { /* the output pass twice: non-temporal where the result is aligned (emit_streamed) */
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "row.done");
+    LLVMBasicBlockRef plain = branch_on_alignment(z);
+    emit_row_outputs(z, m, base, n);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, plain);
+    emit_row_outputs(z, m, base, n);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, join);
+    r->nontemporal = true;
+  } else {
+    emit_row_outputs(z, m, base, n);
+  }
   free(m);
   free(reds);
   free(first);
@@ -1472,7 +1516,7 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, ir_instr *const *
     elements = count_of(s);
     if (has_reduce_member(&z)) {
       units = s->dims[s->rank - 1] ? elements / s->dims[s->rank - 1] : 0;
-      emit_row_fusion(&z, &r);
+      emit_row_fusion(&z, &r, streams_result(&z, bufs, FZ_WALK_ROWS)); /* its last pass walks rows */
     } else {
       fz_walk w = s->rank <= 1 || flat(&z) ? FZ_WALK_FLAT : transposes_minor(&z) ? FZ_WALK_TILES : FZ_WALK_ROWS;
       if (w == FZ_WALK_FLAT)

@@ -3,7 +3,8 @@
  * (cg_options.nontemporal_min_bytes) with the attribute CG_NONTEMPORAL_ATTR and writes them so
  * that, where the result buffer is 64-byte aligned, LLVM can prove its vector stores aligned.
  * Here, after LLVM's optimization (the vectorizer refuses loops whose scalar stores already
- * carry !nontemporal without that alignment), those vector stores get !nontemporal, which
+ * carry !nontemporal without that alignment), those vector stores, except those into the
+ * function's own stack arrays, get !nontemporal, which
  * x86 lowers to streaming stores: the result goes to memory without being read into the cache
  * first and without evicting the operands.  Scalar stores (a loop's remainder) stay ordinary.
  * Measurements: docs/performance.md, "Non-temporal stores".  Tests: golden_at.nontemporal
@@ -15,7 +16,21 @@
 #include "codegen/cg_internal.h"
 #include "codegen/codegen.h"
 
-/* Marks the aligned vector stores of fn; returns how many. */
+/* Whether p points into a stack array of the function (a row fusion's stash, a reduction's
+ * lanes): through address arithmetic to an alloca.  Such rows are read again at once and stay
+ * ordinary. */
+static bool on_stack(LLVMValueRef p) {
+  for (int depth = 0; p && depth < 64; depth++) {
+    if (LLVMIsAAllocaInst(p))
+      return true;
+    if (!LLVMIsAGetElementPtrInst(p) && !LLVMIsABitCastInst(p))
+      return false;
+    p = LLVMGetOperand(p, 0);
+  }
+  return true; /* unknown: do not stream */
+}
+
+/* Marks the aligned vector stores of fn that do not write its stack; returns how many. */
 static int mark_stores(LLVMValueRef fn, LLVMTargetDataRef dl, unsigned kind, LLVMValueRef one) {
   int marked = 0;
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
@@ -26,7 +41,7 @@ static int mark_stores(LLVMValueRef fn, LLVMTargetDataRef dl, unsigned kind, LLV
       if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
         continue;
       unsigned long long size = LLVMStoreSizeOfType(dl, t);
-      if (size < 16 || LLVMGetAlignment(in) < size)
+      if (size < 16 || LLVMGetAlignment(in) < size || on_stack(LLVMGetOperand(in, 1)))
         continue;
       LLVMSetMetadata(in, kind, one);
       marked++;

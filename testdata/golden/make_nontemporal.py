@@ -11,8 +11,10 @@ rounds once; integer arithmetic wraps as numpy's fixed-width types do) -- never 
 They cover every element size (f64, f32, s32, f16, s8), a flat loop whose length leaves a
 remainder after its 4,096-element chunks and after any vector width, a division (the one costly
 op a streamed loop may hold), rows of 192 bytes (a broadcast row vector) and rows of 80 bytes
-(not streamed: rows not 64-byte multiples), a rank-2 flat result, and transposes walked in
-32 x 32 tiles (f32 with a partial last tile, bf16).
+(not streamed: rows not 64-byte multiples), a rank-2 flat result, transposes walked in
+32 x 32 tiles (f32 with a partial last tile, bf16), and a layer norm (a row fusion: two row
+reductions, then the output pass that streams; its per-row rsqrt does not count as the
+loop's arithmetic).
 
 Run:  /usr/bin/python3 testdata/golden/make_nontemporal.py
 """
@@ -137,6 +139,40 @@ def flat_rank2():
     case("flat_rank2", body, [x, y], [d], F32)
 
 
+def row_fusion_layernorm():
+    r, c = 300, 48
+    x = RNG.standard_normal((r, c)).astype(np.float32)
+    g = RNG.standard_normal(c).astype(np.float32)
+    body = """  x = f32[%d,%d] parameter(0)
+  g = f32[%d] parameter(1)
+  zero = f32[] constant(0)
+  s = f32[%d] reduce(x, zero), dimensions={1}, to_apply=add
+  n = f32[] constant(%d)
+  bn = f32[%d] broadcast(n), dimensions={}
+  mean = f32[%d] divide(s, bn)
+  bmean = f32[%d,%d] broadcast(mean), dimensions={0}
+  d = f32[%d,%d] subtract(x, bmean)
+  d2 = f32[%d,%d] multiply(d, d)
+  q = f32[%d] reduce(d2, zero), dimensions={1}, to_apply=add
+  var = f32[%d] divide(q, bn)
+  eps = f32[] constant(1e-05)
+  beps = f32[%d] broadcast(eps), dimensions={}
+  ve = f32[%d] add(var, beps)
+  rs = f32[%d] rsqrt(ve)
+  brs = f32[%d,%d] broadcast(rs), dimensions={0}
+  nrm = f32[%d,%d] multiply(d, brs)
+  bg = f32[%d,%d] broadcast(g), dimensions={1}
+  ROOT y = f32[%d,%d] multiply(nrm, bg)
+""" % ((r, c, c, r, c, r, r, r, c, r, c, r, c, r, r, r, r, r, r, c, r, c, r, c, r, c))
+    x64 = x.astype(np.float64)
+    d = x64 - x64.mean(1, keepdims=True)
+    y = d / np.sqrt((d * d).mean(1, keepdims=True) + 1e-5) * g.astype(np.float64)
+    add = "\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    hlo = "HloModule nontemporal_row_fusion_layernorm\n%s\nENTRY main {\n%s}\n" % (add, body)
+    write_case(os.path.join(HERE, "nontemporal_row_fusion_layernorm"), "testdata/golden/make_nontemporal.py", hlo,
+               [x, g], [y.astype(np.float32)], {"rtol": 1e-4, "atol": 1e-5})
+
+
 def transpose(name, t, np_t, r, c):
     if np_t is np.uint16:  # bf16 bits: any pattern moves unchanged
         x = RNG.integers(0, 2**16, (r, c), dtype=np.uint16)
@@ -159,3 +195,4 @@ if __name__ == "__main__":
     flat_rank2()
     transpose("transpose_f32", "f32", np.float32, 80, 96)
     transpose("transpose_bf16", "bf16", np.uint16, 96, 64)
+    row_fusion_layernorm()
