@@ -23,14 +23,21 @@ endforeach()
 add_test(NAME golden_at.generic
   COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/golden.py --hlorun $<TARGET_FILE:hlorun> --target-cpu generic
           --jobs 2 ${CMAKE_SOURCE_DIR}/testdata/golden)
-# Non-temporal stores (compiler/codegen/nontemporal.c) are taken only by results of 64 MiB and
-# more, which no golden case has: the whole suite again with every result that can be streamed
-# streamed (--nontemporal-min-bytes=1), against the same expected values.
+# Non-temporal stores (compiler/codegen/nontemporal.c, runtime/src/kernels/rt_batchnorm.c) are
+# taken only by results of 64 MiB and more, which no golden case has: the whole suite again with
+# every result that can be streamed streamed (--nontemporal-min-bytes=1 for generated loops,
+# HLO_RT_NONTEMPORAL_MIN_BYTES=1 for the runtime's), against the same expected values; and the
+# batch-norm cases with the runtime held to AVX2 (its 8-wide streaming rows).
 add_test(NAME golden_at.nontemporal
   COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/golden.py --hlorun $<TARGET_FILE:hlorun> --nontemporal-min-bytes 1
           --jobs 2 ${CMAKE_SOURCE_DIR}/testdata/golden)
 set_tests_properties(golden_at.nontemporal PROPERTIES TIMEOUT 1800
-  ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache-nontemporal")
+  ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache-nontemporal;HLO_RT_NONTEMPORAL_MIN_BYTES=1")
+file(GLOB NONTEMPORAL_BN_CASES ${CMAKE_SOURCE_DIR}/testdata/golden/nontemporal_batch_norm_*)
+add_test(NAME golden_at.nontemporal.avx2
+  COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/golden.py --hlorun $<TARGET_FILE:hlorun> ${NONTEMPORAL_BN_CASES})
+set_tests_properties(golden_at.nontemporal.avx2 PROPERTIES
+  ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache-nontemporal-avx2;HLO_RT_NONTEMPORAL_MIN_BYTES=1;HLO_RT_ISA=avx2")
 # Issue 18: the golden suite at -O0 and -O3 as well (results must not depend on the level).
 foreach(level O0 O3)
   add_test(NAME golden_at.${level}

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "hlo/rt.h"
 #include "hlo/status.h"
 #include "ir/ir.h"
 
@@ -41,7 +42,7 @@ typedef struct cg_options {
 /* The default of cg_options.nontemporal_min_bytes: 64 MiB.  On the Intel host measured
  * (docs/performance.md, "Non-temporal stores"), a 32 MiB result written with them and read
  * back was slower than with ordinary stores, a 64 MiB one faster written alone and read back. */
-#define CG_NONTEMPORAL_MIN_BYTES ((int64_t)64 << 20)
+#define CG_NONTEMPORAL_MIN_BYTES HLO_RT_NONTEMPORAL_MIN_BYTES
 
 /* After LLVM's optimization of a module cg_emit_module made: in the loop functions fused.c
  * marked for it, every vector store whose alignment LLVM proved to be at least its size

@@ -14,7 +14,8 @@ op a streamed loop may hold), rows of 192 bytes (a broadcast row vector) and row
 (not streamed: rows not 64-byte multiples), a rank-2 flat result, transposes walked in
 32 x 32 tiles (f32 with a partial last tile, bf16), and a layer norm (a row fusion: two row
 reductions, then the output pass that streams; its per-row rsqrt does not count as the
-loop's arithmetic).
+loop's arithmetic), and the runtime's batch-norm training, inference and grad kernels, whose
+results stream when HLO_RT_NONTEMPORAL_MIN_BYTES (set by golden_at.nontemporal) allows.
 
 Run:  /usr/bin/python3 testdata/golden/make_nontemporal.py
 """
@@ -184,6 +185,57 @@ def transpose(name, t, np_t, r, c):
     case(name, body, [x], [np.ascontiguousarray(x.T)])
 
 
+def batch_norms():
+    """The runtime's batch-norm kernels stream y or grad_x (rows of 32 floats, a multiple of
+    either vector) when HLO_RT_NONTEMPORAL_MIN_BYTES allows (golden_at.nontemporal sets 1)."""
+    shape, nf, eps = (3, 4, 4, 8), 4, 0.001
+    x = RNG.standard_normal(shape).astype(np.float32)
+    dy = RNG.standard_normal(shape).astype(np.float32)
+    scale = RNG.uniform(0.5, 2.0, nf).astype(np.float32)
+    offset = RNG.standard_normal(nf).astype(np.float32)
+    b = (1, nf, 1, 1)
+    x64 = x.astype(np.float64)
+    mean, var = x64.mean(axis=(0, 2, 3)), x64.var(axis=(0, 2, 3))
+    norm = (x64 - mean.reshape(b)) / np.sqrt(var.reshape(b) + eps) * scale.reshape(b) + offset.reshape(b)
+    xs, fs = "f32[3,4,4,8]", "f32[4]"
+    body = """  x = %s parameter(0)
+  s = %s parameter(1)
+  o = %s parameter(2)
+  ROOT t = (%s, %s, %s) batch-norm-training(x, s, o), epsilon=0.001, feature_index=1
+""" % (xs, fs, fs, xs, fs, fs)
+    case("batch_norm_training", body, [x, scale, offset],
+         [norm.astype(np.float32), mean.astype(np.float32), var.astype(np.float32)], {"rtol": 1e-4, "atol": 1e-4})
+    m = RNG.standard_normal(nf).astype(np.float32)
+    v = RNG.uniform(0.5, 3.0, nf).astype(np.float32)
+    inf = (x64 - m.reshape(b)) / np.sqrt(v.astype(np.float64).reshape(b) + eps) * scale.reshape(b) + offset.reshape(b)
+    body = """  x = %s parameter(0)
+  s = %s parameter(1)
+  o = %s parameter(2)
+  m = %s parameter(3)
+  v = %s parameter(4)
+  ROOT y = %s batch-norm-inference(x, s, o, m, v), epsilon=0.001, feature_index=1
+""" % (xs, fs, fs, fs, fs, xs)
+    case("batch_norm_inference", body, [x, scale, offset, m, v], [inf.astype(np.float32)], {"rtol": 1e-5, "atol": 1e-5})
+    # grad: the semantics document's formulas in float64, mean and variance taken as given.
+    mu, ve = m.astype(np.float64).reshape(b), v.astype(np.float64).reshape(b) + eps
+    d64 = dy.astype(np.float64)
+    n = x.size // nf
+    c = (d64 * (x64 - mu) / ve).sum(axis=(0, 2, 3), keepdims=True) / n
+    d = d64.sum(axis=(0, 2, 3), keepdims=True) / n
+    gx = scale.astype(np.float64).reshape(b) / np.sqrt(ve) * (d64 - d - c * (x64 - mu))
+    gs = (d64 * (x64 - mu) / np.sqrt(ve)).sum(axis=(0, 2, 3))
+    go = d64.sum(axis=(0, 2, 3))
+    body = """  x = %s parameter(0)
+  s = %s parameter(1)
+  m = %s parameter(2)
+  v = %s parameter(3)
+  dy = %s parameter(4)
+  ROOT g = (%s, %s, %s) batch-norm-grad(x, s, m, v, dy), epsilon=0.001, feature_index=1
+""" % (xs, fs, fs, fs, xs, xs, fs, fs)
+    case("batch_norm_grad", body, [x, scale, m, v, dy],
+         [gx.astype(np.float32), gs.astype(np.float32), go.astype(np.float32)], {"rtol": 1e-4, "atol": 1e-4})
+
+
 if __name__ == "__main__":
     flat_f32()
     flat_f64_divide()
@@ -196,3 +248,4 @@ if __name__ == "__main__":
     transpose("transpose_f32", "f32", np.float32, 80, 96)
     transpose("transpose_bf16", "bf16", np.uint16, 96, 64)
     row_fusion_layernorm()
+    batch_norms()

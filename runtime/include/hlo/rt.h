@@ -67,6 +67,12 @@ enum {
   HLO_RT_CONV_OUT_O, HLO_RT_CONV_OUT_H, HLO_RT_CONV_OUT_W, HLO_RT_CONV_ST_H, HLO_RT_CONV_ST_W, HLO_RT_CONV_PAD_H,
   HLO_RT_CONV_PAD_W, HLO_RT_CONV_DIL_H, HLO_RT_CONV_DIL_W, HLO_RT_CONV_DESC_LEN
 };
+/* Results of at least this many bytes are written with non-temporal (streaming) stores by
+ * generated loops (hloc's default --nontemporal-min-bytes) and by the batch-norm kernels:
+ * below it the result stays in the cache for its next reader (docs/performance.md,
+ * "Non-temporal stores"). */
+#define HLO_RT_NONTEMPORAL_MIN_BYTES ((int64_t)64 << 20)
+
 /* The largest output width and output feature count hlo_rt_conv_grouped_f32 takes. */
 #define HLO_RT_CONV_MAX_ROW 4096
 

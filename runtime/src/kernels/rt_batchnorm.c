@@ -13,6 +13,8 @@
  *              grad_x = scale / sqrt(var + eps) * (dy - sum(dy) / N
  *                       - (x - mean) * sum(dy * (x - mean)) / (N * (var + eps))).
  * Built with -ffp-contract=off (CMakeLists.txt): no fused multiply-adds, as the generated code.
+ * Results of HLO_RT_NONTEMPORAL_MIN_BYTES or more (64 MiB) are written with streaming stores
+ * where aligned (the same operations in the same order: the same bits), then an sfence.
  * Tests: the golden cases batch_norm_* (testdata/golden/make.py, numpy formulas) and the
  * mobilenet_v2 model run; cross_cpu.golden checks the bits against the other lowerings' CPUs.
  */
@@ -23,12 +25,21 @@
 #include <string.h>
 
 #include "hlo/rt.h"
+#include "rt_isa.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define BN_X86 1
+#include <immintrin.h>
+#else
+#define BN_X86 0
+#endif
 
 typedef struct bn_args {
   const float *x, *scale, *offset, *mean_in, *var_in, *dy;
   float *y, *mean, *var, *dscale, *doffset;
   int64_t outer, nf, inner;
   float eps;
+  int stream; /* y's rows are written with streaming stores of this many floats (0: ordinary) */
 } bn_args;
 
 /* Elements per feature, at least 1 (the divisor of the means). */
@@ -134,6 +145,70 @@ BN_CLONES static void grad_sums(const bn_args *a, int64_t f, double mean, double
   *sum_dyxm = lanes_total(s2);
 }
 
+/* ---- streaming stores for large results (rt_nontemporal_min_bytes) ---- */
+
+/* The vector width in floats whose streaming stores write y's rows: 16 (AVX-512) or 8 (AVX2)
+ * where y is at least rt_nontemporal_min_bytes(), aligned to the vector and its rows a
+ * multiple of it; else 0.  The arithmetic is the same operations in the same order as the
+ * ordinary loops, so the bits do not change. */
+static int stream_width(const bn_args *a) {
+#if BN_X86
+  int64_t bytes = a->outer * a->nf * a->inner * (int64_t)sizeof(float);
+  int level = rt_isa_level(), w = level >= RT_ISA_AVX512 ? 16 : level >= RT_ISA_AVX2 ? 8 : 0;
+  int64_t min = rt_nontemporal_min_bytes();
+  if (w && min >= 0 && bytes >= min && a->inner % w == 0 &&
+      (uintptr_t)a->y % (uintptr_t)(w * sizeof(float)) == 0)
+    return w;
+#else
+  (void)a;
+#endif
+  return 0;
+}
+
+#if BN_X86
+__attribute__((target("avx512f"))) static void normalize_row16(const float *x, float *y, int64_t n, float m,
+                                                              float denom, float sc, float off) {
+  __m512 vm = _mm512_set1_ps(m), vd = _mm512_set1_ps(denom), vs = _mm512_set1_ps(sc), vo = _mm512_set1_ps(off);
+  for (int64_t i = 0; i < n; i += 16)
+    _mm512_stream_ps(y + i, _mm512_add_ps(_mm512_mul_ps(_mm512_div_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vd), vs), vo));
+}
+
+__attribute__((target("avx2"))) static void normalize_row8(const float *x, float *y, int64_t n, float m, float denom,
+                                                           float sc, float off) {
+  __m256 vm = _mm256_set1_ps(m), vd = _mm256_set1_ps(denom), vs = _mm256_set1_ps(sc), vo = _mm256_set1_ps(off);
+  for (int64_t i = 0; i < n; i += 8)
+    _mm256_stream_ps(y + i, _mm256_add_ps(_mm256_mul_ps(_mm256_div_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vd), vs), vo));
+}
+
+__attribute__((target("avx512f"))) static void grad_row16(const float *x, const float *dy, float *dx, int64_t n,
+                                                          float mean, float c, float d, float g) {
+  __m512 vm = _mm512_set1_ps(mean), vc = _mm512_set1_ps(c), vd = _mm512_set1_ps(d), vg = _mm512_set1_ps(g);
+  for (int64_t i = 0; i < n; i += 16) {
+    __m512 t = _mm512_mul_ps(vc, _mm512_sub_ps(_mm512_loadu_ps(x + i), vm));
+    _mm512_stream_ps(dx + i, _mm512_mul_ps(vg, _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(dy + i), vd), t)));
+  }
+}
+
+__attribute__((target("avx2"))) static void grad_row8(const float *x, const float *dy, float *dx, int64_t n, float mean,
+                                                      float c, float d, float g) {
+  __m256 vm = _mm256_set1_ps(mean), vc = _mm256_set1_ps(c), vd = _mm256_set1_ps(d), vg = _mm256_set1_ps(g);
+  for (int64_t i = 0; i < n; i += 8) {
+    __m256 t = _mm256_mul_ps(vc, _mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+    _mm256_stream_ps(dx + i, _mm256_mul_ps(vg, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(dy + i), vd), t)));
+  }
+}
+#endif
+
+/* After a thread's streaming stores: visible before the pool reports its part done. */
+static void stream_end(const bn_args *a) {
+#if BN_X86
+  if (a->stream)
+    _mm_sfence();
+#else
+  (void)a;
+#endif
+}
+
 /* y over features [f0, f1) from the given per-feature mean and variance. */
 BN_CLONES static void normalize(const bn_args *a, const float *mean, const float *var, int64_t f0, int64_t f1) {
   for (int64_t o = 0; o < a->outer; o++)
@@ -141,9 +216,16 @@ BN_CLONES static void normalize(const bn_args *a, const float *mean, const float
       float m = mean[f], denom = sqrtf(var[f] + a->eps), sc = a->scale[f], off = a->offset[f];
       const float *restrict x = row(a->x, a, o, f);
       float *restrict y = a->y + (o * a->nf + f) * a->inner;
+#if BN_X86
+      if (a->stream) {
+        (a->stream == 16 ? normalize_row16 : normalize_row8)(x, y, a->inner, m, denom, sc, off);
+        continue;
+      }
+#endif
       for (int64_t i = 0; i < a->inner; i++)
         y[i] = (x[i] - m) / denom * sc + off;
     }
+  stream_end(a);
 }
 
 static void training_range(void *arg, int64_t f0, int64_t f1) {
@@ -166,6 +248,12 @@ BN_CLONES static void grad_x(const bn_args *a, int64_t f, float mean, float c, f
   for (int64_t o = 0; o < a->outer; o++) {
     const float *restrict x = row(a->x, a, o, f), *restrict dy = row(a->dy, a, o, f);
     float *restrict dx = a->y + (o * a->nf + f) * a->inner;
+#if BN_X86
+    if (a->stream) {
+      (a->stream == 16 ? grad_row16 : grad_row8)(x, dy, dx, a->inner, mean, c, d, g);
+      continue;
+    }
+#endif
     for (int64_t i = 0; i < a->inner; i++)
       dx[i] = g * ((dy[i] - d) - c * (x[i] - mean));
   }
@@ -185,6 +273,7 @@ static void grad_range(void *arg, int64_t f0, int64_t f1) {
     a->dscale[f] = sdyxm * rs;
     grad_x(a, f, mean, sdyxm / (n * var_eps), sdy / n, a->scale[f] * rs);
   }
+  stream_end(a);
 }
 
 HLO_RT_EXPORT void hlo_rt_batch_norm_training_f32(hlo_context *ctx, const float *x, const float *scale,
@@ -192,6 +281,7 @@ HLO_RT_EXPORT void hlo_rt_batch_norm_training_f32(hlo_context *ctx, const float 
                                                   float eps, float *y, float *mean, float *var) {
   bn_args a = {.x = x, .scale = scale, .offset = offset, .y = y, .mean = mean, .var = var,
                .outer = outer, .nf = nf, .inner = inner, .eps = eps};
+  a.stream = stream_width(&a);
   hlo_rt_parallel_for(ctx, nf, training_range, &a);
 }
 
@@ -200,6 +290,7 @@ HLO_RT_EXPORT void hlo_rt_batch_norm_inference_f32(hlo_context *ctx, const float
                                                    int64_t outer, int64_t nf, int64_t inner, float eps, float *y) {
   bn_args a = {.x = x, .scale = scale, .offset = offset, .mean_in = mean, .var_in = var, .y = y,
                .outer = outer, .nf = nf, .inner = inner, .eps = eps};
+  a.stream = stream_width(&a);
   hlo_rt_parallel_for(ctx, nf, inference_range, &a);
 }
 
@@ -208,5 +299,6 @@ HLO_RT_EXPORT void hlo_rt_batch_norm_grad_f32(hlo_context *ctx, const float *x, 
                                               int64_t inner, float eps, float *dx, float *dscale, float *doffset) {
   bn_args a = {.x = x, .scale = scale, .mean_in = mean, .var_in = var, .dy = dy, .y = dx, .dscale = dscale,
                .doffset = doffset, .outer = outer, .nf = nf, .inner = inner, .eps = eps};
+  a.stream = stream_width(&a);
   hlo_rt_parallel_for(ctx, nf, grad_range, &a);
 }

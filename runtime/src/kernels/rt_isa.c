@@ -2,6 +2,8 @@
  * (rt_isa.h): the running CPU's level, capped by HLO_RT_ISA. */
 #include "rt_isa.h"
 
+#include "hlo/rt.h"
+
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,4 +50,23 @@ int rt_isa_level(void) {
   level = cpu < cap ? cpu : cap;
   atomic_store_explicit(&cached, level, memory_order_relaxed);
   return level;
+}
+
+int64_t rt_nontemporal_min_bytes(void) {
+  static _Atomic int64_t cached = -2; /* the run-time dispatch cache; -1 is "off" */
+  int64_t min = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (min != -2)
+    return min;
+  min = HLO_RT_NONTEMPORAL_MIN_BYTES;
+  const char *want = getenv("HLO_RT_NONTEMPORAL_MIN_BYTES");
+  if (want && strcmp(want, "off") == 0) {
+    min = -1;
+  } else if (want && *want) {
+    char *end;
+    long long v = strtoll(want, &end, 10);
+    if (!*end && v > 0)
+      min = v;
+  }
+  atomic_store_explicit(&cached, min, memory_order_relaxed);
+  return min;
 }

@@ -9,6 +9,8 @@
 #ifndef HLO_RT_ISA_H
 #define HLO_RT_ISA_H
 
+#include <stdint.h>
+
 /* Ordered: each level includes the ones below it. */
 enum {
   RT_ISA_BASE = 0,   /* the baseline x86-64 (SSE2) or any other architecture */
@@ -20,5 +22,10 @@ enum {
 /* The level this process's kernels use: the CPU's, lowered to HLO_RT_ISA when that names a
  * lower one.  Found once; the same answer for the life of the process. */
 int rt_isa_level(void);
+
+/* The size from which the runtime's kernels write large results with streaming stores:
+ * HLO_RT_NONTEMPORAL_MIN_BYTES (hlo/rt.h), or the environment variable of the same name (a
+ * byte count; "off": never; tests stream small results with it).  Found once per process. */
+int64_t rt_nontemporal_min_bytes(void);
 
 #endif
