@@ -16,7 +16,8 @@
  * Results of HLO_RT_NONTEMPORAL_MIN_BYTES or more (64 MiB) are written with streaming stores
  * where aligned (the same operations in the same order: the same bits), then an sfence.
  * Tests: the golden cases batch_norm_* (testdata/golden/make.py, numpy formulas) and the
- * mobilenet_v2 model run; cross_cpu.golden checks the bits against the other lowerings' CPUs.
+ * mobilenet_v2 model run; cross_cpu.golden checks the bits against the other lowerings' CPUs;
+ * nontemporal_batch_norm_* under golden_at.nontemporal(.avx2) stream their results.
  */
 #include <math.h>
 #include <stdbool.h>
