@@ -892,13 +892,21 @@ static void test_nontemporal(void) {
   static const char text[] = "HloModule t\nENTRY main {\n  x = f32[5003] parameter(0)\n"
                              "  y = f32[5003] parameter(1)\n  ROOT s = f32[5003] add(x, y)\n}\n";
   float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float));
-  unsigned char *out = aligned_alloc(64, (N + 16) * sizeof(float));
+  enum { OUT_BYTES = ((N + 16) * sizeof(float) + 63) / 64 * 64 }; /* aligned_alloc: a multiple of 64 */
+  unsigned char *out = aligned_alloc(64, OUT_BYTES);
+  CHECK(x && y && out, "out of memory");
+  if (!x || !y || !out) {
+    free(x);
+    free(y);
+    free(out);
+    return;
+  }
   for (int i = 0; i < N; i++)
     x[i] = (float)i * 0.5f, y[i] = (float)(N - i);
   void *params[2] = {x, y};
   for (int skew = 0; skew <= 4; skew += 4) {
     float *r = (float *)(out + skew);
-    memset(out, 0, (N + 16) * sizeof(float));
+    memset(out, 0, OUT_BYTES);
     void *results[1] = {r};
     if (!run_streamed(text, params, 2, results, 1))
       CHECK(0, "streamed module did not run (result %d bytes past 64-byte alignment)", skew);

@@ -4,12 +4,12 @@
  * that, where the result buffer is 64-byte aligned, LLVM can prove its vector stores aligned.
  * Here, after LLVM's optimization (the vectorizer refuses loops whose scalar stores already
  * carry !nontemporal without that alignment), those vector stores, except those into the
- * function's own stack arrays, get !nontemporal, which
- * x86 lowers to streaming stores: the result goes to memory without being read into the cache
- * first and without evicting the operands.  Scalar stores (a loop's remainder) stay ordinary.
+ * function's own stack arrays, get !nontemporal, which x86 lowers to streaming stores: the
+ * result goes to memory without being read into the cache first and without evicting the
+ * operands.  Scalar stores (a loop's remainder) stay ordinary.
  * Measurements: docs/performance.md, "Non-temporal stores".  Tests: golden_at.nontemporal
- * (tests/golden.cmake) runs the golden suite with every eligible result streamed, and
- * cli.hloc.nontemporal_asm checks the instructions.
+ * (tests/golden.cmake) runs the golden suite with every eligible result streamed,
+ * cli.hloc.nontemporal_asm checks the instructions, codegen_test an unaligned result.
  */
 #include <string.h>
 

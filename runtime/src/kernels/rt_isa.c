@@ -1,5 +1,6 @@
 /* rt_isa.c — the runtime's one answer to "which instruction set may a kernel use"
- * (rt_isa.h): the running CPU's level, capped by HLO_RT_ISA. */
+ * (rt_isa.h): the running CPU's level, capped by HLO_RT_ISA; and from what size a kernel's
+ * result is written with streaming stores (HLO_RT_NONTEMPORAL_MIN_BYTES). */
 #include "rt_isa.h"
 
 #include "hlo/rt.h"
