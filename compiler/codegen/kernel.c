@@ -157,11 +157,12 @@ void cg_outline(cg_function *f, ir_instr *in, cg_kernel_fn body, bool may_fail) 
   f->values[in->id] = v;
 }
 
-/* The caller's result buffer for leaf k of a multi-output fusion when the root tuple returns
- * that leaf through a get-tuple-element (the kernel then writes it there, no copy), or NULL. */
+/* The caller's result buffer for leaf k of a tuple-writing kernel (a multi-output fusion, a
+ * variadic sort, batch norm, ...: buffer_plan_tuple_writes_results) when the root tuple
+ * returns that leaf through a get-tuple-element (the kernel then writes it there, no copy),
+ * or NULL. */
 static LLVMValueRef returned_leaf(cg_function *f, const ir_instr *in, int k) {
-  if (!f->result_buffer || in->op != IR_OP_FUSION || in->shape->et != IR_TUPLE ||
-      ir_shape_count_leaves(in->shape) != in->shape->n_elems)
+  if (!f->result_buffer || !buffer_plan_tuple_writes_results(in))
     return NULL;
   for (int i = 0; i < f->comp->n_instrs; i++) {
     const ir_instr *g = f->comp->instrs[i];

@@ -146,8 +146,8 @@ static bool donor_still_read(const comp_plan *cp, int r, int at) {
 
 /* A result writer whose result leaf shares a donated parameter's buffer writes it directly
  * only when no value holding that parameter is read at or after it; else it writes a frame
- * buffer, copied out at the end.  (A get-tuple-element of a fusion is decided with the
- * fusion, which does the writing: fusion_leaves_to_caller.) */
+ * buffer, copied out at the end.  (A get-tuple-element of a fusion or another tuple-writing
+ * kernel is decided with it, since it does the writing: fusion_leaves_to_caller.) */
 static void check_donated_write(comp_plan *cp, const ir_instr *x) {
   if (x->op != IR_OP_GET_TUPLE_ELEMENT && donor_still_read(cp, cp->result_leaf[x->id], x->id))
     cp->result_leaf[x->id] = -1;
@@ -323,10 +323,22 @@ static void plan_while(walk *w, const ir_instr *x) {
   free(shapes);
 }
 
-/* The leaves of a tuple-shaped fusion that the root returns through a get-tuple-element which
- * writes the caller's result: the kernel writes those there. */
+bool buffer_plan_tuple_writes_results(const ir_instr *in) {
+  if (in->shape->et != IR_TUPLE || ir_shape_count_leaves(in->shape) != in->shape->n_elems)
+    return false;
+  switch (in->op) {
+  case IR_OP_FUSION: case IR_OP_SORT: case IR_OP_REDUCE: case IR_OP_REDUCE_WINDOW: case IR_OP_SCATTER:
+  case IR_OP_BATCH_NORM_TRAINING: case IR_OP_BATCH_NORM_GRAD: case IR_OP_TOPK: case IR_OP_RNG_BIT_GENERATOR:
+    return true;
+  default: return false;
+  }
+}
+
+/* The leaves of a tuple-valued instruction (buffer_plan_tuple_writes_results) that the root
+ * returns through a get-tuple-element which writes the caller's result: the kernel writes
+ * those there. */
 static bool *fusion_leaves_to_caller(const walk *w, const ir_instr *x) {
-  if (x->op != IR_OP_FUSION || x->shape->et != IR_TUPLE || ir_shape_count_leaves(x->shape) != x->shape->n_elems)
+  if (!buffer_plan_tuple_writes_results(x))
     return NULL;
   bool *to = calloc((size_t)x->shape->n_elems + 1, sizeof *to);
   for (int i = 0; to && i < w->c->n_instrs; i++) {

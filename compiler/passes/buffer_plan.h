@@ -99,6 +99,13 @@ void buffer_plan_result_writers(const ir_computation *c, int *result_leaf);
  * memory. */
 plan_state_leaf *buffer_plan_while_state(const ir_instr *in, int n_leaves);
 
+/* Whether in's result is a tuple of arrays that one kernel writes, each leaf into whatever
+ * buffer it is given (a multi-output fusion; a variadic sort, reduce, reduce-window or
+ * scatter; batch-norm training or grad; top-k; rng-bit-generator): a leaf the root returns
+ * through a get-tuple-element is then written straight into the caller's result buffer
+ * (planned here, fusion_leaves_to_caller; written by codegen/kernel.c cg_outline_value). */
+bool buffer_plan_tuple_writes_results(const ir_instr *in);
+
 /* Whether element i of in's result may overwrite element i of operand k's buffer: in's kernel
  * reads that operand only at the element it writes, and both have the same element size
  * (own_element.c). */

@@ -13,8 +13,9 @@ same-size convert between sorts, a softmax row fusion over a temporary, fusions 
 body.  Cases where it must not: a dying operand read transposed, through a broadcast of its
 first row or reversed inside a fusion, one buffer behind two parameters, a convert to a
 narrower type, an operand still read later, an entry parameter, the epilogue operand of a
-kOutput fusion (its dot writes the result first).  tests/arena/reuse.sh checks which of them
-the assignment report shows.
+kOutput fusion (its dot writes the result first).  And results of a variadic sort and a batch
+norm returned by the root tuple, written by their kernels straight into the caller's buffers.
+tests/arena/reuse.sh checks which of them the assignment report shows.
 
 Run:  /usr/bin/python3 testdata/golden/make_reuse.py
 """
@@ -332,6 +333,49 @@ ENTRY main {
     case("while_body", hlo, [x], [f32(v)], {"rtol": 1e-5, "atol": 1e-6})
 
 
+def tuple_root():
+    """A variadic sort and a batch-norm training whose results the root returns through
+    get-tuple-elements: each kernel writes the caller's result buffers itself (the arena holds
+    nothing; before, both results were written to the arena and copied out)."""
+    k = uniform((64, 256))
+    v = uniform((64, 256))
+    hlo = """HloModule reuse_tuple_root
+
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+
+ENTRY main {
+  k = f32[64,256] parameter(0)
+  v = f32[64,256] parameter(1)
+  s = (f32[64,256], f32[64,256]) sort(k, v), dimensions={1}, to_apply=lt
+  sk = f32[64,256] get-tuple-element(s), index=0
+  sv = f32[64,256] get-tuple-element(s), index=1
+  x = f32[64,256] parameter(2)
+  sc = f32[256] parameter(3)
+  of = f32[256] parameter(4)
+  b = (f32[64,256], f32[256], f32[256]) batch-norm-training(x, sc, of), epsilon=0.001, feature_index=1
+  y = f32[64,256] get-tuple-element(b), index=0
+  m = f32[256] get-tuple-element(b), index=1
+  ROOT t = (f32[64,256], f32[64,256], f32[64,256], f32[256]) tuple(sk, sv, y, m)
+}
+"""
+    order = np.argsort(k, axis=1, kind="stable")
+    x = uniform((64, 256))
+    sc = f32(RNG.uniform(0.5, 2.0, 256))
+    of = uniform((256,))
+    x64 = x.astype(np.float64)
+    mean, var = x64.mean(0), x64.var(0)
+    y = (x64 - mean) / np.sqrt(var + 0.001) * sc + of
+    case("tuple_root", hlo, [k, v, x, sc, of],
+         [np.take_along_axis(k, order, 1), np.take_along_axis(v, order, 1), f32(y), f32(mean)],
+         {"rtol": 1e-4, "atol": 1e-4})
+
+
 if __name__ == "__main__":
     fusion_chain()
     elementwise_sorts()
@@ -340,3 +384,4 @@ if __name__ == "__main__":
     still_live()
     while_body()
     not_output_fusion()
+    tuple_root()
