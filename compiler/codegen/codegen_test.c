@@ -193,17 +193,18 @@ static bool jit_run(LLVMOrcThreadSafeContextRef tsc, LLVMModuleRef mod, void *co
   return ok;
 }
 
-/* Emits `text` at -O0 and after default<O2>, verifies the LLVM module, runs both; the O2 run
- * writes into `results`, the O0 run into scratch copies that must agree byte for byte. */
+/* Emits `text` unoptimized or after default<O2>, verifies the LLVM module and runs it into
+ * `results`.  stream: every streamable result streamed (cg_options.nontemporal_min_bytes = 1),
+ * the stores marked as the driver marks them, and some store must be non-temporal. */
 static bool run_opt(const char *text, void *const *params, void *const *results, const int64_t *result_bytes,
-                    int n_params, int n_results, bool optimize) {
+                    int n_params, int n_results, bool optimize, bool stream) {
   ir_module *m = load(text);
   if (!m)
     return false;
   LLVMTargetMachineRef tm = host_tm();
   LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
   LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
-  cg_options co = {.symbol = "t", .opt_level = optimize ? 2 : 0};
+  cg_options co = {.symbol = "t", .opt_level = optimize ? 2 : 0, .nontemporal_min_bytes = stream ? 1 : 0};
   LLVMModuleRef mod = NULL;
   hlo_status s = cg_emit_module(m, &co, ctx, tm, &mod);
   bool ok = false;
@@ -222,6 +223,12 @@ static bool run_opt(const char *text, void *const *params, void *const *results,
         report_error("passes", pe);
       LLVMDisposePassBuilderOptions(po);
     }
+    if (stream) {
+      cg_mark_nontemporal_stores(mod, true);
+      char *ir = LLVMPrintModuleToString(mod);
+      CHECK(strstr(ir, "!nontemporal") && strstr(ir, "llvm.x86.sse.sfence"), "no non-temporal store in:\n%s", text);
+      LLVMDisposeMessage(ir);
+    }
     ok = !broken && jit_run(tsc, mod, params, results, n_params, n_results);
   }
   (void)result_bytes;
@@ -237,8 +244,8 @@ static bool run(const char *text, void *const *params, int n_params, void *const
   void *o0[8];
   for (int i = 0; i < n_results; i++)
     o0[i] = calloc(1, (size_t)bytes[i] + 1);
-  bool ok = run_opt(text, params, o0, bytes, n_params, n_results, false) &&
-            run_opt(text, params, results, bytes, n_params, n_results, true);
+  bool ok = run_opt(text, params, o0, bytes, n_params, n_results, false, false) &&
+            run_opt(text, params, results, bytes, n_params, n_results, true, false);
   for (int i = 0; i < n_results; i++) {
     if (ok)
       CHECK(memcmp(o0[i], results[i], (size_t)bytes[i]) == 0, "-O0 and -O2 results differ (result %d)", i);
@@ -850,40 +857,6 @@ static void test_lower_rules(void) {
   LLVMContextDispose(ctx);
 }
 
-/* Emits text with every streamable result streamed (cg_options.nontemporal_min_bytes = 1),
- * optimizes, marks the non-temporal stores as the driver does, checks that some store is
- * non-temporal, and runs it. */
-static bool run_streamed(const char *text, void *const *params, int n_params, void *const *results, int n_results) {
-  ir_module *m = load(text);
-  if (!m)
-    return false;
-  LLVMTargetMachineRef tm = host_tm();
-  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-  cg_options co = {.symbol = "t", .opt_level = 2, .nontemporal_min_bytes = 1};
-  LLVMModuleRef mod = NULL;
-  hlo_status s = cg_emit_module(m, &co, LLVMOrcThreadSafeContextGetContext(tsc), tm, &mod);
-  bool ok = false;
-  if (s) {
-    fprintf(stderr, "emit: %s\n", hlo_status_message(s));
-    hlo_status_free(s);
-  } else {
-    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef pe = LLVMRunPasses(mod, "default<O2>", tm, po);
-    LLVMDisposePassBuilderOptions(po);
-    if (pe)
-      report_error("passes", pe);
-    cg_mark_nontemporal_stores(mod, true);
-    char *ir = LLVMPrintModuleToString(mod);
-    CHECK(strstr(ir, "!nontemporal") && strstr(ir, "llvm.x86.sse.sfence"), "no non-temporal store in:\n%s", text);
-    LLVMDisposeMessage(ir);
-    ok = !pe && jit_run(tsc, mod, params, results, n_params, n_results);
-  }
-  LLVMOrcDisposeThreadSafeContext(tsc);
-  LLVMDisposeTargetMachine(tm);
-  ir_module_destroy(m);
-  return ok;
-}
-
 /* Non-temporal stores (fused.c emit_streamed, nontemporal.c): a streamed loop writes its result
  * alike into a 64-byte aligned buffer (its streaming copy) and into one 4 bytes past that (its
  * ordinary copy, taken for a caller's unaligned buffer); both as computed here. */
@@ -908,7 +881,8 @@ static void test_nontemporal(void) {
     float *r = (float *)(out + skew);
     memset(out, 0, OUT_BYTES);
     void *results[1] = {r};
-    if (!run_streamed(text, params, 2, results, 1))
+    int64_t bytes = N * sizeof(float);
+    if (!run_opt(text, params, results, &bytes, 2, 1, true, true))
       CHECK(0, "streamed module did not run (result %d bytes past 64-byte alignment)", skew);
     int bad = 0;
     for (int i = 0; i < N; i++)

@@ -799,18 +799,38 @@ static LLVMBasicBlockRef branch_on_alignment(fz *z) {
   return plain;
 }
 
-static void emit_streamed(fz *z, range_fn *r, fz_walk w, int64_t n) {
+/* Emits a loop (emit(z, arg)) twice: branch_on_alignment's aligned copy, whose stores
+ * become non-temporal (r's attribute), and the copy for any other address. */
+typedef void fz_emit_fn(fz *z, void *arg);
+
+static void emit_streamed_twice(fz *z, range_fn *r, fz_emit_fn *emit, void *arg) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cm->ctx, r->fn, "fz.done");
   LLVMBasicBlockRef plain = branch_on_alignment(z);
-  emit_walk(z, r, w, n);
+  emit(z, arg);
   LLVMBuildBr(b, join);
   LLVMPositionBuilderAtEnd(b, plain);
-  emit_walk(z, r, w, n);
+  emit(z, arg);
   LLVMBuildBr(b, join);
   LLVMPositionBuilderAtEnd(b, join);
   r->nontemporal = true;
+}
+
+typedef struct walk_args {
+  range_fn *r;
+  fz_walk w;
+  int64_t n;
+} walk_args;
+
+static void walk_emit(fz *z, void *arg) {
+  walk_args *a = arg;
+  emit_walk(z, a->r, a->w, a->n);
+}
+
+static void emit_streamed(fz *z, range_fn *r, fz_walk w, int64_t n) {
+  walk_args a = {r, w, n};
+  emit_streamed_twice(z, r, walk_emit, &a);
 }
 
 /* ---- reductions ------------------------------------------------------------------------------- */
@@ -1377,7 +1397,15 @@ static void row_fusion_body(fz *z, LLVMValueRef j, LLVMValueRef *slot, void *ctx
 }
 
 /* A row fusion's last pass: the outputs of row m (its first element at base), n elements. */
-static void emit_row_outputs(fz *z, LLVMValueRef *m, LLVMValueRef base, int64_t n) {
+typedef struct row_out_args {
+  LLVMValueRef *m, base;
+  int64_t n;
+} row_out_args;
+
+static void row_outputs_emit(fz *z, void *arg) {
+  const row_out_args *a = arg;
+  LLVMValueRef *m = a->m, base = a->base;
+  int64_t n = a->n;
   cg_module *cm = z->f->cm;
   const ir_shape *s = z->root->shape;
   int rank = s->rank;
@@ -1431,19 +1459,11 @@ static void emit_row_fusion(fz *z, range_fn *r, bool stream) {
     for (int i = 0; i < n_instrs; i++) /* later passes load what this one stored */
       z->stash_ready[i] |= z->stash[i] && first[i] == p;
   }
-  if (stream) { /* the output pass twice: non-temporal where the result is aligned (emit_streamed) */
-    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "row.done");
-    LLVMBasicBlockRef plain = branch_on_alignment(z);
-    emit_row_outputs(z, m, base, n);
-    LLVMBuildBr(b, join);
-    LLVMPositionBuilderAtEnd(b, plain);
-    emit_row_outputs(z, m, base, n);
-    LLVMBuildBr(b, join);
-    LLVMPositionBuilderAtEnd(b, join);
-    r->nontemporal = true;
-  } else {
-    emit_row_outputs(z, m, base, n);
-  }
+  row_out_args out = {m, base, n};
+  if (stream) /* the output pass twice: non-temporal where the result is aligned */
+    emit_streamed_twice(z, r, row_outputs_emit, &out);
+  else
+    row_outputs_emit(z, &out);
   free(m);
   free(reds);
   free(first);
