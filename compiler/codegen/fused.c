@@ -24,7 +24,7 @@
  * elementwise tail then runs in place; for a dot the GEMM takes with strides, the tail is its
  * epilogue, run on each part of the result as soon as it is final (output_epilogue).
  * A large, cheap loop result is written with non-temporal stores where its buffer is 64-byte
- * aligned (streams_result, emit_streamed; the stores themselves: nontemporal.c).
+ * aligned (streams_result, emit_streamed_twice; the stores themselves: nontemporal.c).
  * Tests: the golden and conformance suites (testdata/golden/fusion_*, made by make_fusion.py,
  * fusion_stash_* for the row stash; split_reduce_*, made by make_split_reduce.py;
  * nontemporal_* with golden_at.nontemporal), cli.hloc.fusion, cli.hloc.nontemporal_asm.
@@ -743,20 +743,12 @@ static int element_cost(const fz *z, const ir_instr *x, int limit, bool rows, in
 /* How a loop kernel without reductions walks its result. */
 typedef enum { FZ_WALK_FLAT, FZ_WALK_ROWS, FZ_WALK_TILES } fz_walk;
 
-static void emit_walk(fz *z, range_fn *r, fz_walk w, int64_t n) {
-  if (w == FZ_WALK_FLAT)
-    emit_flat(z, r, n);
-  else if (w == FZ_WALK_ROWS)
-    emit_rows(z, r);
-  else
-    emit_tiles(z, r);
-}
-
 /* Whether the kernel's result is written with non-temporal stores: one output, not written in
- * place (an in-place loop has just read each line), of at least cg_options.nontemporal_min_bytes
- * and whole bytes per element, cheap to compute (FZ_NONTEMPORAL_MAX_COST), whose loop starts each run of the minor dimension at a multiple
- * of 64 bytes from the buffer's start (a flat loop's chunks always do; rows when a row is a
- * multiple of 64 bytes). */
+ * place (an in-place loop has just read each line), of at least
+ * cg_options.nontemporal_min_bytes and whole bytes per element, cheap to compute
+ * (FZ_NONTEMPORAL_MAX_COST), whose loop starts each run of the minor dimension at a multiple
+ * of 64 bytes from the buffer's start (a flat loop's chunks always do; rows and tiles when a
+ * row, and a tile's row, is a multiple of 64 bytes). */
 static bool streams_result(const fz *z, const fz_buffers *bufs, fz_walk w) {
   const cg_options *o = z->f->cm->opts;
   int64_t min = o && o->nontemporal_min_bytes ? o->nontemporal_min_bytes : CG_NONTEMPORAL_MIN_BYTES;
@@ -775,12 +767,10 @@ static bool streams_result(const fz *z, const fz_buffers *bufs, fz_walk w) {
   return w == FZ_WALK_FLAT || (s->rank >= 1 && s->dims[s->rank - 1] * es % 64 == 0);
 }
 
-/* The loop twice, picked by the result buffer's address: 64-byte aligned, stated to LLVM
- * with an llvm.assume "align" bundle (its vector stores then carry the alignment that
- * cg_mark_nontemporal_stores asks for), else as usual.  A caller's buffer need
- * not be aligned; the arena's are (BUFFER_PLAN_ALIGN). */
-/* Branches on the result buffer's alignment: leaves the builder in the aligned block (where
- * LLVM is told the alignment) and returns the block for any other address. */
+/* Branches on the result buffer's alignment: leaves the builder in the aligned block, where
+ * an llvm.assume "align" bundle tells LLVM (its vector stores then carry the alignment that
+ * cg_mark_nontemporal_stores asks for), and returns the block for any other address (a
+ * caller's buffer need not be aligned; the arena's are: BUFFER_PLAN_ALIGN). */
 static LLVMBasicBlockRef branch_on_alignment(fz *z) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
@@ -817,6 +807,7 @@ static void emit_streamed_twice(fz *z, range_fn *r, fz_emit_fn *emit, void *arg)
   r->nontemporal = true;
 }
 
+/* A walk of n result elements in range function r (an fz_emit_fn's argument). */
 typedef struct walk_args {
   range_fn *r;
   fz_walk w;
@@ -824,13 +815,13 @@ typedef struct walk_args {
 } walk_args;
 
 static void walk_emit(fz *z, void *arg) {
-  walk_args *a = arg;
-  emit_walk(z, a->r, a->w, a->n);
-}
-
-static void emit_streamed(fz *z, range_fn *r, fz_walk w, int64_t n) {
-  walk_args a = {r, w, n};
-  emit_streamed_twice(z, r, walk_emit, &a);
+  const walk_args *a = arg;
+  if (a->w == FZ_WALK_FLAT)
+    emit_flat(z, a->r, a->n);
+  else if (a->w == FZ_WALK_ROWS)
+    emit_rows(z, a->r);
+  else
+    emit_tiles(z, a->r);
 }
 
 /* ---- reductions ------------------------------------------------------------------------------- */
@@ -1545,10 +1536,11 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, ir_instr *const *
         units = tile_units(s);
       else
         units = s->dims[s->rank - 1] ? elements / s->dims[s->rank - 1] : 0;
+      walk_args walk = {&r, w, elements};
       if (streams_result(&z, bufs, w))
-        emit_streamed(&z, &r, w, elements);
+        emit_streamed_twice(&z, &r, walk_emit, &walk);
       else
-        emit_walk(&z, &r, w, elements);
+        walk_emit(&z, &walk);
     }
   }
   range_close_and_run(&r, kf, argv, units, elements);

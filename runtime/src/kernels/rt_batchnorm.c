@@ -167,37 +167,26 @@ static int stream_width(const bn_args *a) {
 }
 
 #if BN_X86
-__attribute__((target("avx512f"))) static void normalize_row16(const float *x, float *y, int64_t n, float m,
-                                                              float denom, float sc, float off) {
-  __m512 vm = _mm512_set1_ps(m), vd = _mm512_set1_ps(denom), vs = _mm512_set1_ps(sc), vo = _mm512_set1_ps(off);
-  for (int64_t i = 0; i < n; i += 16)
-    _mm512_stream_ps(y + i, _mm512_add_ps(_mm512_mul_ps(_mm512_div_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vd), vs), vo));
-}
-
-__attribute__((target("avx2"))) static void normalize_row8(const float *x, float *y, int64_t n, float m, float denom,
-                                                           float sc, float off) {
-  __m256 vm = _mm256_set1_ps(m), vd = _mm256_set1_ps(denom), vs = _mm256_set1_ps(sc), vo = _mm256_set1_ps(off);
-  for (int64_t i = 0; i < n; i += 8)
-    _mm256_stream_ps(y + i, _mm256_add_ps(_mm256_mul_ps(_mm256_div_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vd), vs), vo));
-}
-
-__attribute__((target("avx512f"))) static void grad_row16(const float *x, const float *dy, float *dx, int64_t n,
-                                                          float mean, float c, float d, float g) {
-  __m512 vm = _mm512_set1_ps(mean), vc = _mm512_set1_ps(c), vd = _mm512_set1_ps(d), vg = _mm512_set1_ps(g);
-  for (int64_t i = 0; i < n; i += 16) {
-    __m512 t = _mm512_mul_ps(vc, _mm512_sub_ps(_mm512_loadu_ps(x + i), vm));
-    _mm512_stream_ps(dx + i, _mm512_mul_ps(vg, _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(dy + i), vd), t)));
+/* normalize_rowW and grad_rowW: one row of y or grad_x, W floats per streaming store, the
+ * arithmetic of normalize and grad_x in the same order (n a multiple of W, y aligned). */
+#define BN_STREAM_ROWS(W, TARGET, V, P)                                                                     \
+  __attribute__((target(TARGET))) static void normalize_row##W(const float *x, float *y, int64_t n, float m,  \
+                                                                float denom, float sc, float off) {            \
+    V vm = P##_set1_ps(m), vd = P##_set1_ps(denom), vs = P##_set1_ps(sc), vo = P##_set1_ps(off);           \
+    for (int64_t i = 0; i < n; i += W)                                                                      \
+      P##_stream_ps(y + i, P##_add_ps(P##_mul_ps(P##_div_ps(P##_sub_ps(P##_loadu_ps(x + i), vm), vd), vs), vo)); \
+  }                                                                                                         \
+  __attribute__((target(TARGET))) static void grad_row##W(const float *x, const float *dy, float *dx,       \
+                                                          int64_t n, float mean, float c, float d, float g) { \
+    V vm = P##_set1_ps(mean), vc = P##_set1_ps(c), vd = P##_set1_ps(d), vg = P##_set1_ps(g);                \
+    for (int64_t i = 0; i < n; i += W) {                                                                    \
+      V t = P##_mul_ps(vc, P##_sub_ps(P##_loadu_ps(x + i), vm));                                             \
+      P##_stream_ps(dx + i, P##_mul_ps(vg, P##_sub_ps(P##_sub_ps(P##_loadu_ps(dy + i), vd), t)));            \
+    }                                                                                                       \
   }
-}
-
-__attribute__((target("avx2"))) static void grad_row8(const float *x, const float *dy, float *dx, int64_t n, float mean,
-                                                      float c, float d, float g) {
-  __m256 vm = _mm256_set1_ps(mean), vc = _mm256_set1_ps(c), vd = _mm256_set1_ps(d), vg = _mm256_set1_ps(g);
-  for (int64_t i = 0; i < n; i += 8) {
-    __m256 t = _mm256_mul_ps(vc, _mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
-    _mm256_stream_ps(dx + i, _mm256_mul_ps(vg, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(dy + i), vd), t)));
-  }
-}
+BN_STREAM_ROWS(16, "avx512f", __m512, _mm512)
+BN_STREAM_ROWS(8, "avx2", __m256, _mm256)
+#undef BN_STREAM_ROWS
 #endif
 
 /* After a thread's streaming stores: visible before the pool reports its part done. */

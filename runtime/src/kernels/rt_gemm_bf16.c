@@ -8,8 +8,8 @@
  * 32 x 32 micro tile runs on AMX where the CPU and the kernel allow it; otherwise rt_gemm.c's
  * f32 kernels run on the operands widened as they are packed (rt_gemm_internal.h), or an
  * AVX512_BF16 kernel on the AMX layout where a probe finds that vdpbf16ps pays on this core
- * (rt_gemm_bf16_dot_gain; HLO_GEMM_BF16=f32|avx512 overrides).  Products of few rows read B in place with f32 FMAs
- * (rt_gemm_small.h), or on AMX go through the tiles with B read once in the memory's best
+ * (rt_gemm_bf16_dot_gain; HLO_GEMM_BF16=f32|avx512 overrides).  Products of few rows read B
+ * in place with f32 FMAs (rt_gemm_small.h), or on AMX go through the tiles with B read once in the memory's best
  * order (bf_rows_amx*: wide row panels, or the weights in place as the tiles' A operand).
  * Threads as in rt_gemm.c: each computes its own rectangle of C with its own buffers
  * (rt_gemm_split).  Numerics and timings: docs/performance-gemm.md.  Tests:
