@@ -292,6 +292,9 @@ void cg_lower_elementwise(cg_function *f, ir_instr *in);
 void cg_lower_data(cg_function *f, ir_instr *in, LLVMValueRef out);
 /* A tuple-shaped constant: one global per leaf literal (data.c). */
 void cg_lower_tuple_constant(cg_function *f, ir_instr *in);
+/* The address of an array constant's literal: a read-only global of the module, which is the
+ * constant's value where the plan reads it in place (buffer_plan_constant_by_reference). */
+LLVMValueRef cg_constant_literal(cg_function *f, const ir_instr *in);
 void cg_lower_reduce(cg_function *f, ir_instr *in);
 void cg_lower_dot(cg_function *f, ir_instr *in, LLVMValueRef out);
 void cg_lower_while(cg_function *f, ir_instr *in);

@@ -42,6 +42,10 @@ static LLVMValueRef literal_global(cg_function *f, const ir_instr *in, const ir_
   return g;
 }
 
+LLVMValueRef cg_constant_literal(cg_function *f, const ir_instr *in) {
+  return literal_global(f, in, in->attrs.u.literal);
+}
+
 static void literal_leaves(const ir_literal *lit, const ir_literal **out, int *n, int cap) {
   if (lit->n_elems > 0 || (lit->shape && lit->shape->et == IR_TUPLE)) {
     for (int i = 0; i < lit->n_elems; i++)

@@ -159,6 +159,10 @@ static void lower_data(cg_function *f, ir_instr *in) {
     cg_lower_tuple_constant(f, in);
     return;
   }
+  if (f->owns_frame && buffer_plan_constant_by_reference(f->plan, in)) {
+    set_single(f, in, cg_constant_literal(f, in)); /* read in place: no copy per call */
+    return;
+  }
   if (in->shape->et == IR_TUPLE) { /* a copy of a tuple */
     cg_value o = f->values[in->operands[0]->id];
     cg_value v = cg_alloc_result(f, in);

@@ -411,6 +411,16 @@ static bool keeps_operand_buffers(const ir_instr *x) {
   }
 }
 
+/* buffer_plan_constant_by_reference while the walk decides (the plan not finished yet). */
+static bool constant_in_literal(const comp_plan *cp, const ir_instr *x) {
+  return x->op == IR_OP_CONSTANT && x->shape->et != IR_TUPLE && ir_etype_is_array(x->shape->et) &&
+         cp->result_leaf && x->id >= 0 && x->id < cp->n_instrs && cp->result_leaf[x->id] < 0;
+}
+
+bool buffer_plan_constant_by_reference(const comp_plan *cp, const ir_instr *x) {
+  return cp && cp->planned && constant_in_literal(cp, x);
+}
+
 bool buffer_plan_forwards_operand(const ir_instr *x) {
   switch (ir_opcode_table[x->op].family) {
   case IR_FAM_OPT_BARRIER: case IR_FAM_DOMAIN: return x->n_operands > 0;
@@ -436,8 +446,8 @@ static void plan_instr(walk *w, const ir_instr *x) {
     return;
   }
   check_donated_write(w->cp, x);
-  if (fam == IR_FAM_CONSTANT && x->shape->et == IR_TUPLE)
-    return;
+  if (fam == IR_FAM_CONSTANT && (x->shape->et == IR_TUPLE || constant_in_literal(w->cp, x)))
+    return; /* a tuple's leaves: code generation's; an array: its literal, read where it lies */
   if (x->op == IR_OP_TUPLE)
     plan_tuple(w, x);
   else if (x->op == IR_OP_GET_TUPLE_ELEMENT)

@@ -90,6 +90,13 @@ const plan_buffer *buffer_plan_temp(const comp_plan *cp, int id, int k);
 
 /* The rules the plan and code generation share. */
 
+/* Whether constant x is read where its literal lies (a read-only global of the compiled
+ * module) instead of being copied into a buffer on every call: an array constant of a planned
+ * computation that does not write the caller's result.  Like a parameter it then has no
+ * buffer (leaf_buffer -1), so no result takes it over in place and a while loop passes it
+ * through or copies it; code generation (codegen/lower.c) uses the global itself. */
+bool buffer_plan_constant_by_reference(const comp_plan *cp, const ir_instr *x);
+
 /* Which caller result leaf each instruction of c writes directly (result_leaf[id], -1 none):
  * an array root, or each array operand of a root tuple the first time it appears; never a
  * parameter (its buffer is the caller's input). */

@@ -162,11 +162,22 @@ def test_benchmark(add4):
     assert t.iterations == 5
 
 
+# A temporary of 4 KiB between two dots: the module has an arena.
+TWO_DOTS = """HloModule two_dots
+
+ENTRY main {
+  x = f32[32,32] parameter(0)
+  a = f32[32,32] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT b = f32[32,32] dot(a, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+
+
 def test_threads_and_context():
-    """mlp uses the arena, so it exports the context API: one context per Module."""
-    m = hloc.compile(MLP, threads=1)
+    """A module with an arena exports the context API: one context per Module."""
+    m = hloc.compile(TWO_DOTS, threads=1)
     assert m._ctx is not None
-    x = np.ones((4, 8), np.float32)
+    x = np.ones((32, 32), np.float32)
     y = m(x)
     with m:
         np.testing.assert_array_equal(m(x), y)

@@ -15,6 +15,7 @@ first row or reversed inside a fusion, one buffer behind two parameters, a conve
 narrower type, an operand still read later, an entry parameter, the epilogue operand of a
 kOutput fusion (its dot writes the result first).  And results of a variadic sort and a batch
 norm returned by the root tuple, written by their kernels straight into the caller's buffers.
+Constants read in place (reuse_constant_writers): no writer may take a constant's storage.
 tests/arena/reuse.sh checks which of them the assignment report shows.
 
 Run:  /usr/bin/python3 testdata/golden/make_reuse.py
@@ -333,6 +334,108 @@ ENTRY main {
     case("while_body", hlo, [x], [f32(v)], {"rtol": 1e-5, "atol": 1e-6})
 
 
+def literal(a):
+    """HLO text of a 2-D f32 literal: {{a, b}, {c, d}}."""
+    return "{" + ", ".join("{" + ", ".join("%.9g" % v for v in row) + "}" for row in a) + "}"
+
+
+def constants_in_place():
+    """Array constants are read where their literal lies (buffer_plan_constant_by_reference), not
+    copied into a buffer on every call, so nothing may write over one: a dynamic-update-slice of
+    a constant whose result is a temporary (its operand dies there, but gets no buffer to take
+    over), a while loop whose state starts from constants (one leaf updated in place, one passed
+    through and read), a called computation updating its parameter, a sort and a scatter of a
+    constant, an elementwise op whose constant operand dies, a dot with constant weights; and
+    the root returning a constant twice and a constant reshaped (copied to the caller).  Every
+    constant is then checked again by a second output that reads it after the writers."""
+    c = f32(RNG.uniform(-1.0, 1.0, (4, 100)))
+    w = f32(RNG.uniform(-1.0, 1.0, (100, 30)))
+    u = uniform((1, 100))
+    x = uniform((4, 100))
+    idx = np.asarray(2, dtype=np.int32)
+    hlo = """HloModule reuse_constant_writers
+
+callee {
+  p = f32[4,100] parameter(0)
+  q = f32[1,100] parameter(1)
+  z = s32[] constant(0)
+  ROOT d = f32[4,100] dynamic-update-slice(p, q, z, z)
+}
+
+cond {
+  p = (s32[], f32[4,100], f32[4,100]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[4,100], f32[4,100]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[4,100] get-tuple-element(p), index=1
+  k = f32[4,100] get-tuple-element(p), index=2
+  row = f32[1,100] slice(k), slice={[1:2], [0:100]}
+  z = s32[] constant(0)
+  v2 = f32[4,100] dynamic-update-slice(v, row, i, z)
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[4,100], f32[4,100]) tuple(i2, v2, k)
+}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT l = pred[] compare(a, b), direction=LT
+}
+
+ENTRY main {
+  u = f32[1,100] parameter(0)
+  i = s32[] parameter(1)
+  x = f32[4,100] parameter(2)
+  c = f32[4,100] constant(%(c)s)
+  c2 = f32[4,100] constant(%(c)s)
+  w = f32[100,30] constant(%(w)s)
+  z = s32[] constant(0)
+  d = f32[4,100] dynamic-update-slice(c, u, i, z)
+  dd = f32[4,100] multiply(d, d)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4,100], f32[4,100]) tuple(zero, c2, c)
+  loop = (s32[], f32[4,100], f32[4,100]) while(init), condition=cond, body=body
+  lv = f32[4,100] get-tuple-element(loop), index=1
+  cl = f32[4,100] call(c, u), to_apply=callee
+  s = f32[4,100] sort(c), dimensions={1}, to_apply=lt
+  si = s32[2,2] constant({{0, 0}, {3, 1}})
+  sv = f32[2] constant({10, 20})
+  sc = f32[4,100] scatter(c, si, sv), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=add
+  n = f32[4,100] negate(c)
+  y = f32[4,30] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r = f32[400] reshape(c)
+  again = f32[4,100] add(c, c2)
+  ROOT t = (f32[4,100], f32[4,100], f32[4,100], f32[4,100], f32[4,100], f32[4,100], f32[4,30], f32[4,100], f32[4,100], f32[400], f32[4,100]) tuple(dd, lv, cl, s, sc, n, y, c, c, r, again)
+}
+""" % {"c": literal(c), "w": literal(w)}
+    cd = c.astype(np.float64)
+    d = cd.copy()
+    d[2] = u[0]
+    lv = cd.copy()
+    for it in range(3):
+        lv[it] = cd[1]
+    cl = cd.copy()
+    cl[0] = u[0]
+    sc = cd.copy()
+    sc[0, 0] += 10
+    sc[3, 1] += 20
+    case("constant_writers", hlo, [u, idx, x],
+         [f32(d * d), f32(lv), f32(cl), f32(np.sort(c, axis=1)), f32(sc), f32(-cd), f32(x.astype(np.float64) @ w),
+          c, c, c.reshape(400), f32(cd + cd)], {"rtol": 1e-5, "atol": 1e-5})
+
+
 def tuple_root():
     """A variadic sort and a batch-norm training whose results the root returns through
     get-tuple-elements: each kernel writes the caller's result buffers itself (the arena holds
@@ -385,3 +488,4 @@ if __name__ == "__main__":
     while_body()
     not_output_fusion()
     tuple_root()
+    constants_in_place()
