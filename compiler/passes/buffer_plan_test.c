@@ -1,6 +1,7 @@
 /* buffer_plan_test.c — buffer_plan_build on parsed modules, without code generation: which
  * results take over a dying operand's buffer, which write the caller's buffer, aliasing
- * through tuples and a while loop's pass-through state, a copied loop leaf's temporary, the
+ * through tuples and a while loop's pass-through state, a copied loop leaf's temporary, array
+ * constants read in place (no buffer, never taken over), the
  * exact offsets and frames of small cases worked out by hand; and on random modules, that no
  * two buffers whose lifetimes overlap share bytes and that the frame equals the brute-force
  * peak of simultaneously live bytes (computed here from the text's def-use, independently of
@@ -272,10 +273,47 @@ static void random_modules(void) {
   }
 }
 
+/* Array constants are read where their literal lies: c, read by a (which could take over a
+ * dying operand's buffer), has none and a gets one of its own; e, returned by the root,
+ * writes the caller's buffer as any root leaf does. */
+static void constants(void) {
+  char lit[16 * 16 * 4 + 64], *at = lit; /* {{0,1,...},{...}}: 16 rows of 16 */
+  for (int i = 0; i < 256; i++)
+    at += sprintf(at, "%s%d%s", i % 16 ? "," : i ? "},{" : "{", i % 7, i == 255 ? "}" : "");
+  char text[4096];
+  snprintf(text, sizeof text,
+           "HloModule constants\n"
+           "ENTRY main {\n"
+           "  x = " F32_1K " parameter(0)\n"
+           "  c = " F32_1K " constant({%s})\n"
+           "  a = " F32_1K " add(c, x)\n"
+           "  b = " F32_1K " negate(a)\n"
+           "  e = " F32_1K " constant({%s})\n"
+           "  ROOT t = (" F32_1K ", " F32_1K ") tuple(b, e)\n"
+           "}\n",
+           lit, lit);
+  buffer_plan *p;
+  ir_module *m = planned("constants", text, &p);
+  if (!m)
+    return;
+  const comp_plan *cp = entry_plan(p, m);
+  const ir_computation *c = m->entry;
+  const ir_instr *ci = find(c, "c"), *ei = find(c, "e");
+  int a = find(c, "a")->id;
+  CHECK("constants", buffer_plan_constant_by_reference(cp, ci) && buffer_plan_leaf(cp, ci->id, 0) == NULL);
+  CHECK("constants", cp->reuse[a] == -1 && buffer_plan_leaf(cp, a, 0) != NULL);
+  CHECK("constants", !buffer_plan_constant_by_reference(cp, ei) && cp->result_leaf[ei->id] == 1);
+  CHECK("constants", !buffer_plan_constant_by_reference(cp, find(c, "x")));
+  CHECK("constants", cp->n_buffers == 1 && cp->frame_bytes == 1024 && placement_valid(cp));
+  buffer_plan_free(p);
+  ir_module_destroy(m);
+}
+
 int main(void) {
   chain();
   no_reuse();
   while_pass_through();
+  constants();
   random_modules();
   if (failures)
     fprintf(stderr, "%d failures\n", failures);
