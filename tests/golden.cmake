@@ -38,6 +38,13 @@ add_test(NAME golden_at.nontemporal.avx2
   COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/golden.py --hlorun $<TARGET_FILE:hlorun> ${NONTEMPORAL_BN_CASES})
 set_tests_properties(golden_at.nontemporal.avx2 PROPERTIES
   ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache-nontemporal-avx2;HLO_RT_NONTEMPORAL_MIN_BYTES=1;HLO_RT_ISA=avx2")
+# Constant convolution weights kept in the context in oneDNN's layout after the first call
+# (runtime/src/kernels/rt_dnnl.c): the convolution cases called three times in one process, the
+# last call's results compared.
+file(GLOB CONV_CASES ${CMAKE_SOURCE_DIR}/testdata/golden/conv_*)
+add_test(NAME golden_at.repeated_calls
+  COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/golden.py --hlorun $<TARGET_FILE:hlorun> --calls 3 --jobs 2 ${CONV_CASES})
+set_tests_properties(golden_at.repeated_calls PROPERTIES TIMEOUT 900)
 # Issue 18: the golden suite at -O0 and -O3 as well (results must not depend on the level).
 foreach(level O0 O3)
   add_test(NAME golden_at.${level}

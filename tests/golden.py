@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Runs numeric golden cases (testdata/golden/<case>/) against hlorun.
 
-    golden.py --hlorun PATH [--target-cpu CPU] [--opt -ON] [--nontemporal-min-bytes N] [--jobs N]
+    golden.py --hlorun PATH [--target-cpu CPU] [--opt -ON] [--nontemporal-min-bytes N] [--calls N] [--jobs N]
               CASE_DIR [CASE_DIR...]
 
 For each case: hlorun model.hlo --input in0.npy ... --output out0.npy ..., then compares every
@@ -56,7 +56,7 @@ def compare(got, exp, tol):
     return None
 
 
-def run_case(hlorun, d, target_cpu=None, opt=None, nontemporal=None):
+def run_case(hlorun, d, target_cpu=None, opt=None, nontemporal=None, calls=1):
     ins = sorted(glob.glob(os.path.join(d, "in*.npy")), key=lambda p: int(os.path.basename(p)[2:-4]))
     exps = sorted(glob.glob(os.path.join(d, "expected*.npy")), key=lambda p: int(os.path.basename(p)[8:-4]))
     with open(os.path.join(d, "tol.json")) as f:
@@ -70,6 +70,8 @@ def run_case(hlorun, d, target_cpu=None, opt=None, nontemporal=None):
             cmd.append(opt)
         if nontemporal:
             cmd.append("--nontemporal-min-bytes=" + nontemporal)
+        if calls > 1:  # the results written are the last call's
+            cmd += ["--benchmark", str(calls - 1)]
         for p in ins:
             cmd += ["--input", p]
         for p in outs:
@@ -96,6 +98,9 @@ def main():
     ap.add_argument("--target-cpu", help="compile for this CPU (hlorun --target-cpu)")
     ap.add_argument("--opt", choices=["-O0", "-O1", "-O2", "-O3"], help="optimization level (hlorun -ON)")
     ap.add_argument("--nontemporal-min-bytes", help="hlorun --nontemporal-min-bytes (1: every result that can be)")
+    ap.add_argument("--calls", type=int, default=1,
+                    help="call each model this many times in one process (hlorun --benchmark N-1) and compare "
+                         "the last call's results: what a context keeps between calls")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("cases", nargs="+", help="case folders, or folders of them")
     args = ap.parse_args()
@@ -107,7 +112,8 @@ def main():
             cases += sorted(os.path.dirname(m) for m in glob.glob(os.path.join(d, "*", "model.hlo")))
     passed = failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
-        results = list(ex.map(lambda d: run_case(args.hlorun, d, args.target_cpu, args.opt, args.nontemporal_min_bytes), cases))
+        results = list(ex.map(lambda d: run_case(args.hlorun, d, args.target_cpu, args.opt, args.nontemporal_min_bytes,
+                                                    args.calls), cases))
     for d, why in zip(cases, results):
         if why:
             failed += 1

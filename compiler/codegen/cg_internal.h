@@ -100,6 +100,9 @@ typedef struct cg_function {
   /* In a kernel of cg_outline_value: the instruction it lowers and the caller's buffers for
    * its result leaves, which cg_result_value hands out so that nothing is copied back. */
   const ir_instr *current;     /* the instruction being lowered (for the assignment report) */
+  /* While a kOutput fusion's dot or convolution is lowered (fused.c lower_output_producer):
+   * that fusion instruction, whose operands its fused parameters are; else NULL. */
+  const ir_instr *fusion_call;
   const ir_instr *result_of;
   LLVMValueRef *result_leaves;
   /* By instruction id: the caller's result buffer that instruction writes directly (the

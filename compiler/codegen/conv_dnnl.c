@@ -11,11 +11,14 @@
  *    oneDNN's channels, lhs feature its batch, window dilation its stride.
  * Dense NCHW 1x1 convolutions of large images stay on hloc's GEMM path (own_kernel_faster).
  * Everything else, and anything oneDNN declines at run time, runs the lowering of conv.c: the
- * call returns 0 and the generated code falls through to it.  Tests: the golden cases
+ * call returns 0 and the generated code falls through to it.  Constant weights carry a hash of
+ * their bytes in the descriptor (weights_key), so the runtime can keep them in oneDNN's layout
+ * between calls.  Tests: the golden cases
  * conv_model_* (testdata/golden/make.py), run with and without oneDNN.
  */
 #include "codegen/cg_internal.h"
 #include "hlo/rt.h"
+#include "passes/buffer_plan.h"
 
 #ifndef HLOC_HAVE_DNNL
 
@@ -189,10 +192,52 @@ static bool dnnl_plan(const ir_instr *in, int64_t *desc) {
   return true;
 }
 
+/* The constant x's value is, through ops that forward their operand's bytes and, inside the
+ * kOutput fusion being lowered, from a fused parameter to the fusion's operand; NULL when it
+ * is not one (or its literal has no bytes). */
+static const ir_instr *constant_source(const cg_function *f, const ir_instr *x) {
+  for (int depth = 0; x && depth < 64; depth++) {
+    if (x->op == IR_OP_CONSTANT)
+      return x->shape->et != IR_TUPLE && x->attrs.u.literal && x->attrs.u.literal->data ? x : NULL;
+    if (x->op == IR_OP_PARAMETER && f->fusion_call && f->fusion_call->n_called == 1 &&
+        x->parent == f->fusion_call->called[0]) {
+      const ir_computation *c = x->parent;
+      const ir_instr *next = NULL;
+      for (int p = 0; p < c->n_params && p < f->fusion_call->n_operands; p++)
+        if (c->params[p] == x)
+          next = f->fusion_call->operands[p];
+      x = next;
+    } else if (buffer_plan_forwards_operand(x)) {
+      x = x->operands[0];
+    } else {
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+/* HLO_RT_DNNL_WEI_KEY: a nonzero FNV-1a hash of the weights' bytes when they are a constant
+ * (forward and backward-data kinds read them as rhs), else 0. */
+static int64_t weights_key(const cg_function *f, const ir_instr *in, const int64_t *desc) {
+  if (desc[HLO_RT_DNNL_KIND] == HLO_RT_DNNL_BWD_WEIGHTS)
+    return 0;
+  const ir_instr *k = constant_source(f, in->operands[1]);
+  if (!k)
+    return 0;
+  const ir_literal *lit = k->attrs.u.literal;
+  uint64_t h = 0xcbf29ce484222325ull;
+  const unsigned char *b = (const unsigned char *)lit->data;
+  for (int64_t i = 0; i < lit->nbytes; i++)
+    h = (h ^ b[i]) * 0x100000001b3ull;
+  h ^= (uint64_t)lit->nbytes;
+  return h ? (int64_t)h : 1;
+}
+
 bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlockRef *out_join) {
   int64_t desc[HLO_RT_DNNL_DESC_LEN];
   if (!dnnl_plan(in, desc) || own_kernel_faster(desc))
     return false;
+  desc[HLO_RT_DNNL_WEI_KEY] = weights_key(f, in, desc);
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   LLVMValueRef c[HLO_RT_DNNL_DESC_LEN];

@@ -1573,6 +1573,7 @@ static void lower_output_producer(cg_function *kf, ir_instr *in, ir_instr *produ
   for (int p = 0; p < c->n_params; p++)
     inner[c->params[p]->id] = outer[in->operands[p]->id];
   kf->values = inner;
+  kf->fusion_call = in;
   if (epi)
     cg_dot_gemm_epilogue(kf, producer, out, epi, argv);
   else if (producer->op == IR_OP_DOT)
@@ -1580,6 +1581,7 @@ static void lower_output_producer(cg_function *kf, ir_instr *in, ir_instr *produ
   else
     cg_lower_convolution(kf, producer, out);
   kf->values = outer;
+  kf->fusion_call = NULL;
   free(inner);
 }
 

@@ -84,7 +84,10 @@ enum {
  * (FLIP), then oneDNN's view of the three arrays as sizes and element strides into the HLO
  * buffers: source (N, C, H, W), weights (G, O per group, I per group, KH, KW) and destination
  * (N, O, OH, OW), then window strides, dilations (oneDNN's: 0 is dense) and left and right
- * paddings (y, x).  One-dimensional convolutions have a unit height. */
+ * paddings (y, x).  One-dimensional convolutions have a unit height.  Last, WEI_KEY: 0, or,
+ * when the weights (rhs of FWD and BWD_DATA) are a constant of the model, a nonzero hash of
+ * their bytes: the runtime may then keep them in oneDNN's layout in the context across calls,
+ * found again by this descriptor's address, rhs and the hash (rt_dnnl.c). */
 enum {
   HLO_RT_DNNL_TYPE, HLO_RT_DNNL_KIND, HLO_RT_DNNL_GROUPS, HLO_RT_DNNL_FLIP,
   HLO_RT_DNNL_SRC,                   /* 4 sizes, then 4 strides */
@@ -94,7 +97,8 @@ enum {
   HLO_RT_DNNL_DIL = HLO_RT_DNNL_STRIDE + 2,
   HLO_RT_DNNL_PAD_L = HLO_RT_DNNL_DIL + 2,
   HLO_RT_DNNL_PAD_R = HLO_RT_DNNL_PAD_L + 2,
-  HLO_RT_DNNL_DESC_LEN = HLO_RT_DNNL_PAD_R + 2
+  HLO_RT_DNNL_WEI_KEY = HLO_RT_DNNL_PAD_R + 2, /* see below */
+  HLO_RT_DNNL_DESC_LEN
 };
 enum { HLO_RT_DNNL_FWD, HLO_RT_DNNL_BWD_DATA, HLO_RT_DNNL_BWD_WEIGHTS };
 enum { HLO_RT_DNNL_F32, HLO_RT_DNNL_BF16 };

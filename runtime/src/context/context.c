@@ -108,6 +108,12 @@ HLO_PUBLIC void hlo_context_destroy(hlo_context *c) {
     free(c->arena);
   free(c->scratch);
   pthread_mutex_destroy(&c->scratch_busy);
+  for (hlo_ctx_prepared *e = c->prepared, *next; e; e = next) {
+    next = e->next;
+    free(e->layout);
+    free(e->data);
+    free(e);
+  }
   free(c->libs);
   pthread_cond_destroy(&c->feed_cv);
   pthread_mutex_destroy(&c->mu);
@@ -324,6 +330,54 @@ void *hlo_ctx_scratch_take(hlo_context *c, size_t bytes) {
 void hlo_ctx_scratch_give(hlo_context *c, void *scratch) {
   if (scratch)
     pthread_mutex_unlock(&c->scratch_busy);
+}
+
+/* The entry of (site, source, key), under c->mu; NULL when none. */
+static hlo_ctx_prepared *prepared_at(hlo_context *c, const void *site, const void *source, int64_t key) {
+  for (hlo_ctx_prepared *e = c->prepared; e; e = e->next)
+    if (e->site == site && e->source == source && e->key == key)
+      return e;
+  return NULL;
+}
+
+const hlo_ctx_prepared *hlo_ctx_prepared_find(hlo_context *c, const void *site, const void *source, int64_t key) {
+  if (!c || !hlo_ctx_same_layout(c))
+    return NULL;
+  pthread_mutex_lock(&c->mu);
+  const hlo_ctx_prepared *e = prepared_at(c, site, source, key);
+  pthread_mutex_unlock(&c->mu);
+  return e;
+}
+
+bool hlo_ctx_prepared_keep(hlo_context *c, const void *site, const void *source, int64_t key, const void *layout,
+                           size_t layout_bytes, const void *data, size_t data_bytes) {
+  if (!c || !hlo_ctx_same_layout(c))
+    return false;
+  void *l = malloc(layout_bytes ? layout_bytes : 1), *d = malloc(data_bytes ? data_bytes : 1);
+  if (!l || !d) {
+    free(l);
+    free(d);
+    return false;
+  }
+  memcpy(l, layout, layout_bytes);
+  memcpy(d, data, data_bytes);
+  pthread_mutex_lock(&c->mu);
+  hlo_ctx_prepared *e = prepared_at(c, site, source, key);
+  if (!e && (e = calloc(1, sizeof *e))) {
+    *e = (hlo_ctx_prepared){.site = site, .source = source, .key = key, .next = c->prepared};
+    c->prepared = e;
+  }
+  if (e) {
+    free(e->layout);
+    free(e->data);
+    e->layout = l, e->layout_bytes = layout_bytes, e->data = d, e->data_bytes = data_bytes;
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (!e) {
+    free(l);
+    free(d);
+  }
+  return e != NULL;
 }
 
 HLO_RT_CTX_EXPORT void hlo_rt_arena_release(hlo_context *c, void *arena) {

@@ -74,6 +74,18 @@ typedef struct hlo_pool {
  * thread instead of meeting workers that speak another protocol. */
 #define HLO_CONTEXT_MAGIC 0x484c5032u /* "HLP2" */
 
+/* Data a library kernel prepared from a model's constant once, kept for the context's life and
+ * found again by (site, source, key): convolution weights in oneDNN's layout (rt_dnnl.c).
+ * Plain memory only (any runtime copy frees it with free()); `layout` is the library's
+ * description of data's layout, which the finder compares before it uses data. */
+typedef struct hlo_ctx_prepared {
+  const void *site, *source;
+  int64_t key;
+  void *layout, *data;
+  size_t layout_bytes, data_bytes;
+  struct hlo_ctx_prepared *next;
+} hlo_ctx_prepared;
+
 struct hlo_context {
   uint32_t magic;            /* HLO_CONTEXT_MAGIC */
   uint32_t layout_size;      /* sizeof(struct hlo_context) of the runtime that made it */
@@ -96,6 +108,7 @@ struct hlo_context {
   size_t scratch_size;
   size_t arena_size;
   bool arena_borrowed;       /* given by hlo_context_set_arena: never freed here */
+  hlo_ctx_prepared *prepared; /* hlo_ctx_prepared_find/keep, guarded by `mu` */
   /* rng-get-and-update-state and rng (rt_rng.c): XLA's 128-bit generator state, low word
    * first, guarded by `mu`; set to XLA's initial value on first use (rng_started). */
   uint64_t rng_state[2];
@@ -115,6 +128,14 @@ hlo_status hlo_ctx_foreign(const char *what);
  * short (the caller then allocates its own). */
 void *hlo_ctx_scratch_take(hlo_context *c, size_t bytes);
 void hlo_ctx_scratch_give(hlo_context *c, void *scratch);
+/* The data prepared for (site, source, key) (NULL: none, or c is NULL or foreign).  The entry
+ * stays until the context is destroyed or hlo_ctx_prepared_keep replaces it (same thread: one
+ * call at a time per context). */
+const hlo_ctx_prepared *hlo_ctx_prepared_find(hlo_context *c, const void *site, const void *source, int64_t key);
+/* Keeps copies of data and layout for (site, source, key), replacing what was kept for it; false
+ * without memory (or for a NULL or foreign c), nothing kept. */
+bool hlo_ctx_prepared_keep(hlo_context *c, const void *site, const void *source, int64_t key, const void *layout,
+                           size_t layout_bytes, const void *data, size_t data_bytes);
 /* Was c made by a runtime with this layout (context_internal.h's magic and size)? */
 bool hlo_ctx_same_layout(const hlo_context *c);
 

@@ -10,7 +10,9 @@
  * OpenMP: each call sets the calling thread's OpenMP thread count to the context's and puts
  * it back.  Primitives are found again through oneDNN's own primitive cache.  A bf16
  * convolution that only oneDNN's reference loop would run (a CPU without AVX512-BF16) is
- * declined: hloc's own kernel is faster.
+ * declined: hloc's own kernel is faster.  Constant weights (the descriptor's WEI_KEY) that
+ * oneDNN wants in another layout are reordered on the first call and kept in the context
+ * (hlo_ctx_prepared_keep), so later calls skip the reorder (and the flip of a reversed window).
  * Tests: the golden cases conv_model_* and conv_* (testdata/golden/make.py, numpy references),
  * which pass with and without it.
  */
@@ -165,6 +167,24 @@ static bool bind(dnnl_call *c, int a, bool weights, const dnnl_memory_desc_t *us
   return s == dnnl_success;
 }
 
+/* Array a (the weights) from data prepared by an earlier call, already in the primitive's
+ * layout: no user memory, no reorder. */
+static bool bind_prepared(dnnl_call *c, int a, const dnnl_memory_desc_t *prim_md, const void *data) {
+  return dnnl_memory_create(&c->inner[a], prim_md, c->engine, (void *)data) == dnnl_success;
+}
+
+/* The constant weights an earlier call of this site left in the context in the layout the
+ * primitive wants now (prim_md), or NULL. */
+static const void *prepared_weights(dnnl_call *c, const int64_t *desc, const void *rhs,
+                                    const dnnl_memory_desc_t *prim_md) {
+  int64_t key = desc[HLO_RT_DNNL_WEI_KEY];
+  const hlo_ctx_prepared *e = key ? hlo_ctx_prepared_find(c->ctx, desc, rhs, key) : NULL;
+  return e && e->layout_bytes == sizeof *prim_md && dnnl_memory_desc_equal(e->layout, prim_md) &&
+                 e->data_bytes == dnnl_memory_desc_get_size(prim_md)
+             ? e->data
+             : NULL;
+}
+
 static bool run_reorder(dnnl_call *c, int a) {
   if (!c->reorder[a])
     return true;
@@ -241,11 +261,9 @@ static bool is_reference(const_dnnl_primitive_desc_t pd) { return impl_is(pd, fa
 /* Sets the primitive up on the HLO buffers and runs it; false when oneDNN declines. */
 static bool conv_run(dnnl_call *c, const int64_t *desc, const void *lhs, const void *rhs, void *out) {
   int kind = (int)desc[HLO_RT_DNNL_KIND];
-  bool grouped = desc[HLO_RT_DNNL_GROUPS] > 1;
-  if (desc[HLO_RT_DNNL_FLIP] && !(c->flipped = flip_weights(desc, rhs, c->esize)))
-    return false;
+  bool grouped = desc[HLO_RT_DNNL_GROUPS] > 1, flip = desc[HLO_RT_DNNL_FLIP] != 0;
   dnnl_memory_desc_t src, wei, dst, asrc, awei, adst;
-  if (!md_strided(&src, desc + HLO_RT_DNNL_SRC, 4, c->dt) || !md_weights(&wei, desc, c->flipped != NULL, c->dt) ||
+  if (!md_strided(&src, desc + HLO_RT_DNNL_SRC, 4, c->dt) || !md_weights(&wei, desc, flip, c->dt) ||
       !md_strided(&dst, desc + HLO_RT_DNNL_DST, 4, c->dt) || !md_any(&asrc, &src) || !md_any(&awei, &wei) ||
       !md_any(&adst, &dst))
     return false;
@@ -272,13 +290,19 @@ static bool conv_run(dnnl_call *c, const int64_t *desc, const void *lhs, const v
   const dnnl_memory_desc_t *user[3] = {kind == HLO_RT_DNNL_BWD_WEIGHTS ? &src : kind == HLO_RT_DNNL_FWD ? &src : &dst,
                                        kind == HLO_RT_DNNL_BWD_WEIGHTS ? &dst : &wei,
                                        kind == HLO_RT_DNNL_BWD_WEIGHTS ? &wei : kind == HLO_RT_DNNL_FWD ? &dst : &src};
-  void *ptr[3] = {(void *)lhs, c->flipped ? c->flipped : (void *)rhs, out};
   int weights = kind == HLO_RT_DNNL_BWD_WEIGHTS ? 2 : 1;
+  /* Constant weights (forward, backward data) another call left in the primitive's layout. */
+  const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(c->pd, q[1], 0);
+  const void *prepared = weights == 1 ? prepared_weights(c, desc, rhs, wmd) : NULL;
+  if (!prepared && flip && !(c->flipped = flip_weights(desc, rhs, c->esize)))
+    return false;
+  void *ptr[3] = {(void *)lhs, c->flipped ? c->flipped : (void *)rhs, out};
   int64_t need = copies_bytes(c, q, user, weights);
   if (need > 0 && (c->scratch = hlo_ctx_scratch_take(c->ctx, (size_t)need)))
     c->scratch_next = c->scratch, c->scratch_left = need;
   for (int a = 0; a < 3; a++)
-    if (!bind(c, a, a == weights, user[a], dnnl_primitive_desc_query_md(c->pd, q[a], 0), ptr[a]))
+    if (!(a == 1 && prepared ? bind_prepared(c, a, wmd, prepared)
+                             : bind(c, a, a == weights, user[a], dnnl_primitive_desc_query_md(c->pd, q[a], 0), ptr[a])))
       return false;
   if (dnnl_primitive_create(&c->prim, c->pd) != dnnl_success)
     return false;
@@ -287,8 +311,17 @@ static bool conv_run(dnnl_call *c, const int64_t *desc, const void *lhs, const v
     args[a] = (dnnl_exec_arg_t){dnnl_args[kind][a], c->inner[a]};
   /* A failure past this point may have written part of out; the caller's own kernel then
    * overwrites all of it (out never aliases lhs or rhs). */
-  return run_reorder(c, 0) && run_reorder(c, 1) && dnnl_primitive_execute(c->prim, c->stream, 3, args) == dnnl_success &&
-         run_reorder(c, 2) && dnnl_stream_wait(c->stream) == dnnl_success;
+  if (!(run_reorder(c, 0) && run_reorder(c, 1) && dnnl_primitive_execute(c->prim, c->stream, 3, args) == dnnl_success &&
+        run_reorder(c, 2) && dnnl_stream_wait(c->stream) == dnnl_success))
+    return false;
+  /* Constant weights reordered for this call: kept for the next calls (a failure to keep them
+   * only costs the reorder again). */
+  void *reordered = NULL;
+  if (weights == 1 && !prepared && desc[HLO_RT_DNNL_WEI_KEY] && c->reorder[1] &&
+      dnnl_memory_get_data_handle(c->inner[1], &reordered) == dnnl_success && reordered)
+    hlo_ctx_prepared_keep(c->ctx, desc, rhs, desc[HLO_RT_DNNL_WEI_KEY], wmd, sizeof *wmd, reordered,
+                          dnnl_memory_desc_get_size(wmd));
+  return true;
 }
 
 /* oneDNN picks its kernels from the CPU; HLO_RT_ISA (rt_isa.h) caps it like our own kernels.
