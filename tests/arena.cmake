@@ -30,3 +30,13 @@ if(HLOC_HAVE_CODEGEN)
     COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/donate.py $<TARGET_FILE:hloc> $<TARGET_FILE:hlorun>
             ${CMAKE_BINARY_DIR}/donate)
 endif()
+# Constants are read where their literal lies (buffer_plan_constant_by_reference): a recurrent
+# step whose loop body multiplies by a 4 MiB constant (testdata/models/rnn_constant_weights.hlo)
+# keeps an arena under 1 MiB (the constant copied into it on every iteration before).
+if(HLOC_HAVE_CODEGEN)
+  add_test(NAME arena.constants_in_place COMMAND bash -c
+    [=[out=$("$1" "$2" -v -o "$3/rnn-constant-weights.so" 2>&1) || { echo "$out"; exit 1; }
+       a=$(printf '%s\n' "$out" | sed -n 's/.*, arena \([0-9]*\) bytes$/\1/p' | tail -1)
+       echo "arena: ${a:-none} bytes"; [ -n "$a" ] && [ "$a" -lt 1048576 ]]=] _
+    $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/models/rnn_constant_weights.hlo ${CMAKE_BINARY_DIR})
+endif()
