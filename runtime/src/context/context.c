@@ -1,6 +1,7 @@
 /* context.c — hlo_context (hlo/runtime.h) and the context services models call
  * (hlo/rt_abi.def, hlo/rt_parallel.h): options, the thread pool behind parallel loops (started
- * lazily, so a small model pays nothing for it), the arena, the custom-call registry and
+ * lazily, so a small model pays nothing for it), the arena, the library scratch, data
+ * prepared from a model's constants (hlo_ctx_prepared_*), the custom-call registry and
  * resolver, the replica identity.  The services on top of the context (feeds.c, channels.c,
  * ...) are reached from here only through their teardown table at destroy (services.h says
  * why).  Model calls are thread-compatible: one at a time per context.
@@ -353,7 +354,8 @@ bool hlo_ctx_prepared_keep(hlo_context *c, const void *site, const void *source,
                            size_t layout_bytes, const void *data, size_t data_bytes) {
   if (!c || !hlo_ctx_same_layout(c))
     return false;
-  void *l = malloc(layout_bytes ? layout_bytes : 1), *d = malloc(data_bytes ? data_bytes : 1);
+  /* data 64-byte aligned, as a library's own allocations are (its kernels may load aligned) */
+  void *l = malloc(layout_bytes ? layout_bytes : 1), *d = aligned_alloc(64, (data_bytes + 64) / 64 * 64);
   if (!l || !d) {
     free(l);
     free(d);

@@ -1,7 +1,9 @@
 /* context_test.c — hlo_context and the services models call (hlo/runtime.h, hlo/rt_parallel.h):
  * option checks, parallel loops (every index once, real concurrency, nested loops run inline,
  * NULL context), FIFO feeds (order, sizes, shapes, concurrent producers), custom-call
- * resolution (registered table, libraries, global scope, not found), replica identity.
+ * resolution (registered table, libraries, global scope, not found), replica identity, data
+ * prepared from constants (kept copies, found by all three keys, replaced, aligned; freed at
+ * destroy: the sanitizer pass).
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "context_internal.h"
 #include "hlo/rt_parallel.h"
 #include "hlo/runtime.h"
 #include "unit_check.h"
@@ -321,8 +324,34 @@ static void test_foreign_layout(void) {
   hlo_context_destroy(c);
 }
 
+/* hlo_ctx_prepared_keep/find: copies kept, found only by the same site, source and key,
+ * replaced in place, 64-byte aligned; none for a NULL context. */
+static void test_prepared(void) {
+  hlo_context *c = make(1, 0, 1);
+  int site, source;
+  char layout[3] = "ab", data[100];
+  memset(data, 7, sizeof data);
+  CHECK(hlo_ctx_prepared_find(c, &site, &source, 5) == NULL);
+  CHECK(hlo_ctx_prepared_keep(c, &site, &source, 5, layout, sizeof layout, data, sizeof data));
+  memset(data, 9, sizeof data); /* the context kept a copy */
+  const hlo_ctx_prepared *e = hlo_ctx_prepared_find(c, &site, &source, 5);
+  CHECK(e && e->data_bytes == 100 && ((const char *)e->data)[99] == 7 && e->layout_bytes == 3 &&
+        strcmp(e->layout, "ab") == 0 && (uintptr_t)e->data % 64 == 0);
+  CHECK(!hlo_ctx_prepared_find(c, &site, &source, 6) && !hlo_ctx_prepared_find(c, &source, &source, 5) &&
+        !hlo_ctx_prepared_find(c, &site, &site, 5));
+  CHECK(hlo_ctx_prepared_keep(c, &site, &source, 5, layout, sizeof layout, data, 10));
+  e = hlo_ctx_prepared_find(c, &site, &source, 5);
+  CHECK(e && e->data_bytes == 10 && ((const char *)e->data)[0] == 9);
+  CHECK(hlo_ctx_prepared_keep(c, &site, &source, 6, layout, sizeof layout, data, sizeof data));
+  CHECK(hlo_ctx_prepared_find(c, &site, &source, 5) && hlo_ctx_prepared_find(c, &site, &source, 6));
+  CHECK(!hlo_ctx_prepared_keep(NULL, &site, &source, 5, layout, 1, data, 1) &&
+        !hlo_ctx_prepared_find(NULL, &site, &source, 5));
+  hlo_context_destroy(c);
+}
+
 int main(void) {
   test_options();
+  test_prepared();
   test_every_index_once();
   test_many_short_loops();
   test_concurrency();
