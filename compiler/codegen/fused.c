@@ -7,7 +7,9 @@
  * loops split over the context's thread pool (hlo_rt_parallel_for); small ones call it once.
  * Loops are nests over the result's dimensions (outer rows x innermost dimension, no division
  * per element), 1-D when every member reads its operands at the result's linear index, and
- * 32x32 tiles of the two minor dimensions when a transpose moves the minor dimension.
+ * 32x32 tiles of the two minor dimensions when a transpose moves the minor dimension.  A
+ * concatenate whose operand is the same along a whole row gets one copy of the row's loop per
+ * operand, picked per row, instead of a branch per element (row_concat).
  * Reductions keep a register accumulator when the minor dimension is reduced (float add and
  * multiply in FZ_LANES lanes of a fixed order, so the bits are the same on every CPU while
  * LLVM vectorizes the lane loop), and accumulate
@@ -27,7 +29,8 @@
  * aligned (streams_result, emit_streamed_twice; the stores themselves: nontemporal.c).
  * Tests: the golden and conformance suites (testdata/golden/fusion_*, made by make_fusion.py,
  * fusion_stash_* for the row stash; split_reduce_*, made by make_split_reduce.py;
- * nontemporal_* with golden_at.nontemporal), cli.hloc.fusion, cli.hloc.nontemporal_asm.
+ * nontemporal_* with golden_at.nontemporal; concat_rows_*), cli.hloc.fusion,
+ * cli.hloc.nontemporal_asm.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +78,10 @@ typedef struct fz {
   bool *stash_ready;        /* by id: the stash holds this row's values (a later pass) */
   unsigned row_serial;      /* the serial of the row pass's own index, */
   LLVMValueRef row_j;       /* and its position in the row */
+  /* In a walk by rows (emit_rows): a concatenate whose operand is the same along a whole row
+   * (row_concat), and the operand this row's loop reads, or -1 (the branch per element). */
+  const ir_instr *row_cat;
+  int row_cat_part;
 } fz;
 
 static int64_t count_of(const ir_shape *s) {
@@ -277,12 +284,31 @@ static LLVMValueRef pad_value(fz *z, ir_instr *x, fz_index *idx) {
 }
 
 /* Concatenate: a branch per operand on the concatenated dimension, joined by a phi. */
+/* Operand k of concatenate x (which starts at `start` along dim) at x's index m. */
+static LLVMValueRef concat_operand(fz *z, ir_instr *x, int k, int64_t start, LLVMValueRef *m) {
+  LLVMBuilderRef b = z->f->cm->b;
+  int64_t dim = x->attrs.dimensions.v[0];
+  int r = x->shape->rank;
+  LLVMValueRef *om = new_multi(r);
+  for (int d = 0; d < r; d++)
+    om[d] = d == dim ? LLVMBuildSub(b, m[d], cg_i64(z->f->cm, start), "") : m[d];
+  fz_index *oi = idx_from_multi(z, x->operands[k]->shape, om);
+  LLVMValueRef v = value_at(z, x->operands[k], oi);
+  idx_free(oi);
+  return v;
+}
+
 static LLVMValueRef concat_value(fz *z, ir_instr *x, fz_index *idx) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
   int64_t dim = x->attrs.dimensions.v[0];
-  int r = x->shape->rank;
   LLVMValueRef *m = idx_multi(z, idx);
+  if (x == z->row_cat && z->row_cat_part >= 0) { /* this row reads one operand (emit_rows) */
+    int64_t start = 0;
+    for (int k = 0; k < z->row_cat_part; k++)
+      start += x->operands[k]->shape->dims[dim];
+    return concat_operand(z, x, z->row_cat_part, start, m);
+  }
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "concat.done");
   LLVMValueRef vals[FUSION_KERNEL_MAX_CONCAT_OPERANDS];
   LLVMBasicBlockRef from[FUSION_KERNEL_MAX_CONCAT_OPERANDS];
@@ -302,12 +328,7 @@ static LLVMValueRef concat_value(fz *z, ir_instr *x, fz_index *idx) {
       LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, m[dim], cg_i64(cm, end), ""), here, next);
     LLVMPositionBuilderAtEnd(b, here);
     z->gen++;
-    LLVMValueRef *om = new_multi(r);
-    for (int d = 0; d < r; d++)
-      om[d] = d == dim ? LLVMBuildSub(b, m[d], cg_i64(cm, start), "") : m[d];
-    fz_index *oi = idx_from_multi(z, s, om);
-    vals[n] = value_at(z, x->operands[k], oi);
-    idx_free(oi);
+    vals[n] = concat_operand(z, x, k, start, m);
     from[n++] = LLVMGetInsertBlock(b);
     LLVMBuildBr(b, done);
     if (last)
@@ -563,6 +584,7 @@ static void fz_init(fz *z, cg_function *rf, ir_computation *comp, const ir_instr
   z->memo_idx = calloc(n, sizeof *z->memo_idx);
   z->memo_gen = calloc(n, sizeof *z->memo_gen);
   z->gen = 1;
+  z->row_cat_part = -1;
 }
 
 static void fz_deinit(fz *z) {
@@ -662,17 +684,68 @@ static void emit_flat(fz *z, range_fn *r, int64_t n) {
   loop_end_from(z->f, &l, lo);
 }
 
-/* Rows of the result (all dimensions but the minor one) in [begin, end), the minor in order. */
-static void emit_rows(fz *z, range_fn *r) {
+/* The concatenate whose operand is the same along each row of a walk by rows, or NULL: the
+ * loop's one output reaches it through a chain of members that each read the next at the
+ * same index along the concatenated dimension, plus a constant (elementwise ops and converts
+ * of the same dimensions, slices of stride 1 along it, reshapes, bitcasts and copies that keep
+ * every dimension), no other member of the chain reads a concatenate, and that dimension is
+ * not the minor one.  *shift: what the chain adds to the row's index along it. */
+static const ir_instr *row_concat(const fz *z, int64_t *shift) {
+  if (z->n_outs != 1 || z->outs[0]->op == IR_OP_REDUCE)
+    return NULL;
+  int n = z->comp->n_instrs, rank = z->outs[0]->shape->rank;
+  bool *cat = calloc((size_t)n + 1, sizeof *cat); /* by id: a member that reads a concatenate */
+  for (int i = 0; cat && i < n; i++) {
+    const ir_instr *x = z->comp->instrs[i];
+    cat[i] = z->member[i] && x->op == IR_OP_CONCATENATE;
+    for (int k = 0; z->member[i] && k < x->n_operands && !cat[i]; k++)
+      cat[i] = cat[x->operands[k]->id];
+  }
+  int64_t add[64] = {0};
+  const ir_instr *x = z->outs[0], *found = NULL;
+  for (int depth = 0; cat && rank <= 64 && depth < n && !found; depth++) {
+    if (x->shape->rank != rank)
+      break;
+    if (x->op == IR_OP_CONCATENATE) {
+      found = x;
+      break;
+    }
+    const ir_instr *next = NULL;
+    bool ok = true;
+    for (int k = 0; k < x->n_operands && ok; k++)
+      if (cat[x->operands[k]->id] && next && next != x->operands[k])
+        ok = false; /* two ways to a concatenate */
+      else if (cat[x->operands[k]->id])
+        next = x->operands[k];
+    if (!ok || !next || next->shape->rank != rank)
+      break;
+    ir_family fam = ir_opcode_table[x->op].family;
+    if (fam == IR_FAM_SLICE) {
+      for (int d = 0; d < rank; d++)
+        add[d] = x->attrs.u.slice.dims[d].stride == 1 ? add[d] + x->attrs.u.slice.dims[d].start : INT64_MIN / 2;
+    } else if (!((ir_is_elementwise(x) || fam == IR_FAM_CONVERT || fam == IR_FAM_RESHAPE || fam == IR_FAM_BITCAST ||
+                  fam == IR_FAM_COPY) &&
+                 ir_shape_same_dims(x->shape, next->shape))) {
+      break;
+    }
+    x = next;
+  }
+  free(cat);
+  if (!found)
+    return NULL;
+  int64_t dim = found->attrs.dimensions.v[0];
+  if (dim >= rank - 1 || add[dim] < 0 || found->n_operands > FUSION_KERNEL_MAX_CONCAT_OPERANDS)
+    return NULL;
+  *shift = add[dim];
+  return found;
+}
+
+/* The columns of one row (its first element at base, its outer index m). */
+static void emit_row_columns(fz *z, LLVMValueRef *m, LLVMValueRef base) {
   cg_module *cm = z->f->cm;
   const ir_shape *s = z->root->shape;
   int rank = s->rank;
-  int64_t inner = s->dims[rank - 1];
-  cg_loop rows = loop_from(z->f, r->begin, r->end, "fz.row");
-  LLVMValueRef *m = new_multi(rank);
-  cg_unflatten(z->f, rows.i, s->dims, rank - 1, m);
-  LLVMValueRef base = LLVMBuildMul(cm->b, rows.i, cg_i64(cm, inner), "");
-  cg_loop col = cg_loop_begin(z->f, cg_i64(cm, inner), "fz.col");
+  cg_loop col = cg_loop_begin(z->f, cg_i64(cm, s->dims[rank - 1]), "fz.col");
   LLVMValueRef *mm = new_multi(rank);
   memcpy(mm, m, (size_t)rank * sizeof *mm);
   mm[rank - 1] = col.i;
@@ -681,6 +754,53 @@ static void emit_rows(fz *z, range_fn *r) {
   store_outputs(z, &idx);
   free(mm);
   cg_loop_end(z->f, &col);
+}
+
+/* Rows of the result (all dimensions but the minor one) in [begin, end), the minor in order.
+ * Where a concatenate's operand is the same along a row (row_concat), the row's loop is
+ * emitted once per operand, each reading its operand without a branch per element (so it
+ * vectorizes), and the row picks its copy. */
+static void emit_rows(fz *z, range_fn *r) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *s = z->root->shape;
+  int rank = s->rank;
+  int64_t inner = s->dims[rank - 1], shift = 0;
+  cg_loop rows = loop_from(z->f, r->begin, r->end, "fz.row");
+  LLVMValueRef *m = new_multi(rank);
+  cg_unflatten(z->f, rows.i, s->dims, rank - 1, m);
+  LLVMValueRef base = LLVMBuildMul(b, rows.i, cg_i64(cm, inner), "");
+  const ir_instr *cat = row_concat(z, &shift);
+  if (!cat) {
+    emit_row_columns(z, m, base);
+  } else {
+    int64_t dim = cat->attrs.dimensions.v[0], end = 0;
+    LLVMValueRef at = LLVMBuildAdd(b, m[dim], cg_i64(cm, shift), "fz.cat.at");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "fz.cat.done");
+    z->row_cat = cat;
+    for (int k = 0; k < cat->n_operands; k++) {
+      end += cat->operands[k]->shape->dims[dim];
+      if (cat->operands[k]->shape->dims[dim] == 0)
+        continue;
+      bool last = end >= cat->shape->dims[dim];
+      LLVMBasicBlockRef here = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "fz.cat.part");
+      LLVMBasicBlockRef next = last ? NULL : LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "fz.cat.next");
+      if (last)
+        LLVMBuildBr(b, here);
+      else
+        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, at, cg_i64(cm, end), ""), here, next);
+      LLVMPositionBuilderAtEnd(b, here);
+      z->row_cat_part = k;
+      emit_row_columns(z, m, base);
+      LLVMBuildBr(b, done);
+      if (last)
+        break;
+      LLVMPositionBuilderAtEnd(b, next);
+    }
+    z->row_cat = NULL;
+    z->row_cat_part = -1;
+    LLVMPositionBuilderAtEnd(b, done);
+  }
   free(m);
   loop_end_from(z->f, &rows, r->begin);
 }

@@ -19,7 +19,8 @@ scan-shaped updates), and multi-output fusions of siblings that read the same in
 outputs of one shape, reductions over the same dimensions, a loop output with a row
 reduction, siblings that must not merge because one depends on the other or because they
 read different slices of their operand, and XLA's own tuple-rooted fusions), and the row
-stash (stash_*: softmax-shaped row fusions whose later passes load a kept exp(x - max)).
+stash (stash_*: softmax-shaped row fusions whose later passes load a kept exp(x - max)), and
+loops by rows whose concatenate reads one operand per row (concat_rows_*).
 
 Run:  /usr/bin/python3 testdata/golden/make_fusion.py
 """
@@ -643,6 +644,94 @@ ENTRY main {
     case("output_dot_epilogue_large", hlo, [x, w, b], [f32(r)], {"rtol": 1e-5, "atol": 1e-5})
 
 
+def concat_rows():
+    """Loops by rows whose concatenate (along a dimension other than the minor one) reads one
+    operand per row (fused.c row_concat: the row's loop emitted once per operand): along rows
+    with an exp after it; 3-D along dimension 1 behind a convert, a slice of stride 1 (the row
+    index shifted) and a reshape of the same dimensions; an empty operand. And loops where it
+    must not: a slice of stride 2 along the concatenated dimension; one concatenate read
+    through two slices (two ways to it; written as XLA's prefused kLoop fusion, since the
+    fusion pass itself computes such a concatenate once), times a concatenate along the minor
+    dimension."""
+    rng = np.random.default_rng(41)
+    a = f32(rng.uniform(-2, 2, (3, 70)))
+    b = f32(rng.uniform(-2, 2, (5, 70)))
+    c = f32(rng.uniform(-2, 2, (4, 70)))
+    hlo = """HloModule concat_rows_exp
+
+ENTRY main {
+  a = f32[3,70] parameter(0)
+  b = f32[5,70] parameter(1)
+  c = f32[4,70] parameter(2)
+  k = f32[12,70] concatenate(a, b, c), dimensions={0}
+  ROOT e = f32[12,70] exponential(k)
+}
+"""
+    case("concat_rows_exp", hlo, [a, b, c], [f32(np.exp(np.concatenate([a, b, c]).astype(np.float64)))],
+         {"rtol": 1e-6, "atol": 1e-7})
+
+    x = f32(rng.uniform(-2, 2, (2, 6, 33)))
+    y = f32(rng.uniform(-2, 2, (2, 0, 33)))
+    z = f32(rng.uniform(-2, 2, (2, 9, 33)))
+    w = f32(rng.uniform(-2, 2, (2, 4, 33)))
+    hlo = """HloModule concat_rows_shifted
+
+ENTRY main {
+  x = f32[2,6,33] parameter(0)
+  y = f32[2,0,33] parameter(1)
+  z = f32[2,9,33] parameter(2)
+  w = f32[2,4,33] parameter(3)
+  k = f32[2,19,33] concatenate(x, y, z, w), dimensions={1}
+  h = bf16[2,19,33] convert(k)
+  l = bf16[2,19,33] logistic(h)
+  s = bf16[2,12,32] slice(l), slice={[0:2], [5:17], [1:33]}
+  ROOT r = bf16[2,12,32] reshape(s)
+}
+"""
+    kk = np.concatenate([x, y, z, w], axis=1)
+    h = from_bf16(bf16_bits(kk)).astype(np.float64)
+    lg = 1 / (1 + np.exp(-h))
+    case("concat_rows_shifted", hlo, [x, y, z, w], [bf16_bits(lg[:, 5:17, 1:33])], {"rtol": 1e-2, "atol": 1e-2})
+
+    p = f32(rng.uniform(-2, 2, (7, 40)))
+    q = f32(rng.uniform(-2, 2, (6, 40)))
+    hlo = """HloModule concat_rows_strided
+
+ENTRY main {
+  p = f32[7,40] parameter(0)
+  q = f32[6,40] parameter(1)
+  k = f32[13,40] concatenate(p, q), dimensions={0}
+  s = f32[7,40] slice(k), slice={[0:13:2], [0:40]}
+  ROOT e = f32[7,40] exponential(s)
+}
+"""
+    k = np.concatenate([p, q]).astype(np.float64)
+    case("concat_rows_strided", hlo, [p, q], [f32(np.exp(k[0:13:2]))], {"rtol": 1e-6, "atol": 1e-7})
+
+    hlo = """HloModule concat_rows_two_ways
+
+fused {
+  p = f32[7,40] parameter(0)
+  q = f32[6,40] parameter(1)
+  k = f32[13,40] concatenate(p, q), dimensions={0}
+  s1 = f32[6,40] slice(k), slice={[0:6], [0:40]}
+  s2 = f32[6,40] slice(k), slice={[7:13], [0:40]}
+  a = f32[6,40] add(s1, s2)
+  m = f32[7,80] concatenate(p, p), dimensions={1}
+  t = f32[6,40] slice(m), slice={[1:7], [20:60]}
+  ROOT r = f32[6,40] multiply(t, a)
+}
+
+ENTRY main {
+  p = f32[7,40] parameter(0)
+  q = f32[6,40] parameter(1)
+  ROOT f = f32[6,40] fusion(p, q), kind=kLoop, calls=fused
+}
+"""
+    mm = np.concatenate([p, p], axis=1).astype(np.float64)
+    case("concat_rows_two_ways", hlo, [p, q], [f32((k[0:6] + k[7:13]) * mm[1:7, 20:60])], {"rtol": 1e-6, "atol": 1e-6})
+
+
 def bf16_bits(x):
     """f32 values rounded to bf16 (nearest even), as uint16 bits."""
     b = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
@@ -799,6 +888,7 @@ def main():
     mof_xla_prefused()
     mof_slices_apart()
     output_epilogue_batched()
+    concat_rows()
     row_stash()
 
 
