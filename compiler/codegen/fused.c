@@ -298,6 +298,54 @@ static LLVMValueRef concat_operand(fz *z, ir_instr *x, int k, int64_t start, LLV
   return v;
 }
 
+/* Emits a branch on `at` (an index along concatenate x's dimension) to one block per
+ * operand that is not empty, where part(z, k, start, arg) emits what operand k (starting at
+ * `start`) gives; every block then joins in `done`, where the builder is left. */
+typedef void concat_part_fn(fz *z, int k, int64_t start, void *arg);
+
+static void concat_branches(fz *z, const ir_instr *x, LLVMValueRef at, LLVMBasicBlockRef done, concat_part_fn *part,
+                            void *arg) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  int64_t dim = x->attrs.dimensions.v[0], start = 0;
+  for (int k = 0; k < x->n_operands; k++) {
+    int64_t size = x->operands[k]->shape->dims[dim], end = start + size;
+    if (size == 0)
+      continue;
+    bool last = end >= x->shape->dims[dim];
+    LLVMBasicBlockRef here = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "concat.part");
+    LLVMBasicBlockRef next = last ? NULL : LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "concat.next");
+    if (last)
+      LLVMBuildBr(b, here);
+    else
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, at, cg_i64(cm, end), ""), here, next);
+    LLVMPositionBuilderAtEnd(b, here);
+    part(z, k, start, arg);
+    LLVMBuildBr(b, done);
+    if (last)
+      break;
+    LLVMPositionBuilderAtEnd(b, next);
+    start = end;
+  }
+  LLVMPositionBuilderAtEnd(b, done);
+}
+
+/* concat_value's operands: each part's value and the block it was computed in. */
+typedef struct concat_values {
+  ir_instr *x;
+  LLVMValueRef *m;
+  LLVMValueRef vals[FUSION_KERNEL_MAX_CONCAT_OPERANDS];
+  LLVMBasicBlockRef from[FUSION_KERNEL_MAX_CONCAT_OPERANDS];
+  int n;
+} concat_values;
+
+static void concat_value_part(fz *z, int k, int64_t start, void *arg) {
+  concat_values *c = arg;
+  z->gen++;
+  c->vals[c->n] = concat_operand(z, c->x, k, start, c->m);
+  c->from[c->n++] = LLVMGetInsertBlock(z->f->cm->b);
+}
+
 static LLVMValueRef concat_value(fz *z, ir_instr *x, fz_index *idx) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
@@ -309,49 +357,26 @@ static LLVMValueRef concat_value(fz *z, ir_instr *x, fz_index *idx) {
       start += x->operands[k]->shape->dims[dim];
     return concat_operand(z, x, z->row_cat_part, start, m);
   }
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "concat.done");
-  LLVMValueRef vals[FUSION_KERNEL_MAX_CONCAT_OPERANDS];
-  LLVMBasicBlockRef from[FUSION_KERNEL_MAX_CONCAT_OPERANDS];
-  int n = 0;
-  int64_t start = 0;
-  for (int k = 0; k < x->n_operands; k++) {
-    const ir_shape *s = x->operands[k]->shape;
-    int64_t end = start + s->dims[dim];
-    if (s->dims[dim] == 0)
-      continue;
-    bool last = end >= x->shape->dims[dim];
-    LLVMBasicBlockRef here = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "concat.part");
-    LLVMBasicBlockRef next = last ? NULL : LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "concat.next");
-    if (last)
-      LLVMBuildBr(b, here);
-    else
-      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, m[dim], cg_i64(cm, end), ""), here, next);
-    LLVMPositionBuilderAtEnd(b, here);
-    z->gen++;
-    vals[n] = concat_operand(z, x, k, start, m);
-    from[n++] = LLVMGetInsertBlock(b);
-    LLVMBuildBr(b, done);
-    if (last)
-      break;
-    LLVMPositionBuilderAtEnd(b, next);
-    start = end;
-  }
+  concat_values c = {.x = x, .m = m};
+  concat_branches(z, x, m[dim], LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "concat.done"), concat_value_part,
+                  &c);
+  LLVMBasicBlockRef done = LLVMGetInsertBlock(b);
   z->gen++;
   /* bf16 operands that are only moved join as their bits, so the store keeps them exactly. */
   LLVMValueRef bits[FUSION_KERNEL_MAX_CONCAT_OPERANDS];
   bool moved = x->shape->et == IR_BF16;
-  for (int k = 0; moved && k < n; k++) {
-    LLVMPositionBuilderBefore(b, LLVMGetBasicBlockTerminator(from[k]));
-    moved = (bits[k] = cg_bf16_source_bits(z->f, vals[k])) != NULL;
+  for (int k = 0; moved && k < c.n; k++) {
+    LLVMPositionBuilderBefore(b, LLVMGetBasicBlockTerminator(c.from[k]));
+    moved = (bits[k] = cg_bf16_source_bits(z->f, c.vals[k])) != NULL;
   }
   LLVMPositionBuilderAtEnd(b, done);
   if (moved) {
     LLVMValueRef phi = LLVMBuildPhi(b, cm->i16, "concat.bits");
-    LLVMAddIncoming(phi, bits, from, (unsigned)n);
+    LLVMAddIncoming(phi, bits, c.from, (unsigned)c.n);
     return cg_bf16_widen(z->f, phi);
   }
-  LLVMValueRef phi = LLVMBuildPhi(b, LLVMTypeOf(vals[0]), "concat");
-  LLVMAddIncoming(phi, vals, from, (unsigned)n);
+  LLVMValueRef phi = LLVMBuildPhi(b, LLVMTypeOf(c.vals[0]), "concat");
+  LLVMAddIncoming(phi, c.vals, c.from, (unsigned)c.n);
   return phi;
 }
 
@@ -756,6 +781,18 @@ static void emit_row_columns(fz *z, LLVMValueRef *m, LLVMValueRef base) {
   cg_loop_end(z->f, &col);
 }
 
+/* A row's copy of its loop for concatenate operand k (emit_rows: a concat_part_fn). */
+typedef struct row_part_args {
+  LLVMValueRef *m, base;
+} row_part_args;
+
+static void row_part(fz *z, int k, int64_t start, void *arg) {
+  const row_part_args *a = arg;
+  (void)start;
+  z->row_cat_part = k;
+  emit_row_columns(z, a->m, a->base);
+}
+
 /* Rows of the result (all dimensions but the minor one) in [begin, end), the minor in order.
  * Where a concatenate's operand is the same along a row (row_concat), the row's loop is
  * emitted once per operand, each reading its operand without a branch per element (so it
@@ -774,32 +811,12 @@ static void emit_rows(fz *z, range_fn *r) {
   if (!cat) {
     emit_row_columns(z, m, base);
   } else {
-    int64_t dim = cat->attrs.dimensions.v[0], end = 0;
-    LLVMValueRef at = LLVMBuildAdd(b, m[dim], cg_i64(cm, shift), "fz.cat.at");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "fz.cat.done");
+    row_part_args a = {m, base};
+    LLVMValueRef at = LLVMBuildAdd(b, m[cat->attrs.dimensions.v[0]], cg_i64(cm, shift), "fz.cat.at");
     z->row_cat = cat;
-    for (int k = 0; k < cat->n_operands; k++) {
-      end += cat->operands[k]->shape->dims[dim];
-      if (cat->operands[k]->shape->dims[dim] == 0)
-        continue;
-      bool last = end >= cat->shape->dims[dim];
-      LLVMBasicBlockRef here = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "fz.cat.part");
-      LLVMBasicBlockRef next = last ? NULL : LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "fz.cat.next");
-      if (last)
-        LLVMBuildBr(b, here);
-      else
-        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, at, cg_i64(cm, end), ""), here, next);
-      LLVMPositionBuilderAtEnd(b, here);
-      z->row_cat_part = k;
-      emit_row_columns(z, m, base);
-      LLVMBuildBr(b, done);
-      if (last)
-        break;
-      LLVMPositionBuilderAtEnd(b, next);
-    }
+    concat_branches(z, cat, at, LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "fz.cat.done"), row_part, &a);
     z->row_cat = NULL;
     z->row_cat_part = -1;
-    LLVMPositionBuilderAtEnd(b, done);
   }
   free(m);
   loop_end_from(z->f, &rows, r->begin);
