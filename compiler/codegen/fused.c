@@ -728,9 +728,7 @@ static const ir_instr *row_concat(const fz *z, int64_t *shift) {
   }
   int64_t add[64] = {0};
   const ir_instr *x = z->outs[0], *found = NULL;
-  for (int depth = 0; cat && rank <= 64 && depth < n && !found; depth++) {
-    if (x->shape->rank != rank)
-      break;
+  for (int depth = 0; cat && rank <= 64 && depth < n && x->shape->rank == rank; depth++) {
     if (x->op == IR_OP_CONCATENATE) {
       found = x;
       break;

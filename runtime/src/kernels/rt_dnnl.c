@@ -247,16 +247,16 @@ static int64_t copies_bytes(const dnnl_call *c, const dnnl_query_t q[3], const d
   return n;
 }
 
-/* Whether pd's implementation name (unknown: true) starts with `ref` (oneDNN's reference
- * implementation, a plain loop, what odd strides get) or, with `gemm`, names its GEMM-based
- * kernels. */
-static bool impl_is(const_dnnl_primitive_desc_t pd, bool gemm) {
+/* Whether pd's implementation is one to avoid: oneDNN's reference implementation (a plain
+ * loop, what odd strides get; also when the name is unknown) or, with `gemm_too`, its
+ * GEMM-based kernels. */
+static bool impl_avoided(const_dnnl_primitive_desc_t pd, bool gemm_too) {
   const char *impl = NULL;
   return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
-         strncmp(impl, "ref", 3) == 0 || (gemm && strstr(impl, "gemm:") != NULL);
+         strncmp(impl, "ref", 3) == 0 || (gemm_too && strstr(impl, "gemm:") != NULL);
 }
 
-static bool is_reference(const_dnnl_primitive_desc_t pd) { return impl_is(pd, false); }
+static bool is_reference(const_dnnl_primitive_desc_t pd) { return impl_avoided(pd, false); }
 
 /* Sets the primitive up on the HLO buffers and runs it; false when oneDNN declines. */
 static bool conv_run(dnnl_call *c, const int64_t *desc, const void *lhs, const void *rhs, void *out) {
@@ -275,7 +275,7 @@ static bool conv_run(dnnl_call *c, const int64_t *desc, const void *lhs, const v
    * layout (a small reorder; its direct kernels want them blocked), unless only its reference
    * loop takes them, or, for a grouped one, its GEMM-based kernel (NCHW depthwise: 3x slower
    * than its jit_dw kernel on its blocked layouts with the reorders in and out). */
-  if (!make_pd(c, desc, &src, &awei, &dst) || impl_is(c->pd, grouped)) {
+  if (!make_pd(c, desc, &src, &awei, &dst) || impl_avoided(c->pd, grouped)) {
     if (c->pd)
       dnnl_primitive_desc_destroy(c->pd);
     c->pd = NULL;
