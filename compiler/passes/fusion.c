@@ -7,9 +7,12 @@
  * reshape, bitcast, copy, transpose, slice, pad, concatenate of at most 8 operands, iota,
  * reverse, dynamic-slice, scalar constants).  Broadcasts, iotas and scalar constants are cheap
  * to recompute and join every group that reads them.  An expensive producer (exp, divide, ...)
- * is never fused under a broadcast, which would recompute it per output element; an
- * elementwise producer read by two groups is computed once, not duplicated (the softmax trap
- * of xla-cpu-performance.md); and a producer other than those cheap ones that two users read
+ * is never fused under a broadcast, which would recompute it per output element; a cheap
+ * elementwise producer (not expensive) read by two or three groups is computed in each (the
+ * pairwise differences of an N-body sum, read by two reductions, are never materialized;
+ * copies give the same bits, the softmax trap of xla-cpu-performance.md needing FP contraction,
+ * which elementwise code never gets), one read by more groups or an expensive one is computed
+ * once; and a producer other than those cheap ones that two users read
  * at different indices (slices, transposes, ...) is computed once too: nested, such reads
  * multiply the work of the fused loop per level.  Each group of two or more becomes a computation
  * `<root>.fused_computation` and a `fusion` instruction in the root's place; DCE then drops
@@ -33,6 +36,11 @@
 /* A cost choice, below what the kernel can do (FUSION_KERNEL_MAX_CONCAT_OPERANDS): a
  * concatenate of more operands is left unfused, its branch per element not worth it. */
 enum { FUSION_MAX_CONCAT_OPERANDS = 8 };
+
+/* A cost choice: a cheap elementwise producer read by up to this many groups is computed in
+ * each of them (its buffer's write and reads cost more than the arithmetic); read by more, it
+ * is computed once. */
+enum { FUSION_MAX_COPIES = 3 };
 
 typedef fusion_membership membership;
 
@@ -100,6 +108,30 @@ static bool expensive(const ir_instr *in) {
 }
 
 static bool in_group(const membership *m, int g) { return fusion_membership_has(m, g); }
+
+/* Cheap enough to compute again in each of a few groups that read it (FUSION_MAX_COPIES):
+ * an elementwise op that is not expensive.  Two copies give the same bits: elementwise
+ * arithmetic is emitted without FP contraction, so a copy never fuses differently into its
+ * neighbours (the softmax trap of xla-cpu-performance.md cannot arise). */
+static bool duplicable(const ir_instr *in) {
+  return (ir_opcode_table[in->op].flags & OPF_ELEMENTWISE) && !expensive(in);
+}
+
+/* The number of distinct groups p's users belong to (counted up to FUSION_MAX_COPIES + 1). */
+static int groups_of_users(const fuser *z, const ir_instr *p) {
+  int seen[FUSION_MAX_COPIES + 1], n = 0;
+  for (int u = 0; u < p->n_users; u++) {
+    const membership *mu = &z->mem[p->users[u]->id];
+    for (int k = 0; k < mu->n; k++) {
+      bool known = false;
+      for (int i = 0; i < n && !known; i++)
+        known = seen[i] == mu->groups[k];
+      if (!known && (seen[n++] = mu->groups[k], n > FUSION_MAX_COPIES))
+        return n;
+    }
+  }
+  return n;
+}
 
 static bool add_group(membership *m, int g) {
   if (in_group(m, g))
@@ -226,6 +258,7 @@ static bool join_users(fuser *z, ir_instr *p) {
   }
   membership *mp = &z->mem[p->id];
   int first = -1;
+  bool several = false;
   for (int u = 0; u < p->n_users; u++) {
     const ir_instr *user = p->users[u];
     const membership *mu = &z->mem[user->id];
@@ -237,9 +270,10 @@ static bool join_users(fuser *z, ir_instr *p) {
       return true;
     if (first < 0)
       first = mu->groups[0];
-    if (!cheap(p) && (mu->n != 1 || mu->groups[0] != first))
-      return true; /* read by two groups: computed once, not duplicated */
+    several = several || mu->n != 1 || mu->groups[0] != first;
   }
+  if (several && !cheap(p) && (!duplicable(p) || groups_of_users(z, p) > FUSION_MAX_COPIES))
+    return true; /* read by two groups: computed once, not duplicated */
   /* Read at different indices by two users (a slice and another slice, a transpose...), p
    * would be recomputed once per index path, and nested such reads multiply: materialize it.
    * (Cheap producers are recomputed as before.) */

@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""Generates golden cases of pairwise (N-body) programs and of f64 power, the shapes of XLA's
+CPU benchmarks pairwise_gravity_* / pairwise_biot_savart_*, under testdata/golden/<case>/:
+
+- pairwise_gravity_f64: d = x_j - x_i broadcast to [N, N, 3] and read by two reductions
+  (|d|^2 over the 3 components, then sum_j m_j d (|d|^2 + eps)^-1.5).  The fusion pass computes
+  the cheap d in both reductions' loops instead of materializing [N, N, 3] (tests/arena.cmake
+  arena.pairwise_no_nbody_temporary checks the arena); f64 power is vmath.c's double-double
+  pow.
+- narrow_reduce_*: reductions that keep a minor dimension narrower than a vector (2 to 7
+  wide) over many elements, which compiler/codegen/fused.c folds per output in lanes side by
+  side (emit_narrow_reduce): sums and a product, f32 and f64, several kept and reduced
+  dimensions, a transposed read, and a max (no lanes: the column walk).
+- power_f64_exact: a module named "powf64", which the C library also defines (the entry
+  point is then hlo_powf64: compiler/codegen/module.c cg_symbol_for_module), computing f64
+  power where a correctly rounded pow is exact (2^10, 9^0.5, (-2)^3, 10^-2 ...) and on random
+  pairs, against numpy's pow within 2 ulp.
+
+Expected values are numpy formulas in float64, never hlorun's output.
+Run:  /usr/bin/python3 testdata/golden/make_pairwise.py
+"""
+import os
+
+import numpy as np
+
+from golden_case import write_case
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RNG = np.random.default_rng(23)
+GEN = "testdata/golden/make_pairwise.py"
+
+
+def gravity():
+    n = 192
+    x = RNG.uniform(-1.0, 1.0, (n, 3))
+    m = RNG.uniform(0.5, 2.0, (n,))
+    hlo = """HloModule pairwise_gravity
+
+add {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT s = f64[] add(a, b)
+}
+
+ENTRY main {
+  x = f64[%(n)d,3]{1,0} parameter(0)
+  m = f64[%(n)d]{0} parameter(1)
+  ba = f64[%(n)d,%(n)d,3]{2,1,0} broadcast(x), dimensions={0,2}
+  bb = f64[%(n)d,%(n)d,3]{2,1,0} broadcast(x), dimensions={1,2}
+  d = f64[%(n)d,%(n)d,3]{2,1,0} subtract(bb, ba)
+  dd = f64[%(n)d,%(n)d,3]{2,1,0} multiply(d, d)
+  zero = f64[] constant(0)
+  r2 = f64[%(n)d,%(n)d]{1,0} reduce(dd, zero), dimensions={2}, to_apply=add
+  eps = f64[] constant(0.001)
+  beps = f64[%(n)d,%(n)d]{1,0} broadcast(eps), dimensions={}
+  r2e = f64[%(n)d,%(n)d]{1,0} add(r2, beps)
+  e = f64[] constant(-1.5)
+  be = f64[%(n)d,%(n)d]{1,0} broadcast(e), dimensions={}
+  inv = f64[%(n)d,%(n)d]{1,0} power(r2e, be)
+  bm = f64[%(n)d,%(n)d]{1,0} broadcast(m), dimensions={1}
+  w = f64[%(n)d,%(n)d]{1,0} multiply(inv, bm)
+  bw = f64[%(n)d,%(n)d,3]{2,1,0} broadcast(w), dimensions={0,1}
+  f = f64[%(n)d,%(n)d,3]{2,1,0} multiply(d, bw)
+  ROOT out = f64[%(n)d,3]{1,0} reduce(f, zero), dimensions={1}, to_apply=add
+}
+""" % {"n": n}
+    d = x[None, :, :] - x[:, None, :]
+    inv = (np.sum(d * d, axis=2) + 1e-3) ** -1.5
+    out = np.sum(d * (inv * m[None, :])[:, :, None], axis=1)
+    write_case(os.path.join(HERE, "pairwise_gravity_f64"), GEN, hlo, [x, m], [out], {"rtol": 1e-12, "atol": 1e-12})
+
+
+def power_exact():
+    exact = [(2.0, 10.0), (9.0, 0.5), (-2.0, 3.0), (10.0, -2.0), (0.25, -0.5), (3.0, 4.0), (-1.5, 2.0),
+             (1e-3, 1.0), (7.0, 0.0), (0.0, 2.5), (0.0, -1.0), (-8.0, 1.0 / 3.0), (16.0, 0.25), (1.0, 1e300),
+             (2.0, -1074.0), (10.0, 308.0), (10.0, 309.0), (0.5, 1100.0), (-0.0, -3.0), (np.inf, -2.0)]
+    n = 1024
+    x = RNG.uniform(0.0, 4.0, n) * np.exp(RNG.uniform(-20.0, 20.0, n))
+    y = RNG.uniform(-12.0, 12.0, n)
+    x[: len(exact)] = [a for a, _ in exact]
+    y[: len(exact)] = [b for _, b in exact]
+    with np.errstate(all="ignore"):
+        ref = np.power(x, y)
+    hlo = """HloModule powf64
+
+ENTRY main {
+  x = f64[%(n)d]{0} parameter(0)
+  y = f64[%(n)d]{0} parameter(1)
+  ROOT p = f64[%(n)d]{0} power(x, y)
+}
+""" % {"n": n}
+    write_case(os.path.join(HERE, "power_f64_exact"), GEN, hlo, [x, y], [ref], {"rtol": 5e-16, "atol": 0})
+
+
+ADD = """
+%(name)s {
+  a = %(t)s[] parameter(0)
+  b = %(t)s[] parameter(1)
+  ROOT r = %(t)s[] %(op)s(a, b)
+}
+"""
+
+
+def narrow(name, t, shape, dims, op="add", pre="copy(X)", transpose=None):
+    """reduce(pre(x), init) over dims with the reducer op; pre is an HLO expression of x."""
+    dt = np.float32 if t == "f32" else np.float64
+    x = RNG.uniform(0.5, 1.5, shape).astype(dt)
+    kept = [d for d in range(len(shape)) if d not in dims]
+    in_shape = list(shape)
+    body = ""
+    src = "x"
+    if transpose is not None:
+        in_shape = [shape[p] for p in transpose]
+        body += "  tx = %s[%s]{%s} transpose(x), dimensions={%s}\n" % (
+            t, ",".join(map(str, in_shape)), ",".join(map(str, reversed(range(len(shape))))),
+            ",".join(map(str, transpose)))
+        src = "tx"
+    xs = np.transpose(x, transpose) if transpose is not None else x
+    sh = "%s[%s]{%s}" % (t, ",".join(map(str, in_shape)), ",".join(map(str, reversed(range(len(shape))))))
+    body += "  e = %s %s\n" % (sh, pre.replace("X", src))
+    init = {"add": 0.0, "multiply": 1.0, "maximum": "-inf"}[op]
+    out_dims = [in_shape[d] for d in range(len(in_shape)) if d not in dims]
+    osh = "%s[%s]{%s}" % (t, ",".join(map(str, out_dims)), ",".join(map(str, reversed(range(len(out_dims))))))
+    hlo = ("HloModule %s\n" % name + ADD % {"name": "red", "t": t, "op": op} + """
+ENTRY main {
+  x = %s[%s]{%s} parameter(0)
+%s  z = %s[] constant(%s)
+  ROOT r = %s reduce(e, z), dimensions={%s}, to_apply=red
+}
+""" % (t, ",".join(map(str, shape)), ",".join(map(str, reversed(range(len(shape))))), body, t, init, osh,
+       ",".join(map(str, dims))))
+    v = xs.astype(np.float64)
+    if "exponential" in pre:
+        v = np.exp(v)
+    if "multiply" in pre:
+        v = v * v
+    red = {"add": np.sum, "multiply": np.prod, "maximum": np.max}[op]
+    out = red(v, axis=tuple(dims)).astype(dt)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if t == "f32" else {"rtol": 1e-12, "atol": 1e-12}
+    write_case(os.path.join(HERE, name), GEN, hlo, [x], [out], tol)
+
+
+def narrow_cases():
+    narrow("narrow_reduce_sum3_f64", "f64", (24, 500, 3), [1], pre="exponential(X)")
+    narrow("narrow_reduce_sum2_f32", "f32", (7, 130, 2), [1], pre="multiply(X, X)")
+    narrow("narrow_reduce_sum7_f32", "f32", (5, 90, 7), [1])
+    narrow("narrow_reduce_two_dims_f32", "f32", (3, 40, 4, 5), [1, 2], pre="exponential(X)")
+    narrow("narrow_reduce_outer_dims_f64", "f64", (9, 4, 33, 6), [0, 2])
+    narrow("narrow_reduce_transposed_f32", "f32", (3, 200, 6), [0], transpose=[1, 0, 2])
+    narrow("narrow_reduce_product_f64", "f64", (6, 70, 5), [1], op="multiply")
+    narrow("narrow_reduce_max_f32", "f32", (6, 300, 3), [1], op="maximum", pre="exponential(X)")
+
+
+if __name__ == "__main__":
+    narrow_cases()
+    gravity()
+    power_exact()
