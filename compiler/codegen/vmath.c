@@ -128,12 +128,15 @@ static LLVMValueRef exp_reduce(const vm *v, LLVMValueRef x, LLVMValueRef *out_n)
   return mad(v, n, k(v, -lo), mad(v, n, k(v, -hi), x));
 }
 
-static LLVMValueRef exp_core(const vm *v, LLVMValueRef x, bool flush) {
+/* e^(x + lo) for a lo far below ulp(x) (NULL: 0), added to the reduced argument. */
+static LLVMValueRef exp_core_lo(const vm *v, LLVMValueRef x, LLVMValueRef lo, bool flush) {
   double c[14];
   int deg = v->dbl ? 13 : 7; /* the first omitted term is below 2^-56 (2^-27) relative */
   taylor(c, 0, 1, deg + 1, false);
   LLVMValueRef xc = clamp_nan0(v, x, v->dbl ? -746.0 : -104.0, v->dbl ? 710.0 : 89.0), n;
   LLVMValueRef r = exp_reduce(v, xc, &n);
+  if (lo) /* not where x was clamped: there lo may be large, and the result is 0 or inf */
+    r = add(v, r, sel(v, fcmp(v, LLVMRealOEQ, x, xc), lo, k(v, 0)));
   LLVMValueRef p = horner(v, r, c, deg + 1);
   /* 2^n in two halves: n reaches 1024 (128) above and -1076 (-150) below the normal range */
   LLVMValueRef ni = LLVMBuildFPToSI(v->b, n, v->it, "");
@@ -144,6 +147,8 @@ static LLVMValueRef exp_core(const vm *v, LLVMValueRef x, bool flush) {
     res = sel(v, fcmp(v, LLVMRealOLT, x, k(v, (double)(float)logl(FLT_MIN))), k(v, 0), res);
   return sel(v, isnan_(v, x), x, res);
 }
+
+static LLVMValueRef exp_core(const vm *v, LLVMValueRef x, bool flush) { return exp_core_lo(v, x, NULL, flush); }
 
 static LLVMValueRef expm1_core(const vm *v, LLVMValueRef x) {
   double c[13];
@@ -460,11 +465,96 @@ static LLVMValueRef sincos_core(const vm *v, LLVMValueRef x, bool cosine, bool f
 
 /* ---- pow ------------------------------------------------------------------------------------ */
 
-/* x^y for double arguments of a float pow: exp(y log|x|) in double is accurate to far below a
- * float ulp, then C99's special cases. */
+/* A double-double value hi + lo, |lo| <= ulp(hi)/2 (or close to it). */
+typedef struct dd {
+  LLVMValueRef hi, lo;
+} dd;
+
+/* a + b exactly as hi + lo (Knuth's TwoSum: no assumption on the magnitudes). */
+static dd two_sum(const vm *v, LLVMValueRef a, LLVMValueRef b) {
+  LLVMValueRef s = add(v, a, b), bb = sub(v, s, a);
+  LLVMValueRef err = add(v, sub(v, a, sub(v, s, bb)), sub(v, b, bb));
+  return (dd){s, err};
+}
+
+/* a * b exactly as hi + lo (one fma). */
+static dd two_prod(const vm *v, LLVMValueRef a, LLVMValueRef b) {
+  LLVMValueRef p = mul(v, a, b);
+  return (dd){p, fma_(v, a, b, LLVMBuildFNeg(v->b, p, ""))};
+}
+
+/* log x for a positive double x as a double-double accurate to about 2^-64 relative, the
+ * precision exp(y log x) needs for a result within an ulp when |y log x| reaches 745.
+ * x = 2^e m with m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), s = f / (2 + f) in double-double,
+ * log m = 2s + 2s^3/3 + s^5 (2/5 + 2/7 s^2 + ...): the first two terms in double-double, the
+ * rest (below 2^-12 of the whole) in double.  e ln2 with ln 2 in two parts, e ln2_hi exact.
+ * 0 gives -inf, inf gives inf (lo 0), NaN NaN. */
+static dd log_dd(const vm *v, LLVMValueRef x) {
+  LLVMValueRef tiny = fcmp(v, LLVMRealOLT, x, k(v, DBL_MIN));
+  LLVMValueRef xs = sel(v, tiny, mul(v, x, k(v, 0x1p54)), x);
+  LLVMValueRef bits = LLVMBuildBitCast(v->b, xs, v->it, "");
+  LLVMValueRef e = LLVMBuildSub(v->b, LLVMBuildLShr(v->b, bits, ki(v, 52), ""), ki(v, 1023), "");
+  LLVMValueRef mant = LLVMBuildAnd(v->b, bits, ki(v, (long long)((UINT64_C(1) << 52) - 1)), "");
+  LLVMValueRef m = LLVMBuildBitCast(v->b, LLVMBuildOr(v->b, mant, ki(v, 1023LL << 52), ""), v->t, "");
+  LLVMValueRef big = fcmp(v, LLVMRealOGT, m, k(v, (double)sqrtl(2.0L)));
+  m = sel(v, big, mul(v, m, k(v, 0.5)), m);
+  e = LLVMBuildAdd(v->b, e, LLVMBuildZExt(v->b, big, v->it, ""), "");
+  LLVMValueRef ef = add(v, LLVMBuildSIToFP(v->b, e, v->t, ""), sel(v, tiny, k(v, -54), k(v, 0)));
+  LLVMValueRef f = sub(v, m, k(v, 1));
+  /* s = f / u, u = 2 + f = u_hi + u_lo exactly (|f| < 2) */
+  LLVMValueRef u_hi = add(v, f, k(v, 2));
+  LLVMValueRef u_lo = sub(v, f, sub(v, u_hi, k(v, 2)));
+  LLVMValueRef s_hi = vdiv(v, f, u_hi);
+  LLVMValueRef r = fma_(v, LLVMBuildFNeg(v->b, s_hi, ""), u_hi, f);
+  LLVMValueRef s_lo = vdiv(v, sub(v, r, mul(v, s_hi, u_lo)), u_hi);
+  /* s^2 and s^3 in double-double */
+  dd z = two_prod(v, s_hi, s_hi);
+  z.lo = mad(v, mul(v, k(v, 2), s_hi), s_lo, z.lo);
+  dd s3 = two_prod(v, s_hi, z.hi);
+  s3.lo = add(v, s3.lo, add(v, mul(v, s_hi, z.lo), mul(v, s_lo, z.hi)));
+  double c3_hi = 2.0 / 3.0, c3_lo = (double)(2.0L / 3.0L - (long double)c3_hi);
+  dd t3 = two_prod(v, k(v, c3_hi), s3.hi);
+  t3.lo = add(v, t3.lo, add(v, mul(v, k(v, c3_hi), s3.lo), mul(v, k(v, c3_lo), s3.hi)));
+  double c[13];
+  for (int i = 0; i < 13; i++)
+    c[i] = (double)(2.0L / (2 * i + 5));
+  LLVMValueRef rest = mul(v, mul(v, s3.hi, z.hi), horner(v, z.hi, c, 13));
+  /* log m = 2 s_hi + t3_hi + (2 s_lo + t3_lo + rest) */
+  dd lm = two_sum(v, mul(v, k(v, 2), s_hi), t3.hi);
+  lm.lo = add(v, lm.lo, add(v, mad(v, k(v, 2), s_lo, t3.lo), rest));
+  /* + e ln2: ln 2 = hi (32 bits, e hi exact) + lo */
+  double hi, lo;
+  ln2_split(v, &hi, &lo);
+  dd sum = two_sum(v, mul(v, ef, k(v, hi)), lm.hi);
+  sum.lo = add(v, sum.lo, mad(v, ef, k(v, lo), lm.lo));
+  dd res = two_sum(v, sum.hi, sum.lo);
+  LLVMValueRef is_inf = fcmp(v, LLVMRealOEQ, x, inf(v)), is_zero = fcmp(v, LLVMRealOEQ, x, k(v, 0));
+  res.hi = sel(v, is_inf, inf(v), sel(v, is_zero, k(v, -INFINITY), sel(v, isnan_(v, x), x, res.hi)));
+  res.lo = sel(v, or1(v, is_inf, is_zero), k(v, 0), res.lo);
+  return res;
+}
+
+/* e^(y log|x|).  A float pow (computed in double): exp(y log|x|) in double is accurate to far
+ * below a float ulp.  A double pow: y log|x| = z_hi + z_lo from log_dd, z_lo joining exp's
+ * reduced argument (so that exact results such as 2^10 come out exact). */
+static LLVMValueRef pow_abs(const vm *v, LLVMValueRef ax, LLVMValueRef y) {
+  if (v->from_float)
+    return exp_core(v, mul(v, y, log_core(v, ax)), false);
+  dd l = log_dd(v, ax);
+  LLVMValueRef z_hi = mul(v, y, l.hi);
+  LLVMValueRef z_lo = mad(v, y, l.lo, fma_(v, y, l.hi, LLVMBuildFNeg(v->b, z_hi, "")));
+  LLVMValueRef finite = fcmp(v, LLVMRealOLT, fabs_(v, z_lo), inf(v)); /* not for z_hi = +-inf */
+  LLVMValueRef r = exp_core_lo(v, z_hi, sel(v, finite, z_lo, k(v, 0)), false);
+  /* |x|^1 and |x|^2 exactly, as a correctly rounded pow gives them */
+  r = sel(v, fcmp(v, LLVMRealOEQ, y, k(v, 2)), mul(v, ax, ax), r);
+  return sel(v, fcmp(v, LLVMRealOEQ, y, k(v, 1)), ax, r);
+}
+
+/* x^y in double (a float pow's arguments widened, or a double pow), then C99's special
+ * cases. */
 static LLVMValueRef pow_core(const vm *v, LLVMValueRef x, LLVMValueRef y) {
   LLVMValueRef ax = fabs_(v, x);
-  LLVMValueRef r = exp_core(v, mul(v, y, log_core(v, ax)), false);
+  LLVMValueRef r = pow_abs(v, ax, y);
   LLVMValueRef fy = floor_(v, y), hy = mul(v, y, k(v, 0.5));
   LLVMValueRef yint = fcmp(v, LLVMRealOEQ, fy, y);
   LLVMValueRef yodd = and1(v, yint, fcmp(v, LLVMRealONE, floor_(v, hy), hy));
@@ -529,9 +619,10 @@ LLVMValueRef cg_vmath_erf(cg_function *f, LLVMValueRef x) {
 LLVMValueRef cg_vmath_pow(cg_function *f, LLVMValueRef x, LLVMValueRef y) {
   cg_module *cm = f->cm;
   LLVMTypeRef t = LLVMTypeOf(x);
-  if (t == cm->f64)
-    return libm(f, "pow", (LLVMValueRef[]){x, y}, 2);
   vm v = vm_for(cm, cm->f64);
+  if (t == cm->f64)
+    return pow_core(&v, x, y);
+  v.from_float = true;
   LLVMValueRef r = pow_core(&v, LLVMBuildFPExt(cm->b, x, cm->f64, ""), LLVMBuildFPExt(cm->b, y, cm->f64, ""));
   return LLVMBuildFPTrunc(cm->b, r, t, "");
 }

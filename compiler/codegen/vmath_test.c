@@ -56,7 +56,7 @@ static const fn_case CASES[] = {
     {"sine", sin, sinl, 1, 2, false, 1e13},
     {"cosine", cos, cosl, 1, 2, false, 1e13},
     {"rsqrt", rsqrt_d, rsqrt_l, 2, 2, false, INFINITY},
-    {"power", NULL, NULL, 2, 1, false, INFINITY},
+    {"power", NULL, NULL, 2, 2, false, INFINITY},
 };
 enum { NCASES = sizeof CASES / sizeof *CASES };
 
