@@ -21,6 +21,7 @@ add_test(NAME cli.hloc.parse_error COMMAND ${EXPECT} 2 "bad_direction.hlo:[0-9]+
   $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/parse/err/bad_direction.hlo --emit=none)
 add_test(NAME cli.hloc.emit_hlo_default_stdout COMMAND ${EXPECT} 0 "^ENTRY" $<TARGET_FILE:hloc> ${OK_HLO} --emit=hlo)
 add_test(NAME cli.hloc.bad_entry_name COMMAND ${EXPECT} 2 "--entry-name must be a C identifier: 1x" $<TARGET_FILE:hloc> ${OK_HLO} -o x.so --entry-name 1x)
+add_test(NAME cli.hloc.reserved_entry_name COMMAND ${EXPECT} 2 "--entry-name names a symbol of the C library or the runtime; choose another: exp" $<TARGET_FILE:hloc> ${OK_HLO} -o x.so --entry-name exp)
 add_test(NAME cli.hloc.binary_to_stdout COMMAND ${EXPECT} 2 "-o - writes only text kinds" $<TARGET_FILE:hloc> ${OK_HLO} --emit=so -o -)
 add_test(NAME cli.hloc.no_output COMMAND ${EXPECT} 2 "-o is required" $<TARGET_FILE:hloc> ${OK_HLO} --emit=obj)
 foreach(c roundtrip help_doc elided_ranges dce fold_dot_transposes)
@@ -37,6 +38,9 @@ if(HLOC_HAVE_CODEGEN)
   add_test(NAME cli.hloc.emit_asm COMMAND ${EXPECT} 0 "^mlp:" $<TARGET_FILE:hloc> ${MLP} --emit=asm -o - -O1)
   add_test(NAME cli.hloc.emit_obj_by_suffix COMMAND ${EXPECT} 0 "^$|.*" $<TARGET_FILE:hloc> ${MLP} -o ${CMAKE_BINARY_DIR}/mlp-test.o -O0)
   add_test(NAME cli.hloc.emit_header COMMAND ${EXPECT} 0 "hlo_status mlp\\(hlo_context \\*ctx" $<TARGET_FILE:hloc> ${MLP} --emit=header -o -)
+  # A module named like a C library function (libm's powf64) gets the entry point hlo_powf64.
+  add_test(NAME cli.hloc.reserved_module_name COMMAND ${EXPECT} 0 "hlo_status hlo_powf64\\(hlo_context \\*ctx" $<TARGET_FILE:hloc>
+    ${CMAKE_SOURCE_DIR}/testdata/golden/power_f64_exact/model.hlo --emit=header -o -)
   add_test(NAME cli.hloc.generic_cpu COMMAND ${EXPECT} 0 "^$|.*" $<TARGET_FILE:hloc> ${MLP} --target-cpu=generic -o ${CMAKE_BINARY_DIR}/mlp-generic.so)
   add_test(NAME cli.hloc.generic_cpu_runs COMMAND ${EXPECT} 0 "^  \\{ 1.4967666, 0.26926836, -0.14090773 \\},$"
     $<TARGET_FILE:hlorun> ${CMAKE_BINARY_DIR}/mlp-generic.so --input ${CMAKE_SOURCE_DIR}/testdata/examples/mlp_x.npy)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "codegen/codegen.h"
 #include "driver/driver.h"
 
 static const char usage[] =
@@ -146,6 +147,8 @@ int main(int argc, char **argv) {
     return usage_error("-o - writes only text kinds (llvm, asm, hlo, header); give a file name", NULL);
   if (o.symbol && !is_c_identifier(o.symbol))
     return usage_error("--entry-name must be a C identifier", o.symbol);
+  if (o.symbol && cg_symbol_reserved(o.symbol))
+    return usage_error("--entry-name names a symbol of the C library or the runtime; choose another", o.symbol);
   o.header_path = header;
   hlo_status s = drv_compile_file(input, output, emit, &o);
   int rc = 0;

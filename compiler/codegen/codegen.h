@@ -55,7 +55,13 @@ void cg_mark_nontemporal_stores(LLVMModuleRef mod, bool x86);
 HLO_MUST_USE hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx,
                                        LLVMTargetMachineRef tm, LLVMModuleRef *out_mod);
 
-/* The C identifier SYM for a module name ("jit_f.1" -> "jit_f_1"), malloc'd. */
+/* The C identifier SYM for a module name ("jit_f.1" -> "jit_f_1"), malloc'd; "hlo_" goes in
+ * front of a reserved one ("exp" -> "hlo_exp"). */
 char *cg_symbol_for_module(const char *module_name);
+/* Whether SYM would clash with a symbol the process or the model's code needs: main, the
+ * runtime's hlo_rt_* and hlo_module_describe, or SYM, SYM_run or SYM_describe defined by a
+ * loaded library (the C and math libraries: a model named "exp" calling exp, or a process
+ * whose libm's powf64 would stand in for the entry point of a model named "powf64"). */
+bool cg_symbol_reserved(const char *sym);
 
 #endif

@@ -6,6 +6,7 @@
  * Tests: testdata/golden through hlorun, the conformance suite.
  */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,20 @@
 #include "codegen/cg_internal.h"
 #include "hlo/abi.h"
 
+
+bool cg_symbol_reserved(const char *sym) {
+  static const char *const suffixes[] = {"", "_run", "_describe"};
+  if (strcmp(sym, "main") == 0 || strncmp(sym, "hlo_rt_", 7) == 0 || strcmp(sym, "hlo_module_describe") == 0)
+    return true;
+  for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+    char name[512];
+    if (snprintf(name, sizeof name, "%s%s", sym, suffixes[i]) >= (int)sizeof name)
+      return false;
+    if (dlsym(RTLD_DEFAULT, name))
+      return true;
+  }
+  return false;
+}
 
 char *cg_symbol_for_module(const char *name) {
   size_t n = strlen(name);
@@ -27,6 +42,14 @@ char *cg_symbol_for_module(const char *name) {
   for (size_t i = 0; i < n; i++)
     s[k++] = isalnum((unsigned char)name[i]) ? name[i] : '_';
   s[k] = 0;
+  for (int tries = 0; tries < 8 && cg_symbol_reserved(s); tries++) { /* "exp" -> "hlo_exp" */
+    char *t = malloc(strlen(s) + 5);
+    if (!t)
+      break;
+    sprintf(t, "hlo_%s", s);
+    free(s);
+    s = t;
+  }
   return s;
 }
 
@@ -293,6 +316,7 @@ static LLVMValueRef emit_run(cg_module *cm, const char *name, int64_t arena) {
   LLVMBuilderRef b = cm->b;
   LLVMTypeRef run_t = LLVMFunctionType(cm->ptr, (LLVMTypeRef[]){cm->ptr, cm->ptr, cm->ptr}, 3, 0);
   LLVMValueRef run = LLVMAddFunction(cm->mod, name, run_t);
+  LLVMSetVisibility(run, LLVMProtectedVisibility);
   LLVMValueRef ctx = LLVMGetParam(run, 0);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cm->ctx, run, "entry"));
   LLVMValueRef frame = LLVMConstNull(cm->ptr);
@@ -345,6 +369,7 @@ static void emit_abi(cg_module *cm, const cg_options *opts, const char *sym, int
     ats[i] = cm->ptr;
   LLVMTypeRef typed_t = LLVMFunctionType(cm->ptr, ats, (unsigned)nargs, 0);
   LLVMValueRef typed = LLVMAddFunction(cm->mod, sym, typed_t);
+  LLVMSetVisibility(typed, LLVMProtectedVisibility);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cm->ctx, typed, "entry"));
   LLVMValueRef parr = LLVMBuildAlloca(b, LLVMArrayType2(cm->ptr, (uint64_t)(np ? np : 1)), "params");
   LLVMValueRef rarr = LLVMBuildAlloca(b, LLVMArrayType2(cm->ptr, (uint64_t)(nr ? nr : 1)), "results");
