@@ -46,6 +46,7 @@ enum {
   FZ_FLAT_CHUNK = 1 << 12,            /* elements per unit of work of a 1-D loop */
   FZ_TILE = 32,                       /* transpose tiles */
   FZ_COLUMN_BLOCK = 1024,             /* kept minor elements per unit of a column reduction */
+  FZ_MIN_COLUMN_WIDTH = 8,            /* narrower kept minor dimensions: emit_narrow_reduce */
   FZ_SPLIT_PARTS = 8,                 /* row blocks of a split column reduction */
   FZ_SPLIT_GROUP = 4,                 /* its rows combined before they meet the partial */
   FZ_SPLIT_MAX_KEPT_BYTES = 64 << 10, /* its largest result (the size of each partial) */
@@ -1256,6 +1257,67 @@ static void emit_column_reduce(fz *z, range_fn *r, const red_dims *d) {
   loop_end_from(z->f, &u, r->begin);
 }
 
+/* Kept minor dimension narrower than a vector (the 3 components of an N-body sum, out[i, c] =
+ * sum_j f(i, j, c)), one float-sum or product output: a unit is an outer kept index, and its
+ * `width` outputs fold in as many lane arrays in one lane loop over the reduced elements, the
+ * element expression emitted once per output side by side.  LLVM merges what does not depend
+ * on the output (f's part of (i, j) alone, computed once instead of `width` times) and the
+ * outputs' reads strided by `width` form whole interleave groups, so the loop vectorizes along
+ * the reduced dimension; the column walk would run a `width`-long inner loop, scalar.  Same
+ * association as every lane reduction (FZ_LANES lanes, fixed order). */
+/* The kept minor width emit_narrow_reduce takes for the kernel's one reduce output (2 to
+ * FZ_MIN_COLUMN_WIDTH - 1, a float sum or product over enough elements for lanes), else 0. */
+static int narrow_width(const fz *z, const red_dims *d) {
+  if (z->n_outs != 1 || d->nk == 0 || d->rcount < 2 * FZ_LANES || !lane_identity(z->f->cm, z->outs[0]))
+    return 0;
+  int64_t w = d->kdims[d->nk - 1];
+  return w >= 2 && w < FZ_MIN_COLUMN_WIDTH ? (int)w : 0;
+}
+
+typedef struct narrow_ctx {
+  const red_dims *d;
+  LLVMValueRef *km;
+  int width;
+} narrow_ctx;
+
+static void narrow_body(fz *z, LLVMValueRef ri, LLVMValueRef *slot, void *ctx) {
+  narrow_ctx *c = ctx;
+  cg_module *cm = z->f->cm;
+  const ir_instr *red = z->outs[0];
+  const ir_shape *s = red->operands[0]->shape;
+  LLVMValueRef *rm = new_multi(c->d->nr);
+  cg_unflatten(z->f, ri, c->d->rdims, c->d->nr, rm);
+  for (int w = 0; w < c->width; w++) {
+    c->km[c->d->nk - 1] = cg_i64(cm, w);
+    fz_index *idx = idx_from_multi(z, s, merge_index(s, c->d, c->km, rm));
+    LLVMValueRef v = value_at(z, red->operands[0], idx);
+    LLVMValueRef a = LLVMBuildLoad2(cm->b, cg_compute_type(cm, red->shape->et), slot[w], "a");
+    LLVMBuildStore(cm->b, combine(z, red, a, v), slot[w]);
+    idx_free(idx);
+  }
+  free(rm);
+}
+
+static void emit_narrow_reduce(fz *z, range_fn *r, const red_dims *d, int width) {
+  cg_module *cm = z->f->cm;
+  const ir_instr *red = z->outs[0];
+  LLVMValueRef lanes[FZ_MIN_COLUMN_WIDTH], acc[FZ_MIN_COLUMN_WIDTH] = {0};
+  cg_loop ko = loop_from(z->f, r->begin, r->end, "red.k");
+  z->gen++;
+  for (int w = 0; w < width; w++)
+    lanes[w] = lanes_new(z, red, d->rcount);
+  narrow_ctx c = {d, new_multi(d->nk), width};
+  cg_unflatten(z->f, ko.i, d->kdims, d->nk - 1, c.km);
+  lanes_loop(z, d->rcount, width, lanes, acc, narrow_body, &c, "red.r");
+  z->gen++;
+  LLVMValueRef base = LLVMBuildMul(cm->b, ko.i, cg_i64(cm, width), "");
+  for (int w = 0; w < width; w++)
+    cg_store(z->f, red->shape->et, z->out_ptr[0], LLVMBuildAdd(cm->b, base, cg_i64(cm, w), ""),
+             lanes_end(z, red, lanes[w], init_value(z, red)));
+  free(c.km);
+  loop_end_from(z->f, &ko, r->begin);
+}
+
 /* A column reduction split over its reduced rows: when the reduced dimensions are the outer
  * ones (the input is `rows` x `kept` in memory, kept small) and the reducer is one associative
  * operation, unit p sums its block of rows, each row read front to back, into partial p of
@@ -1649,6 +1711,10 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, ir_instr *const *
     if (n_parts) {
       units = n_parts;
       emit_split_reduce(&z, &r, z.out_ptr[0], &d, n_parts);
+    } else if (minor_kept && narrow_width(&z, &d)) {
+      int width = narrow_width(&z, &d);
+      units = d.kcount / width;
+      emit_narrow_reduce(&z, &r, &d, width);
     } else if (minor_kept) {
       int64_t minor = d.kdims[d.nk - 1];
       units = minor ? d.kcount / minor * ((minor + FZ_COLUMN_BLOCK - 1) / FZ_COLUMN_BLOCK) : 0;
