@@ -16,6 +16,8 @@
  * into the result along the kept minor dimension otherwise (column sums: vector lanes are
  * independent outputs), or, when the reduced dimensions are the outer ones and the result
  * small, split over blocks of rows with one partial each in the kernel's scratch (split_parts).
+ * A kept minor dimension narrower than a vector (x[i, c], c < 3) has its outputs side by side
+ * in one loop along the other dimensions (emit_narrow_reduce; emit_split_rows likewise).
  * A row fusion (softmax, layer norm: reductions of the minor dimension broadcast back) makes
  * one pass over each row per reduction, then one for the outputs; an expensive value that a
  * later pass reads again (exp(x - max)) is kept in a row array on the stack (the row stash).
@@ -1344,15 +1346,17 @@ static int split_parts(const cg_function *kf, const ir_instr *red, const red_dim
 }
 
 /* The input element at reduced row `row` (a linear index over the reduced dimensions) and kept
- * index `k`: the input is rows x kept in memory. */
-static LLVMValueRef split_element(fz *z, const red_dims *d, LLVMValueRef row, LLVMValueRef k) {
+ * index `k`: the input is rows x kept in memory.  km: the kept multi-index of k, or NULL
+ * (then known only for one kept dimension). */
+static LLVMValueRef split_element(fz *z, const red_dims *d, LLVMValueRef row, LLVMValueRef k, LLVMValueRef *km) {
   cg_module *cm = z->f->cm;
   ir_instr *input = z->root->operands[0];
   LLVMValueRef *multi = NULL;
-  if (d->nk == 1) {
-    multi = new_multi(d->nr + 1);
+  if (d->nk == 1 || km) {
+    multi = new_multi(d->nr + d->nk);
     cg_unflatten(z->f, row, d->rdims, d->nr, multi);
-    multi[d->nr] = k;
+    for (int i = 0; i < d->nk; i++)
+      multi[d->nr + i] = km ? km[i] : k;
   }
   LLVMValueRef lin = LLVMBuildAdd(cm->b, LLVMBuildMul(cm->b, row, cg_i64(cm, d->kcount), ""), k, "");
   fz_index idx = idx_local(z, input->shape, lin, multi);
@@ -1371,16 +1375,30 @@ static void emit_split_rows(fz *z, const red_dims *d, LLVMValueRef parts, LLVMVa
   LLVMBuilderRef b = cm->b;
   const ir_instr *red = z->root;
   ir_etype et = red->shape->et;
+  /* A kept minor dimension narrower than a vector (x[j, c] with c < 3): the loop walks the
+   * outer kept index and does the `width` minor elements side by side, each with its kept
+   * multi-index known (no division per element), so the loop vectorizes along j. */
+  int64_t minor = d->kdims[d->nk - 1];
+  int width = d->nk >= 2 && minor >= 2 && minor < FZ_MIN_COLUMN_WIDTH ? (int)minor : 1;
   cg_loop gi = cg_loop_begin(z->f, n_groups, "split.g");
   LLVMValueRef row0 = LLVMBuildAdd(b, lo, LLVMBuildMul(b, gi.i, cg_i64(cm, group), ""), "");
-  cg_loop kj = cg_loop_begin(z->f, cg_i64(cm, d->kcount), "split.k");
-  LLVMValueRef v = split_element(z, d, row0, kj.i);
-  for (int g = 1; g < group; g++)
-    v = combine(z, red, v, split_element(z, d, LLVMBuildAdd(b, row0, cg_i64(cm, g), ""), kj.i));
-  LLVMValueRef at = LLVMBuildAdd(b, pbase, kj.i, "");
-  if (!first)
-    v = combine(z, red, cg_load(z->f, et, parts, at), v);
-  cg_store(z->f, et, parts, at, v);
+  cg_loop kj = cg_loop_begin(z->f, cg_i64(cm, d->kcount / width), "split.k");
+  LLVMValueRef *km = width > 1 ? new_multi(d->nk) : NULL;
+  if (km)
+    cg_unflatten(z->f, kj.i, d->kdims, d->nk - 1, km);
+  for (int w = 0; w < width; w++) {
+    LLVMValueRef k = width > 1 ? LLVMBuildAdd(b, LLVMBuildMul(b, kj.i, cg_i64(cm, width), ""), cg_i64(cm, w), "") : kj.i;
+    if (km)
+      km[d->nk - 1] = cg_i64(cm, w);
+    LLVMValueRef v = split_element(z, d, row0, k, km);
+    for (int g = 1; g < group; g++)
+      v = combine(z, red, v, split_element(z, d, LLVMBuildAdd(b, row0, cg_i64(cm, g), ""), k, km));
+    LLVMValueRef at = LLVMBuildAdd(b, pbase, k, "");
+    if (!first)
+      v = combine(z, red, cg_load(z->f, et, parts, at), v);
+    cg_store(z->f, et, parts, at, v);
+  }
+  free(km);
   cg_loop_end(z->f, &kj);
   cg_loop_end(z->f, &gi);
 }

@@ -11,6 +11,10 @@ CPU benchmarks pairwise_gravity_* / pairwise_biot_savart_*, under testdata/golde
   wide) over many elements, which compiler/codegen/fused.c folds per output in lanes side by
   side (emit_narrow_reduce): sums and a product, f32 and f64, several kept and reduced
   dimensions, a transposed read, and a max (no lanes: the column walk).
+- pairwise_rbf_gradient_f32: the gradient of sum_ij exp(-|x_i - x_j|^2 / 2) for both
+  arguments: sums over j (a kept minor dimension of 3: emit_narrow_reduce) and over i (a
+  column reduction split over blocks of rows, fused.c emit_split_rows, its 3 components side
+  by side with their index known), the pairwise differences computed in three groups.
 - power_f64_exact: a module named "powf64", which the C library also defines (the entry
   point is then hlo_powf64: compiler/codegen/module.c cg_symbol_for_module), computing f64
   power where a correctly rounded pow is exact (2^10, 9^0.5, (-2)^3, 10^-2 ...) and on random
@@ -68,6 +72,43 @@ ENTRY main {
     inv = (np.sum(d * d, axis=2) + 1e-3) ** -1.5
     out = np.sum(d * (inv * m[None, :])[:, :, None], axis=1)
     write_case(os.path.join(HERE, "pairwise_gravity_f64"), GEN, hlo, [x, m], [out], {"rtol": 1e-12, "atol": 1e-12})
+
+
+def rbf_gradient():
+    n = 320
+    x = RNG.uniform(-1.0, 1.0, (n, 3)).astype(np.float32)
+    hlo = """HloModule pairwise_rbf_gradient
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[%(n)d,3]{1,0} parameter(0)
+  ba = f32[%(n)d,%(n)d,3]{2,1,0} broadcast(x), dimensions={0,2}
+  bb = f32[%(n)d,%(n)d,3]{2,1,0} broadcast(x), dimensions={1,2}
+  d = f32[%(n)d,%(n)d,3]{2,1,0} subtract(ba, bb)
+  dd = f32[%(n)d,%(n)d,3]{2,1,0} multiply(d, d)
+  zero = f32[] constant(0)
+  r2 = f32[%(n)d,%(n)d]{1,0} reduce(dd, zero), dimensions={2}, to_apply=add
+  g = f32[] constant(-0.5)
+  bg = f32[%(n)d,%(n)d]{1,0} broadcast(g), dimensions={}
+  t = f32[%(n)d,%(n)d]{1,0} multiply(r2, bg)
+  k = f32[%(n)d,%(n)d]{1,0} exponential(t)
+  bk = f32[%(n)d,%(n)d,3]{2,1,0} broadcast(k), dimensions={0,1}
+  f = f32[%(n)d,%(n)d,3]{2,1,0} multiply(d, bk)
+  gi = f32[%(n)d,3]{1,0} reduce(f, zero), dimensions={1}, to_apply=add
+  gj = f32[%(n)d,3]{1,0} reduce(f, zero), dimensions={0}, to_apply=add
+  ROOT out = (f32[%(n)d,3]{1,0}, f32[%(n)d,3]{1,0}) tuple(gi, gj)
+}
+""" % {"n": n}
+    x64 = x.astype(np.float64)
+    d = x64[:, None, :] - x64[None, :, :]
+    f = d * np.exp(-0.5 * np.sum(d * d, axis=2))[:, :, None]
+    out = [np.sum(f, axis=1).astype(np.float32), np.sum(f, axis=0).astype(np.float32)]
+    write_case(os.path.join(HERE, "pairwise_rbf_gradient_f32"), GEN, hlo, [x], out, {"rtol": 1e-4, "atol": 1e-4})
 
 
 def power_exact():
@@ -154,4 +195,5 @@ def narrow_cases():
 if __name__ == "__main__":
     narrow_cases()
     gravity()
+    rbf_gradient()
     power_exact()
