@@ -18,6 +18,8 @@
  * small, split over blocks of rows with one partial each in the kernel's scratch (split_parts).
  * A kept minor dimension narrower than a vector (x[i, c], c < 3) has its outputs side by side
  * in one loop along the other dimensions (emit_narrow_reduce; emit_split_rows likewise).
+ * A reduce of a few elements inside a loop fusion (fusion_inline_reduce_ok) is computed where
+ * it is read, unrolled (inline_reduce_value).
  * A row fusion (softmax, layer norm: reductions of the minor dimension broadcast back) makes
  * one pass over each row per reduction, then one for the outputs; an expensive value that a
  * later pass reads again (exp(x - max)) is kept in a row array on the stack (the row stash).
@@ -411,11 +413,16 @@ static LLVMValueRef dynamic_slice_value(fz *z, ir_instr *x, fz_index *idx) {
   return operand_at_multi(z, x, om);
 }
 
+static bool inline_member(const fz *z, const ir_instr *x);
+static LLVMValueRef inline_reduce_value(fz *z, ir_instr *x, fz_index *idx);
+
 static LLVMValueRef compute(fz *z, ir_instr *x, fz_index *idx) {
   if (ir_is_elementwise(x))
     return elementwise(z, x, idx);
   if (x->op == IR_OP_REDUCE && z->row_value && z->row_value[x->id]) /* computed for this row */
     return LLVMBuildLoad2(z->f->cm->b, cg_compute_type(z->f->cm, x->shape->et), z->row_value[x->id], "row");
+  if (inline_member(z, x))
+    return inline_reduce_value(z, x, idx);
   switch (ir_opcode_table[x->op].family) {
   case IR_FAM_CONSTANT: return constant_value(z, x, idx);
   case IR_FAM_BROADCAST: return broadcast_value(z, x, idx);
@@ -1141,6 +1148,28 @@ static LLVMValueRef init_value(fz *z, const ir_instr *red) {
   return value_at(z, red->operands[1], &scalar);
 }
 
+/* A small reduce member (fusion_inline_reduce_ok) at output index idx: the initial value,
+ * then each of its few input elements in order, unrolled. */
+static LLVMValueRef inline_reduce_value(fz *z, ir_instr *x, fz_index *idx) {
+  cg_module *cm = z->f->cm;
+  const ir_shape *in = x->operands[0]->shape;
+  red_dims d;
+  red_dims_of(x, &d);
+  LLVMValueRef *km = idx_multi(z, idx), *rm = new_multi(d.nr);
+  LLVMValueRef acc = init_value(z, x);
+  for (int64_t r = 0; r < d.rcount; r++) {
+    for (int i = d.nr - 1, rest = (int)r; i >= 0; i--) {
+      rm[i] = cg_i64(cm, rest % d.rdims[i]);
+      rest /= (int)d.rdims[i];
+    }
+    fz_index *ri = idx_from_multi(z, in, merge_index(in, &d, km, rm));
+    acc = combine(z, x, acc, value_at(z, x->operands[0], ri));
+    idx_free(ri);
+  }
+  free(rm);
+  return acc;
+}
+
 /* At input index idx: folds each reduce output's element into its accumulator (acc[k]: a slot,
  * or NULL for the result element at out_at), and stores every loop output there.  The
  * outputs of a multi-output fusion thus share one pass over the input and its loaded values. */
@@ -1642,7 +1671,7 @@ static void emit_row_fusion(fz *z, range_fn *r, bool stream) {
   ir_instr **reds = calloc((size_t)n_instrs + 1, sizeof *reds);
   int *first = calloc((size_t)n_instrs + 1, sizeof *first);
   for (int i = 0; i < n_instrs; i++)
-    if (z->member[i] && z->comp->instrs[i]->op == IR_OP_REDUCE)
+    if (z->member[i] && z->comp->instrs[i]->op == IR_OP_REDUCE && !inline_member(z, z->comp->instrs[i]))
       reds[n_reds++] = z->comp->instrs[i];
   plan_stash(z, s, reds, n_reds, first);
   cg_loop rows = loop_from(z->f, r->begin, r->end, "row");
@@ -1678,7 +1707,8 @@ static void emit_row_fusion(fz *z, range_fn *r, bool stream) {
 
 static bool has_reduce_member(const fz *z) {
   for (int i = 0; i < z->comp->n_instrs; i++)
-    if (z->member[i] && z->comp->instrs[i]->op == IR_OP_REDUCE && z->comp->instrs[i] != z->root)
+    if (z->member[i] && z->comp->instrs[i]->op == IR_OP_REDUCE && z->comp->instrs[i] != z->root &&
+        !inline_member(z, z->comp->instrs[i]))
       return true;
   return false;
 }
@@ -1939,6 +1969,19 @@ static bool row_reduce_ok(const ir_instr *x, const ir_instr *root) {
          !ir_etype_is_complex(x->shape->et);
 }
 
+/* A reduce member computed inline where it is read (inline_reduce_value): small
+ * (fusion_inline_reduce_ok), neither the root, an output nor a row fusion's reduction. */
+static bool reduce_inline_in(const ir_instr *x, const ir_instr *root) {
+  return x->op == IR_OP_REDUCE && x != root && fusion_inline_reduce_ok(x) && !row_reduce_ok(x, root);
+}
+
+static bool inline_member(const fz *z, const ir_instr *x) {
+  for (int k = 0; k < z->n_outs; k++)
+    if (z->outs[k] == x)
+      return false;
+  return reduce_inline_in(x, z->root);
+}
+
 /* Whether x is the one dot or convolution of a kOutput fusion that the kernel can compute into
  * the result buffer first: operands are parameters, the result has the root's shape and type,
  * and the only path to the root is elementwise (each element read at its own index). */
@@ -2006,19 +2049,22 @@ static bool fusion_supported(const ir_computation *c) {
     return false;
   const ir_instr *hero = hero_of(outs, n);
   bool ok = outputs_share_loop(outs, n, hero);
+  int row_reds = 0, inline_reds = 0;
   for (int i = 0; ok && i < c->n_instrs; i++) {
     const ir_instr *x = c->instrs[i];
     if (output_producer_ok(c, x) || (x == c->root && n > 1) || is_output(outs, n, x))
       continue;
-    if (x->op == IR_OP_REDUCE && !row_reduce_ok(x, hero))
+    if (x->op == IR_OP_REDUCE && !row_reduce_ok(x, hero) && !reduce_inline_in(x, hero))
       ok = false;
+    row_reds += x->op == IR_OP_REDUCE && row_reduce_ok(x, hero);
+    inline_reds += reduce_inline_in(x, hero);
     if (x->op != IR_OP_PARAMETER && !fusion_member_ok(x))
       ok = false;
     if (x->op == IR_OP_PARAMETER && (x->shape->et == IR_TUPLE || !ir_etype_is_array(x->shape->et)))
       ok = false;
   }
   free(outs);
-  return ok;
+  return ok && !(row_reds && inline_reds); /* a row fusion's passes do not plan inline reduces */
 }
 
 bool cg_fusion_supported(const ir_instr *in) { return in->n_called == 1 && fusion_supported(in->called[0]); }

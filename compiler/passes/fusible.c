@@ -3,6 +3,7 @@
  * only such instructions (and adds cost choices of its own: fusion.c), and the code generator
  * (compiler/codegen/fused.c) asks the same predicate which members of a fusion, written or
  * made, and which single instructions it emits as loop kernels.
+ * fusion_inline_reduce_ok: which reduces a loop computes inline, asked by both too.
  * Tests: the golden suites (fused and unfused forms of every op), tests/hloc_cli_cases.sh.
  */
 #include "passes/passes.h"
@@ -23,4 +24,22 @@ bool fusion_member_ok(const ir_instr *x) {
   case IR_FAM_REDUCE: return x->n_operands == 2 && x->n_called == 1;
   default: return false;
   }
+}
+
+bool fusion_inline_reduce_ok(const ir_instr *x) {
+  if (x->op != IR_OP_REDUCE || x->n_operands != 2 || x->n_called != 1 || x->shape->et == IR_TUPLE ||
+      !ir_etype_is_array(x->shape->et) || ir_etype_is_complex(x->shape->et) || x->shape->dyn)
+    return false;
+  const ir_shape *in = x->operands[0]->shape;
+  if (in->dyn || in->et != x->shape->et)
+    return false;
+  int64_t n = 1;
+  for (int i = 0; i < x->attrs.dimensions.n; i++)
+    n *= in->dims[x->attrs.dimensions.v[i]];
+  const ir_computation *c = x->called[0];
+  const ir_instr *root = c->root;
+  return n >= 1 && n <= FUSION_INLINE_REDUCE_MAX && c->n_params == 2 && root && root->n_operands == 2 &&
+         ir_is_elementwise(root) && ir_opcode_table[root->op].family == IR_FAM_BINARY &&
+         root->shape->et == x->shape->et && root->operands[0]->op == IR_OP_PARAMETER &&
+         root->operands[1]->op == IR_OP_PARAMETER && root->operands[0] != root->operands[1];
 }

@@ -22,6 +22,8 @@
  * one loop computes (kLoop roots of one shape, reductions of one input shape over the same
  * dimensions, a kLoop root of the shape of a row reduction's input) and neither of which
  * reaches the other; their fusion's root is a tuple and users read get-tuple-elements.
+ * A reduce of at most 8 elements per result read by one group joins it (inline_reducible)
+ * and is computed where it is read.
  * Existing fusions (XLA's optimized dumps) are kept as written.
  * Tests: testdata/golden/fusion_* (make_fusion.py; cli.hloc.fusion checks the printed modules),
  * the golden and conformance suites.
@@ -240,6 +242,26 @@ static bool output_fusible(const fuser *z, const ir_instr *p, int *g) {
   return ok;
 }
 
+/* A small reduce (fusion_inline_reduce_ok) read only by group g, which computes it at each
+ * element read: not where the code generator would take it for a row fusion's reduction (the
+ * minor dimension of an array of the root's dimensions), not under a broadcast that would
+ * recompute it per element other than a row's, not for a dot or convolution. */
+static bool inline_reducible(const fuser *z, const ir_instr *p, int g) {
+  const ir_instr *root = z->c->instrs[z->roots[g]];
+  const ir_shape *in = p->operands[0]->shape;
+  if (!fusion_inline_reduce_ok(p) || p->common.n_control_predecessors)
+    return false;
+  if (root->op != IR_OP_REDUCE && p->attrs.dimensions.n == 1 && in->rank >= 2 &&
+      p->attrs.dimensions.v[0] == in->rank - 1 && ir_shape_same_dims(in, root->shape))
+    return false;
+  for (int u = 0; u < p->n_users; u++) {
+    const ir_instr *user = p->users[u];
+    if (user->op == IR_OP_DOT || user->op == IR_OP_CONVOLUTION || (user->op == IR_OP_BROADCAST && !row_broadcast(user)))
+      return false;
+  }
+  return true;
+}
+
 /* Decides the groups of producer p from its users' (all users already decided). */
 static bool join_users(fuser *z, ir_instr *p) {
   if (p == z->c->root || p->n_users == 0)
@@ -254,7 +276,9 @@ static bool join_users(fuser *z, ir_instr *p) {
     for (int u = 1; u < p->n_users; u++)
       if (z->mem[p->users[u]->id].n != 1 || z->mem[p->users[u]->id].groups[0] != mu->groups[0])
         return true;
-    return row_reduce_fusible(z, p, mu->groups[0]) ? add_group(&z->mem[p->id], mu->groups[0]) : true;
+    if (row_reduce_fusible(z, p, mu->groups[0]) || inline_reducible(z, p, mu->groups[0]))
+      return add_group(&z->mem[p->id], mu->groups[0]);
+    return true;
   }
   membership *mp = &z->mem[p->id];
   int first = -1;

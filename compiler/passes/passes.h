@@ -28,6 +28,16 @@ enum { FUSION_KERNEL_MAX_CONCAT_OPERANDS = 32 };
  * (fusible.c: the one fusibility predicate, which code generation asks too). */
 bool fusion_member_ok(const ir_instr *x);
 
+/* The most elements a reduce computed inline folds per result element. */
+enum { FUSION_INLINE_REDUCE_MAX = 8 };
+
+/* Whether reduce x is small enough to compute inline, inside the loop of a fusion that reads
+ * it, at each element read (the sum over an N-body difference's 3 components): one real-typed
+ * input, at most FUSION_INLINE_REDUCE_MAX elements per result element (all unrolled), a
+ * reducer that is one binary op of its two parameters (fusible.c; fusion.c joins such a
+ * reduce to its users' group, fused.c computes it there). */
+bool fusion_inline_reduce_ok(const ir_instr *x);
+
 /* Pre: verified, broadcasts canonical.  Groups elementwise and data-movement producers with
  * their consumers (and reduces with their producers) into `fusion` instructions calling new
  * fused computations (kinds kLoop and kInput); fusions already written are kept. */

@@ -15,6 +15,10 @@ CPU benchmarks pairwise_gravity_* / pairwise_biot_savart_*, under testdata/golde
   arguments: sums over j (a kept minor dimension of 3: emit_narrow_reduce) and over i (a
   column reduction split over blocks of rows, fused.c emit_split_rows, its 3 components side
   by side with their index known), the pairwise differences computed in three groups.
+- inline_reduce_*: reduces of at most 8 elements per result computed inside the loop that
+  reads them (fusion.c inline_reducible, fused.c inline_reduce_value): a max over two
+  dimensions (6 elements) under exp, and a sum of 4 read through a row broadcast by a larger
+  result.
 - power_f64_exact: a module named "powf64", which the C library also defines (the entry
   point is then hlo_powf64: compiler/codegen/module.c cg_symbol_for_module), computing f64
   power where a correctly rounded pow is exact (2^10, 9^0.5, (-2)^3, 10^-2 ...) and on random
@@ -111,6 +115,50 @@ ENTRY main {
     write_case(os.path.join(HERE, "pairwise_rbf_gradient_f32"), GEN, hlo, [x], out, {"rtol": 1e-4, "atol": 1e-4})
 
 
+def inline_cases():
+    x = RNG.uniform(-2.0, 2.0, (40, 50, 2, 3)).astype(np.float32)
+    hlo = """HloModule inline_reduce_max
+
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] maximum(a, b)
+}
+
+ENTRY main {
+  x = f32[40,50,2,3]{3,2,1,0} parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[40,50]{1,0} reduce(x, ninf), dimensions={2,3}, to_apply=mx
+  ROOT e = f32[40,50]{1,0} exponential(m)
+}
+"""
+    out = np.exp(np.max(x.astype(np.float64), axis=(2, 3))).astype(np.float32)
+    write_case(os.path.join(HERE, "inline_reduce_max_f32"), GEN, hlo, [x], [out], {"rtol": 1e-6, "atol": 0})
+    a = RNG.uniform(-1.0, 1.0, (30, 70, 4)).astype(np.float32)
+    b = RNG.uniform(-1.0, 1.0, (30, 70, 5)).astype(np.float32)
+    hlo = """HloModule inline_reduce_broadcast
+
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT r = f32[] add(p, q)
+}
+
+ENTRY main {
+  a = f32[30,70,4]{2,1,0} parameter(0)
+  b = f32[30,70,5]{2,1,0} parameter(1)
+  zero = f32[] constant(0)
+  aa = f32[30,70,4]{2,1,0} multiply(a, a)
+  s = f32[30,70]{1,0} reduce(aa, zero), dimensions={2}, to_apply=add
+  bs = f32[30,70,5]{2,1,0} broadcast(s), dimensions={0,1}
+  ROOT y = f32[30,70,5]{2,1,0} multiply(bs, b)
+}
+"""
+    a64 = a.astype(np.float64)
+    out = (np.sum(a64 * a64, axis=2)[:, :, None] * b).astype(np.float32)
+    write_case(os.path.join(HERE, "inline_reduce_broadcast_f32"), GEN, hlo, [a, b], [out], {"rtol": 1e-6, "atol": 1e-7})
+
+
 def power_exact():
     exact = [(2.0, 10.0), (9.0, 0.5), (-2.0, 3.0), (10.0, -2.0), (0.25, -0.5), (3.0, 4.0), (-1.5, 2.0),
              (1e-3, 1.0), (7.0, 0.0), (0.0, 2.5), (0.0, -1.0), (-8.0, 1.0 / 3.0), (16.0, 0.25), (1.0, 1e300),
@@ -196,4 +244,5 @@ if __name__ == "__main__":
     narrow_cases()
     gravity()
     rbf_gradient()
+    inline_cases()
     power_exact()
