@@ -38,27 +38,35 @@ RNG = np.random.default_rng(23)
 GEN = "testdata/golden/make_pairwise.py"
 
 
+def pairwise_module(name, t, n, params, d_expr, tail):
+    """An N-body module: x (t[n,3]) and params, d = d_expr of the broadcasts ba (x_i) and bb
+    (x_j), dd = d*d, zero and r2 = the sum of dd over the 3 components, then the tail lines."""
+    head = """HloModule %(name)s
+
+add {
+  a = %(t)s[] parameter(0)
+  b = %(t)s[] parameter(1)
+  ROOT s = %(t)s[] add(a, b)
+}
+
+ENTRY main {
+  x = %(t)s[%(n)d,3]{1,0} parameter(0)
+%(params)s  ba = %(t)s[%(n)d,%(n)d,3]{2,1,0} broadcast(x), dimensions={0,2}
+  bb = %(t)s[%(n)d,%(n)d,3]{2,1,0} broadcast(x), dimensions={1,2}
+  d = %(t)s[%(n)d,%(n)d,3]{2,1,0} %(d)s
+  dd = %(t)s[%(n)d,%(n)d,3]{2,1,0} multiply(d, d)
+  zero = %(t)s[] constant(0)
+  r2 = %(t)s[%(n)d,%(n)d]{1,0} reduce(dd, zero), dimensions={2}, to_apply=add
+"""
+    v = {"name": name, "t": t, "n": n, "params": params, "d": d_expr}
+    return head % v + (tail % v) + "}\n"
+
+
 def gravity():
     n = 192
     x = RNG.uniform(-1.0, 1.0, (n, 3))
     m = RNG.uniform(0.5, 2.0, (n,))
-    hlo = """HloModule pairwise_gravity
-
-add {
-  a = f64[] parameter(0)
-  b = f64[] parameter(1)
-  ROOT s = f64[] add(a, b)
-}
-
-ENTRY main {
-  x = f64[%(n)d,3]{1,0} parameter(0)
-  m = f64[%(n)d]{0} parameter(1)
-  ba = f64[%(n)d,%(n)d,3]{2,1,0} broadcast(x), dimensions={0,2}
-  bb = f64[%(n)d,%(n)d,3]{2,1,0} broadcast(x), dimensions={1,2}
-  d = f64[%(n)d,%(n)d,3]{2,1,0} subtract(bb, ba)
-  dd = f64[%(n)d,%(n)d,3]{2,1,0} multiply(d, d)
-  zero = f64[] constant(0)
-  r2 = f64[%(n)d,%(n)d]{1,0} reduce(dd, zero), dimensions={2}, to_apply=add
+    hlo = pairwise_module("pairwise_gravity", "f64", n, "  m = f64[%d]{0} parameter(1)\n" % n, "subtract(bb, ba)", """\
   eps = f64[] constant(0.001)
   beps = f64[%(n)d,%(n)d]{1,0} broadcast(eps), dimensions={}
   r2e = f64[%(n)d,%(n)d]{1,0} add(r2, beps)
@@ -70,8 +78,7 @@ ENTRY main {
   bw = f64[%(n)d,%(n)d,3]{2,1,0} broadcast(w), dimensions={0,1}
   f = f64[%(n)d,%(n)d,3]{2,1,0} multiply(d, bw)
   ROOT out = f64[%(n)d,3]{1,0} reduce(f, zero), dimensions={1}, to_apply=add
-}
-""" % {"n": n}
+""")
     d = x[None, :, :] - x[:, None, :]
     inv = (np.sum(d * d, axis=2) + 1e-3) ** -1.5
     out = np.sum(d * (inv * m[None, :])[:, :, None], axis=1)
@@ -81,22 +88,7 @@ ENTRY main {
 def rbf_gradient():
     n = 320
     x = RNG.uniform(-1.0, 1.0, (n, 3)).astype(np.float32)
-    hlo = """HloModule pairwise_rbf_gradient
-
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-
-ENTRY main {
-  x = f32[%(n)d,3]{1,0} parameter(0)
-  ba = f32[%(n)d,%(n)d,3]{2,1,0} broadcast(x), dimensions={0,2}
-  bb = f32[%(n)d,%(n)d,3]{2,1,0} broadcast(x), dimensions={1,2}
-  d = f32[%(n)d,%(n)d,3]{2,1,0} subtract(ba, bb)
-  dd = f32[%(n)d,%(n)d,3]{2,1,0} multiply(d, d)
-  zero = f32[] constant(0)
-  r2 = f32[%(n)d,%(n)d]{1,0} reduce(dd, zero), dimensions={2}, to_apply=add
+    hlo = pairwise_module("pairwise_rbf_gradient", "f32", n, "", "subtract(ba, bb)", """\
   g = f32[] constant(-0.5)
   bg = f32[%(n)d,%(n)d]{1,0} broadcast(g), dimensions={}
   t = f32[%(n)d,%(n)d]{1,0} multiply(r2, bg)
@@ -106,8 +98,7 @@ ENTRY main {
   gi = f32[%(n)d,3]{1,0} reduce(f, zero), dimensions={1}, to_apply=add
   gj = f32[%(n)d,3]{1,0} reduce(f, zero), dimensions={0}, to_apply=add
   ROOT out = (f32[%(n)d,3]{1,0}, f32[%(n)d,3]{1,0}) tuple(gi, gj)
-}
-""" % {"n": n}
+""")
     x64 = x.astype(np.float64)
     d = x64[:, None, :] - x64[None, :, :]
     f = d * np.exp(-0.5 * np.sum(d * d, axis=2))[:, :, None]
