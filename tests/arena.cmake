@@ -51,3 +51,13 @@ if(HLOC_HAVE_CODEGEN)
        echo "arena: ${a:-none} bytes (the [192,192] f64 sums: 294912)"; [ -n "$a" ] && [ "$a" -lt 294912 ]]=] _
     $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/golden/pairwise_gravity_f64/model.hlo ${CMAKE_BINARY_DIR})
 endif()
+# |d|^2 of an N-body sum read by two groups (a sqrt and an rsqrt of it) is computed inline in
+# both: the arena holds only the one [N, N] f32 of sqrt that a scalar sum reads (values:
+# golden.pairwise_sum_distances_grad_f32).
+if(HLOC_HAVE_CODEGEN)
+  add_test(NAME arena.pairwise_inline_copies COMMAND bash -c
+    [=[out=$("$1" "$2" -v -o "$3/pairwise-sum-distances.so" 2>&1) || { echo "$out"; exit 1; }
+       a=$(printf '%s\n' "$out" | sed -n 's/.*, arena \([0-9]*\) bytes$/\1/p' | tail -1)
+       echo "arena: ${a:-none} bytes (two [256,256] f32 temporaries: 524288)"; [ -n "$a" ] && [ "$a" -lt 524288 ]]=] _
+    $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/golden/pairwise_sum_distances_grad_f32/model.hlo ${CMAKE_BINARY_DIR})
+endif()

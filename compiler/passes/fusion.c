@@ -23,7 +23,8 @@
  * dimensions, a kLoop root of the shape of a row reduction's input) and neither of which
  * reaches the other; their fusion's root is a tuple and users read get-tuple-elements.
  * A reduce of at most 8 elements per result read by one group joins it (inline_reducible)
- * and is computed where it is read.
+ * and is computed where it is read; read by two or three such groups, it joins each
+ * (join_inline_copies).
  * Existing fusions (XLA's optimized dumps) are kept as written.
  * Tests: testdata/golden/fusion_* (make_fusion.py; cli.hloc.fusion checks the printed modules),
  * the golden and conformance suites.
@@ -262,6 +263,41 @@ static bool inline_reducible(const fuser *z, const ir_instr *p, int g) {
   return true;
 }
 
+/* Whether every user of p belongs to exactly the one group of its first user. */
+static bool same_group_users(const fuser *z, const ir_instr *p) {
+  const membership *m0 = &z->mem[p->users[0]->id];
+  for (int u = 0; u < p->n_users; u++) {
+    const membership *mu = &z->mem[p->users[u]->id];
+    if (mu->n != 1 || m0->n != 1 || mu->groups[0] != m0->groups[0])
+      return false;
+  }
+  return true;
+}
+
+/* A small reduce read by two or three groups (FUSION_MAX_COPIES), each able to compute it
+ * inline: it joins them all, computed in each as a cheap elementwise producer is.  Else it
+ * stays a group of its own. */
+static bool join_inline_copies(fuser *z, ir_instr *p) {
+  for (int u = 0; u < p->n_users; u++)
+    if (z->mem[p->users[u]->id].n == 0)
+      return true; /* read outside every group */
+  if (!fusion_inline_reduce_ok(p) || groups_of_users(z, p) > FUSION_MAX_COPIES)
+    return true;
+  for (int u = 0; u < p->n_users; u++) {
+    const membership *mu = &z->mem[p->users[u]->id];
+    for (int k = 0; k < mu->n; k++)
+      if (!inline_reducible(z, p, mu->groups[k]))
+        return true;
+  }
+  for (int u = 0; u < p->n_users; u++) {
+    const membership *mu = &z->mem[p->users[u]->id];
+    for (int k = 0; k < mu->n; k++)
+      if (!add_group(&z->mem[p->id], mu->groups[k]))
+        return false;
+  }
+  return true;
+}
+
 /* Decides the groups of producer p from its users' (all users already decided). */
 static bool join_users(fuser *z, ir_instr *p) {
   if (p == z->c->root || p->n_users == 0)
@@ -271,6 +307,8 @@ static bool join_users(fuser *z, ir_instr *p) {
     return add_group(&z->mem[p->id], og);
   if (!loop_fusible(p)) {
     const membership *mu = p->n_users ? &z->mem[p->users[0]->id] : NULL;
+    if (p->op == IR_OP_REDUCE && mu && (mu->n != 1 || !same_group_users(z, p)))
+      return join_inline_copies(z, p); /* read by several groups */
     if (p->op != IR_OP_REDUCE || !mu || mu->n != 1)
       return true;
     for (int u = 1; u < p->n_users; u++)

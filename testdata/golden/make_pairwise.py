@@ -15,6 +15,9 @@ CPU benchmarks pairwise_gravity_* / pairwise_biot_savart_*, under testdata/golde
   arguments: sums over j (a kept minor dimension of 3: emit_narrow_reduce) and over i (a
   column reduction split over blocks of rows, fused.c emit_split_rows, its 3 components side
   by side with their index known), the pairwise differences computed in three groups.
+- pairwise_sum_distances_grad_f32: sum_ij |x_i - x_j| and its gradient; |d|^2 (a sum of 3)
+  read by two groups is computed inline in both (fusion.c join_inline_copies;
+  tests/arena.cmake arena.pairwise_inline_copies checks that it is not stored).
 - inline_reduce_*: reduces of at most 8 elements per result computed inside the loop that
   reads them (fusion.c inline_reducible, fused.c inline_reduce_value): a max over two
   dimensions (6 elements) under exp, and a sum of 4 read through a row broadcast by a larger
@@ -106,6 +109,28 @@ def rbf_gradient():
     write_case(os.path.join(HERE, "pairwise_rbf_gradient_f32"), GEN, hlo, [x], out, {"rtol": 1e-4, "atol": 1e-4})
 
 
+def sum_distances():
+    n = 256
+    x = RNG.uniform(-1.0, 1.0, (n, 3)).astype(np.float32)
+    hlo = pairwise_module("pairwise_sum_distances_grad", "f32", n, "", "subtract(ba, bb)", """\
+  eps = f32[] constant(1e-06)
+  be = f32[%(n)d,%(n)d]{1,0} broadcast(eps), dimensions={}
+  r2e = f32[%(n)d,%(n)d]{1,0} add(r2, be)
+  r = f32[%(n)d,%(n)d]{1,0} sqrt(r2e)
+  total = f32[] reduce(r, zero), dimensions={0,1}, to_apply=add
+  ir = f32[%(n)d,%(n)d]{1,0} rsqrt(r2e)
+  bir = f32[%(n)d,%(n)d,3]{2,1,0} broadcast(ir), dimensions={0,1}
+  g = f32[%(n)d,%(n)d,3]{2,1,0} multiply(d, bir)
+  gi = f32[%(n)d,3]{1,0} reduce(g, zero), dimensions={1}, to_apply=add
+  ROOT out = (f32[], f32[%(n)d,3]{1,0}) tuple(total, gi)
+""")
+    x64 = x.astype(np.float64)
+    d = x64[:, None, :] - x64[None, :, :]
+    r2e = np.sum(d * d, axis=2) + 1e-6
+    out = [np.array(np.sum(np.sqrt(r2e)), dtype=np.float32), np.sum(d / np.sqrt(r2e)[:, :, None], axis=1).astype(np.float32)]
+    write_case(os.path.join(HERE, "pairwise_sum_distances_grad_f32"), GEN, hlo, [x], out, {"rtol": 1e-4, "atol": 1e-4})
+
+
 def inline_cases():
     x = RNG.uniform(-2.0, 2.0, (40, 50, 2, 3)).astype(np.float32)
     hlo = """HloModule inline_reduce_max
@@ -155,8 +180,9 @@ def power_exact():
              (1e-3, 1.0), (7.0, 0.0), (0.0, 2.5), (0.0, -1.0), (-8.0, 1.0 / 3.0), (16.0, 0.25), (1.0, 1e300),
              (2.0, -1074.0), (10.0, 308.0), (10.0, 309.0), (0.5, 1100.0), (-0.0, -3.0), (np.inf, -2.0)]
     n = 1024
-    x = RNG.uniform(0.0, 4.0, n) * np.exp(RNG.uniform(-20.0, 20.0, n))
-    y = RNG.uniform(-12.0, 12.0, n)
+    rng = np.random.default_rng(29)  # its own stream: the cases above may change
+    x = rng.uniform(0.0, 4.0, n) * np.exp(rng.uniform(-20.0, 20.0, n))
+    y = rng.uniform(-12.0, 12.0, n)
     x[: len(exact)] = [a for a, _ in exact]
     y[: len(exact)] = [b for _, b in exact]
     with np.errstate(all="ignore"):
@@ -236,4 +262,5 @@ if __name__ == "__main__":
     gravity()
     rbf_gradient()
     inline_cases()
+    sum_distances()
     power_exact()
