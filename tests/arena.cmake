@@ -34,30 +34,21 @@ endif()
 # step whose loop body multiplies by a 4 MiB constant (testdata/models/rnn_constant_weights.hlo)
 # keeps an arena under 1 MiB (the constant copied into it on every iteration before).
 if(HLOC_HAVE_CODEGEN)
-  add_test(NAME arena.constants_in_place COMMAND bash -c
-    [=[out=$("$1" "$2" -v -o "$3/rnn-constant-weights.so" 2>&1) || { echo "$out"; exit 1; }
-       a=$(printf '%s\n' "$out" | sed -n 's/.*, arena \([0-9]*\) bytes$/\1/p' | tail -1)
-       echo "arena: ${a:-none} bytes"; [ -n "$a" ] && [ "$a" -lt 1048576 ]]=] _
-    $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/models/rnn_constant_weights.hlo ${CMAKE_BINARY_DIR})
+  add_test(NAME arena.constants_in_place COMMAND ${CMAKE_SOURCE_DIR}/tests/arena/arena_below.sh $<TARGET_FILE:hloc>
+    ${CMAKE_SOURCE_DIR}/testdata/models/rnn_constant_weights.hlo ${CMAKE_BINARY_DIR}/rnn-constant-weights.so 1048576 "1 MiB, a quarter of the constant")
 endif()
 # A cheap elementwise producer read by two reductions (pairwise differences d = x_j - x_i of an
 # N-body sum, [N, N, 3] f64) is computed in both reductions' loops, never materialized, and
 # the sums of its 3 components are computed inline where they are read: no [N, N] or
 # [N, N, 3] temporary is left (values: golden.pairwise_gravity_f64).
 if(HLOC_HAVE_CODEGEN)
-  add_test(NAME arena.pairwise_no_nbody_temporary COMMAND bash -c
-    [=[out=$("$1" "$2" -v -o "$3/pairwise-gravity.so" 2>&1) || { echo "$out"; exit 1; }
-       a=$(printf '%s\n' "$out" | sed -n 's/.*, arena \([0-9]*\) bytes$/\1/p' | tail -1)
-       echo "arena: ${a:-none} bytes (the [192,192] f64 sums: 294912)"; [ -n "$a" ] && [ "$a" -lt 294912 ]]=] _
-    $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/golden/pairwise_gravity_f64/model.hlo ${CMAKE_BINARY_DIR})
+  add_test(NAME arena.pairwise_no_nbody_temporary COMMAND ${CMAKE_SOURCE_DIR}/tests/arena/arena_below.sh $<TARGET_FILE:hloc>
+    ${CMAKE_SOURCE_DIR}/testdata/golden/pairwise_gravity_f64/model.hlo ${CMAKE_BINARY_DIR}/pairwise-gravity.so 294912 "the [192,192] f64 sums")
 endif()
 # |d|^2 of an N-body sum read by two groups (a sqrt and an rsqrt of it) is computed inline in
 # both: the arena holds only the one [N, N] f32 of sqrt that a scalar sum reads (values:
 # golden.pairwise_sum_distances_grad_f32).
 if(HLOC_HAVE_CODEGEN)
-  add_test(NAME arena.pairwise_inline_copies COMMAND bash -c
-    [=[out=$("$1" "$2" -v -o "$3/pairwise-sum-distances.so" 2>&1) || { echo "$out"; exit 1; }
-       a=$(printf '%s\n' "$out" | sed -n 's/.*, arena \([0-9]*\) bytes$/\1/p' | tail -1)
-       echo "arena: ${a:-none} bytes (two [256,256] f32 temporaries: 524288)"; [ -n "$a" ] && [ "$a" -lt 524288 ]]=] _
-    $<TARGET_FILE:hloc> ${CMAKE_SOURCE_DIR}/testdata/golden/pairwise_sum_distances_grad_f32/model.hlo ${CMAKE_BINARY_DIR})
+  add_test(NAME arena.pairwise_inline_copies COMMAND ${CMAKE_SOURCE_DIR}/tests/arena/arena_below.sh $<TARGET_FILE:hloc>
+    ${CMAKE_SOURCE_DIR}/testdata/golden/pairwise_sum_distances_grad_f32/model.hlo ${CMAKE_BINARY_DIR}/pairwise-sum-distances.so 524288 "two [256,256] f32 temporaries")
 endif()
