@@ -263,13 +263,26 @@ static bool inline_reducible(const fuser *z, const ir_instr *p, int g) {
   return true;
 }
 
-/* Whether every user of p belongs to exactly the one group of its first user. */
+/* Whether p has users and every one belongs to exactly the one group of the first. */
 static bool same_group_users(const fuser *z, const ir_instr *p) {
-  const membership *m0 = &z->mem[p->users[0]->id];
+  if (p->n_users == 0 || z->mem[p->users[0]->id].n != 1)
+    return false;
+  int g = z->mem[p->users[0]->id].groups[0];
+  for (int u = 1; u < p->n_users; u++) {
+    const membership *mu = &z->mem[p->users[u]->id];
+    if (mu->n != 1 || mu->groups[0] != g)
+      return false;
+  }
+  return true;
+}
+
+/* p joins every group its users belong to (false: out of memory). */
+static bool join_user_groups(fuser *z, const ir_instr *p) {
   for (int u = 0; u < p->n_users; u++) {
     const membership *mu = &z->mem[p->users[u]->id];
-    if (mu->n != 1 || m0->n != 1 || mu->groups[0] != m0->groups[0])
-      return false;
+    for (int k = 0; k < mu->n; k++)
+      if (!add_group(&z->mem[p->id], mu->groups[k]))
+        return false;
   }
   return true;
 }
@@ -289,13 +302,7 @@ static bool join_inline_copies(fuser *z, ir_instr *p) {
       if (!inline_reducible(z, p, mu->groups[k]))
         return true;
   }
-  for (int u = 0; u < p->n_users; u++) {
-    const membership *mu = &z->mem[p->users[u]->id];
-    for (int k = 0; k < mu->n; k++)
-      if (!add_group(&z->mem[p->id], mu->groups[k]))
-        return false;
-  }
-  return true;
+  return join_user_groups(z, p);
 }
 
 /* Decides the groups of producer p from its users' (all users already decided). */
@@ -306,19 +313,15 @@ static bool join_users(fuser *z, ir_instr *p) {
   if (output_fusible(z, p, &og))
     return add_group(&z->mem[p->id], og);
   if (!loop_fusible(p)) {
-    const membership *mu = p->n_users ? &z->mem[p->users[0]->id] : NULL;
-    if (p->op == IR_OP_REDUCE && mu && (mu->n != 1 || !same_group_users(z, p)))
-      return join_inline_copies(z, p); /* read by several groups */
-    if (p->op != IR_OP_REDUCE || !mu || mu->n != 1)
+    if (p->op != IR_OP_REDUCE)
       return true;
-    for (int u = 1; u < p->n_users; u++)
-      if (z->mem[p->users[u]->id].n != 1 || z->mem[p->users[u]->id].groups[0] != mu->groups[0])
-        return true;
-    if (row_reduce_fusible(z, p, mu->groups[0]) || inline_reducible(z, p, mu->groups[0]))
-      return add_group(&z->mem[p->id], mu->groups[0]);
+    if (!same_group_users(z, p))
+      return join_inline_copies(z, p); /* read by several groups */
+    int g = z->mem[p->users[0]->id].groups[0];
+    if (row_reduce_fusible(z, p, g) || inline_reducible(z, p, g))
+      return add_group(&z->mem[p->id], g);
     return true;
   }
-  membership *mp = &z->mem[p->id];
   int first = -1;
   bool several = false;
   for (int u = 0; u < p->n_users; u++) {
@@ -343,13 +346,7 @@ static bool join_users(fuser *z, ir_instr *p) {
     for (int u = 0; u < p->n_users; u++)
       if (!(ir_opcode_table[p->users[u]->op].flags & OPF_ELEMENTWISE) && p->users[u]->op != IR_OP_REDUCE)
         return true; /* would be recomputed at different indices */
-  for (int u = 0; u < p->n_users; u++) {
-    const membership *mu = &z->mem[p->users[u]->id];
-    for (int k = 0; k < mu->n; k++)
-      if (!add_group(mp, mu->groups[k]))
-        return false;
-  }
-  return true;
+  return join_user_groups(z, p);
 }
 
 /* ---- building a group's computation ------------------------------------------------------ */
