@@ -2,7 +2,10 @@
  * window (rhs) dilation, window reversal, feature_group_count and batch_group_count; the
  * result type may differ from the operands' (accumulated in the result's compute type).
  * f32/f64 convolutions with enough work per feature group (batch_group_count 1) go through
- * the runtime's GEMM: per group, rows of output positions at a time, the input patches are
+ * the runtime's GEMM, and so do bf16 x bf16 and f16 x f16 ones (a result of the same type or
+ * f32) through its half-precision entries, which accumulate in f32 (dot.c's kernels; a
+ * bf16/f16 result is rounded once from the f32 sum, as XLA's CPU backend computes them in
+ * f32): per group, rows of output positions at a time, the input patches are
  * gathered into a [rows x K] matrix (im2col, K = input features x window; with the features
  * minor in the input, as in NHWC, K is window-major so each window position copies one
  * contiguous run), multiplied by the group's kernel packed as [K x N], and the product
@@ -64,13 +67,20 @@ static void k_unflatten(cg_function *f, const conv_gemm_plan *p, int ns, LLVMVal
     ki[1 + i] = idx[i];
 }
 
+/* Whether the half-precision GEMM entries take the convolution: bf16 x bf16 or f16 x f16
+ * operands, a result of the same type or f32. */
+static bool conv_half(const ir_instr *in) {
+  ir_etype l = in->operands[0]->shape->et, o = in->shape->et;
+  return (l == IR_BF16 || l == IR_F16) && in->operands[1]->shape->et == l && (o == l || o == IR_F32);
+}
+
 static bool conv_gemm_plan_make(const ir_instr *in, conv_gemm_plan *p) {
   const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;
   const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
   const ir_conv_dnums *d = &c->dnums;
   int ns = d->input_spatial.n;
-  if ((o->et != IR_F32 && o->et != IR_F64) || l->et != o->et || r->et != o->et || c->batch_group_count != 1 ||
-      c->feature_group_count < 1 || ns > 64)
+  bool same_wide = (o->et == IR_F32 || o->et == IR_F64) && l->et == o->et && r->et == o->et;
+  if (!(same_wide || conv_half(in)) || c->batch_group_count != 1 || c->feature_group_count < 1 || ns > 64)
     return false;
   p->groups = c->feature_group_count;
   p->n = r->dims[d->kernel_output_feature] / p->groups;
@@ -94,8 +104,9 @@ static bool conv_gemm_plan_make(const ir_instr *in, conv_gemm_plan *p) {
   return true;
 }
 
-static LLVMValueRef scratch(cg_function *f, ir_instr *in, int64_t elems) {
-  ir_shape *s = ir_shape_array(in->parent->module, in->shape->et, 1, &elems);
+/* A scratch array of `elems` elements of type et. */
+static LLVMValueRef scratch(cg_function *f, ir_instr *in, ir_etype et, int64_t elems) {
+  ir_shape *s = ir_shape_array(in->parent->module, et, 1, &elems);
   if (!s) {
     cg_fail(f->cm, in, "out of memory");
     return NULL;
@@ -202,9 +213,10 @@ static void gather_patches(cg_function *f, ir_instr *in, const conv_gemm_plan *p
   cg_loop_end(f, &lr);
 }
 
-/* out[position first + row, feature g*N + j] = C[row, j]. */
+/* out[position first + row, feature g*N + j] = C[row, j] (C's elements of type ct, converted
+ * to the result's type). */
 static void scatter_product(cg_function *f, ir_instr *in, const conv_gemm_plan *p, LLVMValueRef g,
-                            LLVMValueRef first, LLVMValueRef rows, LLVMValueRef cmat, LLVMValueRef out) {
+                            LLVMValueRef first, LLVMValueRef rows, LLVMValueRef cmat, ir_etype ct, LLVMValueRef out) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *o = in->shape;
@@ -218,10 +230,24 @@ static void scatter_product(cg_function *f, ir_instr *in, const conv_gemm_plan *
     oi[d->output_spatial.v[i]] = pi[1 + i];
   cg_loop lj = cg_loop_begin(f, cg_i64(cm, p->n), "conv.cj");
   oi[d->output_feature] = LLVMBuildAdd(b, LLVMBuildMul(b, g, cg_i64(cm, p->n), ""), lj.i, "");
-  LLVMValueRef v = cg_load(f, o->et, cmat, LLVMBuildAdd(b, LLVMBuildMul(b, lr.i, cg_i64(cm, p->n), ""), lj.i, ""));
-  cg_store(f, o->et, out, cg_flatten(f, oi, o->dims, o->rank), v);
+  LLVMValueRef v = cg_load(f, ct, cmat, LLVMBuildAdd(b, LLVMBuildMul(b, lr.i, cg_i64(cm, p->n), ""), lj.i, ""));
+  cg_store(f, o->et, out, cg_flatten(f, oi, o->dims, o->rank), cg_convert(f, v, ct, o->et));
   cg_loop_end(f, &lj);
   cg_loop_end(f, &lr);
+}
+
+/* The half-precision product of one chunk: C (f32, dense rows x N) = A.B on the operands as
+ * they are; a bf16 result that is the output's dense rows x N at `rounded` (else NULL) gets
+ * each sum rounded once by the kernel. */
+static void half_gemm_call(cg_function *f, ir_instr *in, const conv_gemm_plan *p, LLVMValueRef rows, LLVMValueRef am,
+                           LLVMValueRef bm, LLVMValueRef c, LLVMValueRef rounded) {
+  cg_module *cm = f->cm;
+  bool bf16 = in->operands[0]->shape->et == IR_BF16;
+  LLVMValueRef zero = cg_i64(cm, 0), one = cg_i64(cm, 1);
+  LLVMValueRef args[15] = {f->ctx_arg, one, rows, cg_i64(cm, p->n), cg_i64(cm, p->k), am, zero, cg_i64(cm, p->k),
+                           one, bm, zero, cg_i64(cm, p->n), one, c, rounded ? rounded : LLVMConstPointerNull(cm->ptr)};
+  cg_runtime_call(cm, bf16 ? CG_RT_hlo_rt_gemm_strided_bf16 : CG_RT_hlo_rt_gemm_strided_f16, args, bf16 ? 15 : 14,
+                  "");
 }
 
 static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
@@ -230,11 +256,19 @@ static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   conv_gemm_plan p;
   if (!conv_gemm_plan_make(in, &p))
     return false;
-  LLVMValueRef am = scratch(f, in, p.rows * p.k), bm = scratch(f, in, p.k * p.n);
-  LLVMValueRef cmat = p.direct_out ? out : scratch(f, in, p.rows * p.n);
+  ir_etype et = in->operands[0]->shape->et, ot = in->shape->et;
+  bool half = conv_half(in);
+  /* The product's type: f32 for half-precision operands.  It is written into the output in
+   * place when the output is [batch, spatial..., feature] in that type (the half-precision
+   * entries write dense rows x N only: one group); a bf16 output of that form receives the
+   * kernel's rounding instead. */
+  ir_etype ct = half ? IR_F32 : ot;
+  bool in_place = p.direct_out && ct == ot && (!half || p.groups == 1);
+  bool rounded = half && ot == IR_BF16 && p.direct_out && p.groups == 1;
+  LLVMValueRef am = scratch(f, in, et, p.rows * p.k), bm = scratch(f, in, et, p.k * p.n);
+  LLVMValueRef cmat = in_place ? out : scratch(f, in, ct, p.rows * p.n);
   if (!am || !bm || !cmat)
     return true; /* the error is recorded */
-  cg_rt_fn gemm = in->shape->et == IR_F32 ? CG_RT_hlo_rt_gemm_f32 : CG_RT_hlo_rt_gemm_f64;
   int64_t chunks = (p.positions + p.rows - 1) / p.rows;
   cg_loop lg = cg_loop_begin(f, cg_i64(cm, p.groups), "conv.g");
   pack_kernel(f, in, &p, lg.i, bm);
@@ -244,20 +278,21 @@ static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   LLVMValueRef rows = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, cg_i64(cm, p.rows), ""), left,
                                       cg_i64(cm, p.rows), "rows");
   gather_patches(f, in, &p, lg.i, first, rows, am);
-  /* C: the output itself at row `first`, column g*N (row stride N*groups), or scratch */
-  int64_t ldc = p.direct_out ? p.n * p.groups : p.n;
-  LLVMValueRef c_at = cmat;
-  if (p.direct_out) {
-    LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, first, cg_i64(cm, ldc), ""),
-                                    LLVMBuildMul(b, lg.i, cg_i64(cm, p.n), ""), "");
-    c_at = LLVMBuildGEP2(b, cg_storage_type(cm, in->shape->et), out, &off, 1, "conv.c");
-  }
-  cg_runtime_call(cm, gemm,
-                  (LLVMValueRef[]){f->ctx_arg, rows, cg_i64(cm, p.n), cg_i64(cm, p.k), am, cg_i64(cm, p.k), bm,
-                                   cg_i64(cm, p.n), c_at, cg_i64(cm, ldc)},
-                  10, "");
-  if (!p.direct_out)
-    scatter_product(f, in, &p, lg.i, first, rows, cmat, out);
+  /* the output at row `first`, column g*N (row stride N*groups) */
+  int64_t ldc = in_place ? p.n * p.groups : p.n;
+  LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, first, cg_i64(cm, p.n * p.groups), ""),
+                                  LLVMBuildMul(b, lg.i, cg_i64(cm, p.n), ""), "");
+  LLVMValueRef out_at = LLVMBuildGEP2(b, cg_storage_type(cm, ot), out, &off, 1, "conv.c");
+  LLVMValueRef c_at = in_place ? out_at : cmat;
+  if (half)
+    half_gemm_call(f, in, &p, rows, am, bm, c_at, rounded ? out_at : NULL);
+  else
+    cg_runtime_call(cm, ot == IR_F32 ? CG_RT_hlo_rt_gemm_f32 : CG_RT_hlo_rt_gemm_f64,
+                    (LLVMValueRef[]){f->ctx_arg, rows, cg_i64(cm, p.n), cg_i64(cm, p.k), am, cg_i64(cm, p.k), bm,
+                                     cg_i64(cm, p.n), c_at, cg_i64(cm, ldc)},
+                    10, "");
+  if (!in_place && !rounded)
+    scatter_product(f, in, &p, lg.i, first, rows, cmat, ct, out);
   cg_loop_end(f, &lc);
   cg_loop_end(f, &lg);
   return true;
@@ -323,16 +358,6 @@ static bool conv_direct_plan(const ir_instr *in, int64_t *desc, int64_t *k_first
   return true;
 }
 
-/* An f32 scratch array of `elems` elements. */
-static LLVMValueRef scratch_f32(cg_function *f, ir_instr *in, int64_t elems) {
-  ir_shape *s = ir_shape_array(in->parent->module, IR_F32, 1, &elems);
-  if (!s) {
-    cg_fail(f->cm, in, "out of memory");
-    return NULL;
-  }
-  return cg_alloc_leaf(f, s);
-}
-
 /* Copies n elements of type `from` at src to type `to` at dst. */
 static void convert_array(cg_function *f, LLVMValueRef src, ir_etype from, LLVMValueRef dst, ir_etype to, int64_t n) {
   cg_loop lp = cg_loop_begin(f, cg_i64(f->cm, n), "conv.cvt");
@@ -347,7 +372,7 @@ static LLVMValueRef operand_f32(cg_function *f, ir_instr *in, int k) {
   if (op->shape->et == IR_F32)
     return v;
   int64_t n = product(op->shape->dims, op->shape->rank);
-  LLVMValueRef t = scratch_f32(f, in, n);
+  LLVMValueRef t = scratch(f, in, IR_F32, n);
   if (t)
     convert_array(f, v, op->shape->et, t, IR_F32, n);
   return t;
@@ -360,7 +385,7 @@ static bool conv_direct(cg_function *f, ir_instr *in, LLVMValueRef out) {
     return false;
   LLVMValueRef x = operand_f32(f, in, 0), k = x ? operand_f32(f, in, 1) : NULL;
   int64_t on = product(in->shape->dims, in->shape->rank);
-  LLVMValueRef y = in->shape->et == IR_F32 ? out : scratch_f32(f, in, on);
+  LLVMValueRef y = in->shape->et == IR_F32 ? out : scratch(f, in, IR_F32, on);
   if (!x || !k || !y)
     return true; /* the error is recorded */
   LLVMValueRef c[HLO_RT_CONV_DESC_LEN];

@@ -1087,6 +1087,54 @@ def model_convolution_cases():
                     rhs_dilate=(1,))
 
 
+def half_conv_case(rng, name, dt, out_dt, xs, ws, labels, size, stride=(1, 1), pad=((0, 0), (0, 0)), fgc=1):
+    """One bf16 or f16 convolution on hloc's GEMM path (compiler/codegen/conv.c: the
+    half-precision GEMM entries, f32 accumulation): the exact sum of the rounded operands in
+    float64, rounded once to the result type (bf16 through float32, round to nearest even)."""
+    if dt is BF16:
+        x = f32_to_bf16_bits(rng.uniform(-1, 1, xs).astype(np.float32))
+        w = f32_to_bf16_bits(rng.uniform(-1, 1, ws).astype(np.float32))
+        xv, wv = bf16_bits_to_f32(x), bf16_bits_to_f32(w)
+    else:
+        x, w = rng.uniform(-1, 1, xs).astype(np.float16), rng.uniform(-1, 1, ws).astype(np.float16)
+        xv, wv = x, w
+    ref = hlo_conv_reference(xv, wv, labels, stride, pad, fgc=fgc)
+    if out_dt is BF16:
+        expected, tol = f32_to_bf16_bits(ref.astype(np.float32)), {"bf16": True, "rtol": 8e-3, "atol": 1e-6}
+    elif out_dt == np.float16:
+        expected, tol = ref.astype(np.float16), {"rtol": 1e-3, "atol": 1e-3}
+    else:
+        expected, tol = ref.astype(np.float32), {"rtol": 1e-5, "atol": 1e-5}
+    attrs = ", feature_group_count=%d" % fgc if fgc > 1 else ""
+    hlo = module(name, [(dt, x.shape), (dt, w.shape)],
+                 ["%%r = %s convolution(%%p0, %%p1), window={%s}, dim_labels=%s%s" %
+                  (shape_str(out_dt, ref.shape), window_text(size, stride, pad, (1, 1), (1, 1)), labels, attrs)],
+                 shape_str(out_dt, ref.shape))
+    case(name, hlo, [x, w], [expected], tol)
+
+
+def half_convolution_cases():
+    """Dense bf16 and f16 convolutions: oneDNN takes bf16 ones only on CPUs with AVX512_BF16,
+    elsewhere (and f16 everywhere) they are hloc's GEMM path.  ssd_mobilenet's forms (NHWC,
+    stride 2 with padding 0_1, 1x1) with the bf16 result rounded by the kernel, a grouped NCHW
+    one (rounded where scattered), f16, and f32 results written in place or scattered."""
+    rng = np.random.default_rng(41)
+    s2 = ((0, 1), (0, 1))
+    p1 = ((1, 1), (1, 1))
+    half_conv_case(rng, "conv_gemm_nhwc_s2_bf16", BF16, BF16, (1, 13, 13, 24), (3, 3, 24, 40), "b01f_01io->b01f",
+                   (3, 3), (2, 2), s2)
+    half_conv_case(rng, "conv_gemm_1x1_nhwc_bf16", BF16, BF16, (2, 7, 9, 64), (1, 1, 64, 48), "b01f_01io->b01f",
+                   (1, 1))
+    half_conv_case(rng, "conv_gemm_groups_nchw_bf16", BF16, BF16, (2, 32, 9, 9), (24, 16, 3, 3), "bf01_oi01->bf01",
+                   (3, 3), pad=p1, fgc=2)
+    half_conv_case(rng, "conv_gemm_nhwc_f16", np.float16, np.float16, (2, 8, 8, 16), (3, 3, 16, 20),
+                   "b01f_01io->b01f", (3, 3), pad=p1)
+    half_conv_case(rng, "conv_gemm_bf16_to_f32", BF16, np.float32, (2, 9, 8, 32), (3, 3, 32, 24), "b01f_01io->b01f",
+                   (3, 3), pad=p1)
+    half_conv_case(rng, "conv_gemm_groups_f16_to_f32", np.float16, np.float32, (2, 10, 9, 32), (3, 3, 16, 24),
+                   "b01f_01io->b01f", (3, 3), (2, 1), p1, fgc=2)
+
+
 def half_dot_cases():
     """bf16/f16 dots through the f32 GEMM: exact products of the rounded operands, summed in
     float64 here, rounded once to the result type."""
@@ -1160,6 +1208,7 @@ def main():
     batch_norm_cases()
     convolution_cases()
     model_convolution_cases()
+    half_convolution_cases()
     import make_ops_sort  # sort, topk, linear algebra, random numbers (make_ops_sort.py)
     make_ops_sort.all_cases()
     edges.edge_cases(case, module, module_with)

@@ -435,7 +435,7 @@ static void bf_pack_b(const uint16_t *b, const int64_t *dep, const int64_t *col,
 typedef struct bf_job {
   bf_micro_fn micro;
   int amx;
-  int round_fast; /* bf_round may take its AVX512BW form (bf_fast_round) */
+  int round_fast; /* the BF_ROUND_* form bf_round takes (bf_fast_round) */
   int64_t m, n, kk;
   const uint16_t *a, *b;
   int64_t a_rs, a_cs, b_rs, b_cs;
@@ -470,15 +470,44 @@ __attribute__((target("avx512f,avx512bw"))) static void bf_round_row(const float
   for (; x < n; x++)
     d[x] = bf_from_f32(s[x]);
 }
+
+/* The same with AVX2, 16 at a time (the scalar form's NaN branch keeps compilers from
+ * vectorizing it: 11 % of ssd_mobilenet's bf16 convolutions on an AVX2 host). */
+__attribute__((target("avx2"))) static void bf_round_row_avx2(const float *s, uint16_t *d, int64_t n) {
+  int64_t x = 0;
+  const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7FFF), quiet = _mm256_set1_epi32(0x40);
+  __m256i r[2];
+  for (; x + 16 <= n; x += 16) {
+    for (int h = 0; h < 2; h++) {
+      __m256 v = _mm256_loadu_ps(s + x + 8 * h);
+      __m256i w = _mm256_castps_si256(v), hi = _mm256_srli_epi32(w, 16);
+      __m256i t = _mm256_srli_epi32(_mm256_add_epi32(w, _mm256_add_epi32(bias, _mm256_and_si256(hi, one))), 16);
+      __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+      r[h] = _mm256_blendv_epi8(t, _mm256_or_si256(hi, quiet), nan);
+    }
+    /* packus interleaves the halves by 128-bit lane; the permute puts them back in order */
+    __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r[0], r[1]), 0xD8);
+    _mm256_storeu_si256((__m256i *)(d + x), packed);
+  }
+  for (; x < n; x++)
+    d[x] = bf_from_f32(s[x]);
+}
 #endif
 
-/* Rounds rows x cols of f32 at s (row stride lds) into d (row stride ldd); fast: the CPU has
- * AVX512BW. */
+/* How bf_round rounds: one element at a time, or 16 with AVX2 or AVX512BW (the same bits). */
+enum { BF_ROUND_SCALAR, BF_ROUND_AVX2, BF_ROUND_AVX512 };
+
+/* Rounds rows x cols of f32 at s (row stride lds) into d (row stride ldd); fast: a
+ * BF_ROUND_* form the CPU has. */
 static void bf_round(const float *s, int64_t lds, uint16_t *d, int64_t ldd, int64_t rows, int64_t cols, int fast) {
   for (int64_t i = 0; i < rows; i++, s += lds, d += ldd) {
 #if BF_X86
-    if (fast) {
+    if (fast == BF_ROUND_AVX512) {
       bf_round_row(s, d, cols);
+      continue;
+    }
+    if (fast == BF_ROUND_AVX2) {
+      bf_round_row_avx2(s, d, cols);
       continue;
     }
 #else
@@ -489,13 +518,15 @@ static void bf_round(const float *s, int64_t lds, uint16_t *d, int64_t ldd, int6
   }
 }
 
-/* Whether bf_round may take its AVX512BW form (rt_isa.h). */
+/* The BF_ROUND_* form bf_round may take here (rt_isa.h). */
 static int bf_fast_round(void) {
 #if BF_X86
   __builtin_cpu_init();
-  return rt_isa_level() >= RT_ISA_AVX512 && __builtin_cpu_supports("avx512bw");
+  if (rt_isa_level() >= RT_ISA_AVX512 && __builtin_cpu_supports("avx512bw"))
+    return BF_ROUND_AVX512;
+  return rt_isa_level() >= RT_ISA_AVX2 ? BF_ROUND_AVX2 : BF_ROUND_SCALAR;
 #else
-  return 0;
+  return BF_ROUND_SCALAR;
 #endif
 }
 

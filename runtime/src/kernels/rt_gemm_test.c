@@ -487,6 +487,57 @@ static void check_runs_bf16(hlo_context *ctx, int64_t m, int64_t n, int64_t k, i
   free(bo);
 }
 
+/* The rounding of a bf16 result (every form: scalar, AVX2, AVX512BW) on sums that land on
+ * ties, carry into the exponent, overflow in the rounding, cancel, or are NaN or infinite:
+ * C = [1 1] . B, so each column's sum is b0 + b1, exact in f32.  The pairs repeat across 40
+ * columns (two vectors of 16 and a tail), over m rows (m = 1: the few-rows path). */
+static void check_bf16_rounding(hlo_context *ctx, int64_t m) {
+  static const uint16_t pairs[][2] = {
+      {0x3F80, 0x3B80}, /* 1 + 2^-8: a tie, to even 1.0 */
+      {0x3F81, 0x3B80}, /* (1 + 2^-7) + 2^-8: a tie, to even 1 + 2^-6 */
+      {0x3F81, 0x3B00}, /* (1 + 2^-7) + 2^-9: below the tie */
+      {0x3FFF, 0x3B80}, /* (2 - 2^-7) + 2^-8: a tie carried into the exponent, 2.0 */
+      {0xBF80, 0xBB80}, /* -1 - 2^-8: a negative tie */
+      {0x7F80, 0xFF80}, /* inf - inf: NaN */
+      {0x7FC1, 0x3F80}, /* NaN + 1 */
+      {0x7F80, 0x3F80}, /* inf + 1 */
+      {0x7F7F, 0x7B00}, /* the largest bf16 + half its ulp: a tie that rounds to inf */
+      {0x3F80, 0xBF80}, /* +0 */
+      {0x8000, 0x8000}, /* -0 - 0: +0, the sum starting from +0 */
+      {0x4049, 0x3A8F}, /* 3.140625 + 0.00109100...: not a tie */
+  };
+  enum { N = 40 };
+  int64_t npairs = sizeof pairs / sizeof pairs[0];
+  uint16_t *a = malloc(2 * (size_t)(m * 2)), b[2 * N], *out = malloc(2 * (size_t)(m * N));
+  float *c = malloc(sizeof(float) * (size_t)(m * N)), *scratch = malloc(sizeof(float) * (size_t)(m * N));
+  for (int64_t i = 0; i < 2 * m; i++)
+    a[i] = 0x3F80;
+  for (int64_t j = 0; j < N; j++)
+    b[j] = pairs[j % npairs][0], b[N + j] = pairs[j % npairs][1];
+  hlo_rt_gemm_strided_bf16(ctx, 1, m, N, 2, a, 0, 2, 1, b, 0, N, 1, c, NULL);
+  hlo_rt_gemm_strided_bf16(ctx, 1, m, N, 2, a, 0, 2, 1, b, 0, N, 1, scratch, out);
+  int64_t *ai = stride_table(m, 2), *ap = stride_table(2, 1), *bp = stride_table(2, N), *bj = stride_table(N, 1);
+  char what[96];
+  snprintf(what, sizeof what, "bf16 [%s] rounding of special sums, %lld rows", bf16_kernel(), (long long)m);
+  check_bf16_result(what, m, N, 2, a, ai, ap, b, bp, bj, c, out);
+  /* hand-computed results of the first rows' first pairs, independent of to_bf16 */
+  static const uint16_t expect[] = {0x3F80, 0x3F82, 0x3F81, 0x4000, 0xBF80};
+  for (int j = 0; j < 5; j++) {
+    checks++;
+    if (out[j] != expect[j] || out[(m - 1) * N + npairs + j] != expect[j]) {
+      printf("FAIL %s: column %d rounds to 0x%04x, expected 0x%04x\n", what, j, out[j], expect[j]);
+      failures++;
+    }
+  }
+  checks++;
+  if (out[8] != 0x7F80 || out[9] != 0x0000 || out[10] != 0x0000 || (out[5] & 0x7FFF) <= 0x7F80 || out[7] != 0x7F80) {
+    printf("FAIL %s: largest+half ulp 0x%04x, 1-1 0x%04x, -0-0 0x%04x, inf-inf 0x%04x, inf+1 0x%04x\n", what,
+           out[8], out[9], out[10], out[5], out[7]);
+    failures++;
+  }
+  free(ai), free(ap), free(bp), free(bj), free(a), free(out), free(c), free(scratch);
+}
+
 /* The bf16 cases on one kernel: edges of the 32 x 32 tile and the 32-deep blocks, several
  * depth panels (k > 2048), B panels (n > 2048), row blocks (m > 128), transposed operands,
  * padded strides, batches, offset tables, k = 0, with and without the bf16 result. */
@@ -523,6 +574,8 @@ static void run_bf16(hlo_context *ctx) {
   check_bf16(ctx, 2, 4, 1000, 1000, 0, 1, 5, 1, seed + 113);
   check_bf16(ctx, 1, 16, 70, 2100, 1, 1, 0, 0, seed + 114);
   check_bf16(ctx, 3, 13, 33, 31, 0, 1, 1, 1, seed + 115);
+  check_bf16_rounding(ctx, 1);
+  check_bf16_rounding(ctx, 70);
 }
 
 /* ---- f16 (hlo_rt_gemm_*_f16: widened while packed) ---- */
