@@ -1085,6 +1085,10 @@ def model_convolution_cases():
     model_conv_case(rng, "conv_model_3x3_nhwc", (2, 9, 8, 16), (3, 3, 16, 24), "b01f_01io->b01f", (3, 3), pad=p1)
     model_conv_case(rng, "conv_model_1d_nwc", (2, 17, 6), (5, 6, 10), "b0f_0io->b0f", (5,), (2,), ((2, 1),),
                     rhs_dilate=(1,))
+    # NHWC with enough features for oneDNN's blocked layouts on AVX2 hosts (rt_dnnl.c blocked_faster)
+    model_conv_case(rng, "conv_model_3x3_nhwc_wide", (2, 10, 9, 40), (3, 3, 40, 48), "b01f_01io->b01f", (3, 3), pad=p1)
+    model_conv_case(rng, "conv_model_3x3_s2_nhwc_wide", (1, 11, 12, 32), (3, 3, 32, 40), "b01f_01io->b01f", (3, 3),
+                    (2, 2), ((0, 1), (1, 1)))
 
 
 def half_conv_case(rng, name, dt, out_dt, xs, ws, labels, size, stride=(1, 1), pad=((0, 0), (0, 0)), fgc=1):

@@ -258,6 +258,27 @@ static bool impl_avoided(const_dnnl_primitive_desc_t pd, bool gemm_too) {
 
 static bool is_reference(const_dnnl_primitive_desc_t pd) { return impl_avoided(pd, false); }
 
+/* At least this many input and output features, and a window of more than one element, for
+ * blocked_faster. */
+enum { DNNL_BLOCKED_MIN_FEATURES = 32 };
+
+/* Whether a dense forward convolution runs faster on oneDNN's blocked layouts, reorders of
+ * the activations counted, than on the buffers' own: where oneDNN's kernel for the plain
+ * layouts is its older AVX2 direct one (CPUs without AVX-512: there its brgemm kernels read
+ * NHWC as fast as its blocked layouts) and the window is wider than 1x1 over enough features.
+ * Measured on an AMD EPYC family 25 (Zen 3; docs/performance.md): 3x3 NHWC 8x56x56x64 -> 64
+ * 21 -> 15 ms, 3x3 stride 2 and 28x28 to 112x112 images 1.1-1.3x faster; 1x1 convolutions
+ * and few features (a first layer's 3) were faster on the plain layouts and keep them. */
+static bool blocked_faster(const_dnnl_primitive_desc_t plain, const int64_t *desc) {
+  const int64_t *w = desc + HLO_RT_DNNL_WEI; /* groups, outputs, inputs, window height, width */
+  const char *impl = NULL;
+  if (desc[HLO_RT_DNNL_KIND] != HLO_RT_DNNL_FWD || w[0] != 1 || w[1] < DNNL_BLOCKED_MIN_FEATURES ||
+      w[2] < DNNL_BLOCKED_MIN_FEATURES || w[3] * w[4] < 2)
+    return false;
+  return dnnl_primitive_desc_query(plain, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl &&
+         strcmp(impl, "jit:avx2") == 0;
+}
+
 /* Sets the primitive up on the HLO buffers and runs it; false when oneDNN declines. */
 static bool conv_run(dnnl_call *c, const int64_t *desc, const void *lhs, const void *rhs, void *out) {
   int kind = (int)desc[HLO_RT_DNNL_KIND];
@@ -274,8 +295,9 @@ static bool conv_run(dnnl_call *c, const int64_t *desc, const void *lhs, const v
    * its direct ones NHWC; its depthwise brdgmm kernel NHWC) with the weights in its choice of
    * layout (a small reorder; its direct kernels want them blocked), unless only its reference
    * loop takes them, or, for a grouped one, its GEMM-based kernel (NCHW depthwise: 3x slower
-   * than its jit_dw kernel on its blocked layouts with the reorders in and out). */
-  if (!make_pd(c, desc, &src, &awei, &dst) || impl_avoided(c->pd, grouped)) {
+   * than its jit_dw kernel on its blocked layouts with the reorders in and out), or its AVX2
+   * direct kernel a dense 3x3-like one (blocked_faster). */
+  if (!make_pd(c, desc, &src, &awei, &dst) || impl_avoided(c->pd, grouped) || blocked_faster(c->pd, desc)) {
     if (c->pd)
       dnnl_primitive_desc_destroy(c->pd);
     c->pd = NULL;
