@@ -1,6 +1,7 @@
 /* rt_sort_test.c — hlo_rt_sort (key path and comparator path), hlo_rt_topk and
  * hlo_rt_rng_bits at the runtime's C level: sorted lines checked against a stable reference
- * (insertion sort of (key, index)) on data with many ties, lines along a non-minor dimension,
+ * (insertion sort of (key, index), or qsort of (key, position)) on data with many ties, keys
+ * of 1, 2, 4 and 8 bytes in both directions, lines along a non-minor dimension,
  * results written over their operands, a 4-thread context; rng-bit-generator against
  * Random123's known-answer vectors (the kat_vectors file of Random123: threefry2x32 20,
  * philox4x32 10) and XLA's state update.
@@ -90,6 +91,65 @@ static void test_sort(hlo_context *ctx, int use_abs, int64_t outer, int64_t n, i
   free(perm);
 }
 
+/* A signed key of b bytes at p (little-endian), widened. */
+static int64_t load_signed(const unsigned char *p, int b) {
+  int64_t v = 0;
+  memcpy(&v, p, (size_t)b);
+  int shift = 64 - 8 * b;
+  return shift ? (int64_t)((uint64_t)v << shift) >> shift : v;
+}
+
+typedef struct {
+  int64_t key, pos;
+} keyed;
+
+static int descending_keys;
+
+static int keyed_cmp(const void *x, const void *y) {
+  const keyed *a = x, *b = y;
+  if (a->key != b->key)
+    return (a->key < b->key) != descending_keys ? -1 : 1;
+  return a->pos < b->pos ? -1 : a->pos > b->pos; /* stable: equal keys keep their order */
+}
+
+/* Lines of n signed keys of b bytes (1, 2, 4, 8; many ties, both signs), ascending or
+ * descending, with an s32 operand of positions: the key path's word forms (32-bit words for
+ * up to 2 bytes in lines of up to 65536, 64-bit words beyond, separate arrays for 8 bytes)
+ * against qsort of (key, position). */
+static void test_sort_bytes(hlo_context *ctx, int b, int64_t outer, int64_t n, int descending) {
+  int64_t total = outer * n;
+  unsigned char *k = malloc((size_t)(total * b)), *orig = malloc((size_t)(total * b));
+  int32_t *pos = malloc((size_t)total * 4);
+  keyed *ref = malloc((size_t)n * sizeof *ref);
+  uint64_t s = 0x9E3779B97F4A7C15ull ^ (uint64_t)(b * 131 + n);
+  int64_t spread = b == 1 ? 200 : 3000;
+  for (int64_t i = 0; i < total; i++) {
+    int64_t v = (int64_t)(rnd(&s) % (uint64_t)spread) - spread / 2;
+    if (b >= 4 && i % 7 == 0)
+      v *= 1000003; /* some keys far apart: every byte of the key varies */
+    memcpy(k + i * b, &v, (size_t)b);
+    pos[i] = (int32_t)(i % n);
+  }
+  memcpy(orig, k, (size_t)(total * b));
+  void *bufs[2] = {k, pos};
+  int32_t bytes[2] = {b, 4};
+  hlo_status st = hlo_rt_sort(ctx, 2, bufs, bufs, bytes, outer, n, 1, 0, HLO_RT_SORT_SINT, descending, 0, NULL);
+  CHECK(st == NULL, "sort failed: %s", hlo_status_message(st));
+  hlo_status_free(st);
+  descending_keys = descending;
+  int bad = 0;
+  for (int64_t o = 0; o < outer && !bad; o++) {
+    for (int64_t p = 0; p < n; p++)
+      ref[p] = (keyed){load_signed(orig + (o * n + p) * b, b), p};
+    qsort(ref, (size_t)n, sizeof *ref, keyed_cmp);
+    for (int64_t p = 0; p < n && !bad; p++)
+      bad = pos[o * n + p] != ref[p].pos || load_signed(k + (o * n + p) * b, b) != ref[p].key;
+  }
+  CHECK(!bad, "sort of %d-byte keys (%lldx%lld, %s) differs from the stable reference", b, (long long)outer,
+        (long long)n, descending ? "descending" : "ascending");
+  free(k), free(orig), free(pos), free(ref);
+}
+
 static void test_topk(hlo_context *ctx) {
   float x[2][6] = {{1, 3, 3, NAN, -0.0f, 0.0f}, {2, 2, -INFINITY, 2, 5, -1}};
   float v[2][3];
@@ -150,6 +210,13 @@ int main(void) {
     test_sort(ctx, use_abs, 5, 70, 3); /* a non-minor dimension */
     test_sort(ctx, use_abs, 2, 1, 4);
   }
+  for (int b = 1; b <= 8; b *= 2)
+    for (int descending = 0; descending < 2; descending++) {
+      test_sort_bytes(ctx, b, 3, 20, descending); /* insertion sort */
+      test_sort_bytes(ctx, b, 5, 4096, descending);
+    }
+  test_sort_bytes(ctx, 2, 2, 70000, 0); /* 2-byte keys past 65536 positions: 64-bit words */
+  test_sort_bytes(ctx, 1, 1, 65536, 1); /* the last line length of 32-bit words */
   test_topk(ctx);
   test_rng_kat();
   hlo_context_destroy(ctx);
