@@ -264,8 +264,10 @@ enum { DNNL_BLOCKED_MIN_FEATURES = 32 };
 
 /* Whether a dense forward convolution runs faster on oneDNN's blocked layouts, reorders of
  * the activations counted, than on the buffers' own: where oneDNN's kernel for the plain
- * layouts is its older AVX2 direct one (CPUs without AVX-512: there its brgemm kernels read
- * NHWC as fast as its blocked layouts) and the window is wider than 1x1 over enough features.
+ * layouts is its older AVX2 direct one (on CPUs without AVX-512; with AVX-512 its brgemm
+ * kernels read NHWC as fast as its blocked layouts, and keep them) and the window is wider
+ * than 1x1 over enough features.  The extra memory is the activations' copies in the
+ * context's scratch (copies_bytes).
  * Measured on an AMD EPYC family 25 (Zen 3; docs/performance.md): 3x3 NHWC 8x56x56x64 -> 64
  * 21 -> 15 ms, 3x3 stride 2 and 28x28 to 112x112 images 1.1-1.3x faster; 1x1 convolutions
  * and few features (a first layer's 3) were faster on the plain layouts and keep them. */
