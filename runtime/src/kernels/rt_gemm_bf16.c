@@ -733,7 +733,8 @@ GS_KERNELS(bf_small, uint16_t, GS_LOAD_BF16, GS_LOAD_BF16_AVX512, rt_bf16_to_f32
 
 /* Whether a job takes the few-rows path: few rows, and a B the kernels read in place. */
 static int bf_small_ok(const bf_job *p) {
-  return p->m <= GS_MAX_M && p->kk > 0 && gs_b_ok(p->n, p->b_rs, p->b_cs, p->b_col);
+  return p->m <= GS_MAX_M && p->kk > 0 && gs_b_ok(p->n, p->b_rs, p->b_cs, p->b_col) &&
+         gs_rows_pay(p->m, p->b_rs, p->b_cs, p->b_col);
 }
 
 /* bf_naive rounds a bf16 result itself; the driver's second finish then rounds it again

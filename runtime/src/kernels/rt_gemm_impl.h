@@ -480,7 +480,8 @@ static void GEMM_NAME(batches)(void *arg, int64_t begin, int64_t end) {
 
 /* The few-rows path for a job: few rows, and a B the kernels read in place. */
 static int GEMM_NAME(small_ok)(const GEMM_NAME(job) *p) {
-  return p->m <= GS_MAX_M && p->kk > 0 && gs_b_ok(p->n, p->b_rs, p->b_cs, p->b_col);
+  return p->m <= GS_MAX_M && p->kk > 0 && gs_b_ok(p->n, p->b_rs, p->b_cs, p->b_col) &&
+         gs_rows_pay(p->m, p->b_rs, p->b_cs, p->b_col);
 }
 
 #define GEMM_SMALL_A_F32(x) ((float)GEMM_LD(x))

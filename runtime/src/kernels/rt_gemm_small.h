@@ -313,6 +313,18 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
   static gs_fn PREFIX##_kernel(int at) { return PREFIX##_base[at]; }
 #endif
 
+/* Whether the few-rows path beats the packed kernels for m rows by a B of row stride rs,
+ * column stride cs and offset tables col on this host: always with AVX-512's wide tiles;
+ * with AVX2's and SSE's narrow ones (4 rows by 16 columns) for up to 4 rows (the
+ * row-streaming kernel), or for a B of contiguous depth or in offset tables, but not for 5 to
+ * 16 rows by a row-major B: there the packed kernels were 1.2-2x faster on an AMD EPYC
+ * family 25 (f32 11 x 1152 x 13824 14.3 -> 8.4 ms, bf16 9.7 -> 4.8 ms; 11 x 1152 x 256
+ * 0.13 -> 0.11 ms; gemma3 1B's call 410 -> 390 ms), the narrow tiles walking B's rows a row
+ * stride apart for every 16 columns. */
+static inline int gs_rows_pay(int64_t m, int64_t rs, int64_t cs, const int64_t *col) {
+  return m <= 4 || rt_isa_level() >= RT_ISA_AVX512 || col || cs != 1 || rs == 1;
+}
+
 /* Whether B (strides, or offset tables when col is not NULL) suits the kernels: its depth or
  * its columns contiguous, or tables whose columns come in runs of GS_RUN. */
 static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col) {
