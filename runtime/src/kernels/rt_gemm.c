@@ -44,6 +44,13 @@ typedef struct gemm_kernel {
    * columns, and its one-row form for the last rows; NULL where there is none. */
   gemm_micro_fn direct, direct1;
   int dmr, dnr;
+  /* Rows of A per packed block, where the tile wants fewer than gemm_blocking's default
+   * (0: the default).  The AVX2 tile's f32 blocks: 96 rows (96 x 256 x 4 = 96 KiB), half
+   * the default, leaving room in the 256-512 KiB L2 of AVX2-only cores (AMD Zen 2/3, Intel
+   * client parts); on an AMD EPYC family 25, 2 threads, alternating with OpenBLAS in one
+   * process (tools/gemm_bench), nine pairs of runs: 2048^3 0.73-0.94x (mean 0.84) ->
+   * 0.83-1.05x (mean 0.93) OpenBLAS's speed, better in seven; 1024^3 within the noise. */
+  int mmax;
 } gemm_kernel;
 
 /* Column panels up to which A is read in place: packing A costs about as much as a pass of
@@ -75,7 +82,8 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
  * panels, never a full one and a sliver), mc rows of A (the packed mc x kc block stays in L2)
  * and nc columns of B.  When all the slice's rows fit one A block of at most GEMM_SMALL_A
  * bytes, the B chunk is narrow (GEMM_SMALL_NC columns) so that it stays in L2 beside A; else
- * the rows come in blocks of one size (at most mmax) and B panels are wide. */
+ * the rows come in blocks of one size (at most mmax: the kernel's mmax_tile when it sets one,
+ * else 192 for f32 and 144 for f64) and B panels are wide. */
 #define GEMM_SMALL_A (384 * 1024)
 #define GEMM_SMALL_NC 256
 /* Rows of a row-major B that packing prefetches ahead (packing alone a 2048 x 2048 B in
@@ -85,8 +93,9 @@ typedef struct gemm_blocks {
   int64_t mc, kc, nc;
 } gemm_blocks;
 
-static gemm_blocks gemm_blocking(int64_t rows, int64_t cols, int64_t k, int mr, int nr, int es) {
-  int64_t kmax = es == 4 ? 256 : 192, mmax = es == 4 ? 192 : 144, nmax = es == 4 ? 3072 : 2048;
+static gemm_blocks gemm_blocking(int64_t rows, int64_t cols, int64_t k, int mr, int nr, int mmax_tile, int es) {
+  int64_t kmax = es == 4 ? 256 : 192, nmax = es == 4 ? 3072 : 2048;
+  int64_t mmax = mmax_tile > 0 ? mmax_tile : es == 4 ? 192 : 144;
   int64_t panels = (k + kmax - 1) / kmax;
   gemm_blocks b = {round_up(rows, mr), (k + panels - 1) / panels, 0};
   if (b.mc * b.kc * es <= GEMM_SMALL_A)

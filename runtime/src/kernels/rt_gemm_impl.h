@@ -88,7 +88,8 @@ static gemm_kernel GEMM_NAME(pick_kernel)(int64_t n) {
     k.dmr = 6;
     k.dnr = (int)(4 * 64 / sizeof(GEMM_T));
   } else if (isa == 1)
-    k = (gemm_kernel){.mr = 6, .nr = (int)(2 * 32 / sizeof(GEMM_T)), .micro = (gemm_micro_fn)GEMM_NAME(micro_avx2)};
+    k = (gemm_kernel){.mr = 6, .nr = (int)(2 * 32 / sizeof(GEMM_T)), .micro = (gemm_micro_fn)GEMM_NAME(micro_avx2),
+                      .mmax = sizeof(GEMM_T) == 4 ? 96 : 0};
 #else
   (void)isa;
   (void)n;
@@ -365,7 +366,7 @@ static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
 #ifndef GEMM_WIDEN
   if (GEMM_NAME(direct_a)(j)) {
     const int es = (int)sizeof(GEMM_T);
-    gemm_blocks bl = gemm_blocking(rows, cols, j->kk, j->k.dmr, j->k.dnr, es);
+    gemm_blocks bl = gemm_blocking(rows, cols, j->kk, j->k.dmr, j->k.dnr, 0, es);
     GEMM_T *bp = hlo_rt_alloc(NULL, (int64_t)es * bl.kc * bl.nc);
     if (bp) {
       GEMM_NAME(serial_direct)(j, i0, rows, j0, cols, bp, bl.kc, bl.nc);
@@ -375,7 +376,7 @@ static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
   }
 #endif
   const int mr = j->k.mr, nr = j->k.nr, es = (int)sizeof(GEMM_T);
-  gemm_blocks bl = gemm_blocking(rows, cols, j->kk, mr, nr, es);
+  gemm_blocks bl = gemm_blocking(rows, cols, j->kk, mr, nr, j->k.mmax, es);
   GEMM_T *ap = hlo_rt_alloc(NULL, (int64_t)es * bl.mc * bl.kc);
   GEMM_T *bp = ap ? hlo_rt_alloc(NULL, (int64_t)es * bl.kc * bl.nc) : NULL;
   GEMM_T *c = j->c + i0 * j->ldc + j0;
