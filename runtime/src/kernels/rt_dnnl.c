@@ -247,13 +247,18 @@ static int64_t copies_bytes(const dnnl_call *c, const dnnl_query_t q[3], const d
   return n;
 }
 
+/* The name of pd's implementation ("jit:avx2", "ref:any", ...), or NULL when oneDNN gives none. */
+static const char *impl_name(const_dnnl_primitive_desc_t pd) {
+  const char *impl = NULL;
+  return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success ? impl : NULL;
+}
+
 /* Whether pd's implementation is one to avoid: oneDNN's reference implementation (a plain
  * loop, what odd strides get; also when the name is unknown) or, with `gemm_too`, its
  * GEMM-based kernels. */
 static bool impl_avoided(const_dnnl_primitive_desc_t pd, bool gemm_too) {
-  const char *impl = NULL;
-  return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
-         strncmp(impl, "ref", 3) == 0 || (gemm_too && strstr(impl, "gemm:") != NULL);
+  const char *impl = impl_name(pd);
+  return !impl || strncmp(impl, "ref", 3) == 0 || (gemm_too && strstr(impl, "gemm:") != NULL);
 }
 
 static bool is_reference(const_dnnl_primitive_desc_t pd) { return impl_avoided(pd, false); }
@@ -273,12 +278,11 @@ enum { DNNL_BLOCKED_MIN_FEATURES = 32 };
  * and few features (a first layer's 3) were faster on the plain layouts and keep them. */
 static bool blocked_faster(const_dnnl_primitive_desc_t plain, const int64_t *desc) {
   const int64_t *w = desc + HLO_RT_DNNL_WEI; /* groups, outputs, inputs, window height, width */
-  const char *impl = NULL;
   if (desc[HLO_RT_DNNL_KIND] != HLO_RT_DNNL_FWD || w[0] != 1 || w[1] < DNNL_BLOCKED_MIN_FEATURES ||
       w[2] < DNNL_BLOCKED_MIN_FEATURES || w[3] * w[4] < 2)
     return false;
-  return dnnl_primitive_desc_query(plain, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl &&
-         strcmp(impl, "jit:avx2") == 0;
+  const char *impl = impl_name(plain);
+  return impl && strcmp(impl, "jit:avx2") == 0;
 }
 
 /* Sets the primitive up on the HLO buffers and runs it; false when oneDNN declines. */
