@@ -9,12 +9,15 @@
  * height) and B is read in place 16 elements at a time (bf16 widened exactly to f32) into
  * tiles of f32 FMA accumulators:
  * - along the depth when B's depth is contiguous (a transposed B: each result a dot product,
- *   its 16 lanes summed in a fixed tree; 4 x 4 tiles; the next 4 columns prefetched);
+ *   its 16 lanes summed in a fixed tree; 4 x 4 tiles; the next 4 columns prefetched; blocks
+ *   of columns that every row tile runs over in turn);
  * - along the columns when B's columns are contiguous (row-major, or offset tables whose
  *   columns come in runs): tiles of 4 x 64 to 16 x 16 (tall tiles: widening a bf16 vector
  *   takes two operations on the FMA ports), B's row GS_PF_ROWS ahead prefetched (rows lie a
  *   row stride apart, which no hardware streamer follows); the last columns, and tiles whose
- *   columns are not one run, one element at a time.
+ *   columns are not one run, one element at a time.  Hosts with 16 vector registers (AVX2,
+ *   SSE) take 5 to 16 rows through a panel kernel instead: B widened once per block into an
+ *   f32 buffer, then tiles of 6 or 4 rows (2 with SSE) by 16 columns from it.
  * Each result sums in a fixed order and the callers split columns at multiples of GS_RUN,
  * so on one host the bits depend on the shape alone, not on the thread count.
  */
@@ -31,6 +34,7 @@
 
 #define GS_MAX_M 16   /* rows of A up to which a product takes this path */
 #define GS_RUN 64     /* columns: callers split at multiples; offset tables in runs of it */
+#define GS_DOTS_BLOCK_BYTES (128 * 1024) /* of B per column block of the dots kernels (in L2) */
 #define GS_PF_ROWS 32 /* rows of a row-major B prefetched ahead (8: 11 x 6912 x 1152 from memory 20 % slower) */
 
 /* Vectors of 16, 8 and 4 f32 lanes: one register of AVX-512, AVX2 and SSE.  Each kernel set
@@ -50,7 +54,10 @@ typedef uint32_t gs_v4u __attribute__((vector_size(16)));
  * an f32).  Macros: a function returning a wide vector has another ABI with and without the
  * wide registers. */
 #define GS_LOAD_F32(N, p) (*(const gs_v##N##f *)(p))
-#define GS_LOAD_BF16(N, p)                                                                       \
+#define GS_LOAD_BF16(N, p) GS_LOAD_BF16_##N(p)
+#define GS_LOAD_BF16_4(p) GS_WIDEN_BF16(4, p)
+#define GS_LOAD_BF16_16(p) GS_WIDEN_BF16(16, p)
+#define GS_WIDEN_BF16(N, p)                                                                      \
   ({                                                                                             \
     gs_v##N##u w_ = __builtin_convertvector(*(const gs_v##N##h *)(p), gs_v##N##u) << 16;         \
     gs_v##N##f f_;                                                                               \
@@ -64,6 +71,9 @@ typedef uint32_t gs_v4u __attribute__((vector_size(16)));
 #define GS_LOAD_BF16_AVX512(N, p)                                                                \
   ((gs_v16f)_mm512_castsi512_ps(                                                                 \
       _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16)))
+/* 8 bf16 in one vpmovzxwd and one shift (GCC's generic conversion takes 128-bit halves: 4 shuffles). */
+#define GS_LOAD_BF16_8(p)                                                                        \
+  ((gs_v8f)_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16)))
 /* 8 and 16 f16 as f32: F16C's vcvtph2ps, exact, NaN quieted, as the scalar conversion. */
 #define GS_LOAD_F16_8(p) ((gs_v8f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p))))
 #define GS_LOAD_F16_AVX512(N, p) ((gs_v16f)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p))))
@@ -87,15 +97,28 @@ typedef struct gs_b {
 typedef void (*gs_fn)(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, float *c,
                       int64_t ldc);
 
-/* The 16 lanes at v summed as a fixed tree. */
-static inline float gs_hsum16(const float *v) {
-  float t[8];
-  for (int i = 0; i < 8; i++)
-    t[i] = v[i] + v[i + 8];
-  for (int i = 0; i < 4; i++)
-    t[i] += t[i + 4];
-  return (t[0] + t[2]) + (t[1] + t[3]);
-}
+/* 16 lanes held as H = 16 / N vectors of N lanes (v[h] holds lanes h*N .. h*N + N-1) summed
+ * as one fixed tree whatever N: t[i] = v[i] + v[i + 8], then t[i] += t[i + 4], then
+ * (t[0] + t[2]) + (t[1] + t[3]).  In registers: a copy through memory (two 16-byte stores
+ * read back as one 32-byte load) stalled store forwarding, 18 % of an 11-row product's time
+ * on an AMD EPYC family 25.  Halving a vector (GS_HALF) and adding vectors H / 2 apart are
+ * the tree's first steps in lane order. */
+#define GS_HALF_16(v) (__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15))
+#define GS_HALF_8(v) (__builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7))
+#define GS_HSUM16(N, v)                                                                          \
+  ({                                                                                             \
+    enum { H_ = 16 / N };                                                                        \
+    gs_v##N##f w_[H_];                                                                           \
+    memcpy(w_, v, sizeof w_);                                                                    \
+    for (int s_ = H_ / 2; s_ >= 1; s_ /= 2)                                                      \
+      for (int h_ = 0; h_ < s_; h_++)                                                            \
+        w_[h_] += w_[h_ + s_];                                                                   \
+    gs_v4f q_ = GS_TO4_##N(w_[0]);                                                               \
+    (q_[0] + q_[2]) + (q_[1] + q_[3]);                                                           \
+  })
+#define GS_TO4_16(v) GS_HALF_8(GS_HALF_16(v))
+#define GS_TO4_8(v) GS_HALF_8(v)
+#define GS_TO4_4(v) (v)
 
 /* Whether n offsets from col on follow one another (a contiguous run of columns). */
 static inline int gs_cols_contiguous(const int64_t *col, int64_t n) {
@@ -128,6 +151,14 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
  * N elements of B as f32.  A result's sums never depend on N: a column kernel's element is one
  * FMA chain over the depths in order, and a dot product keeps 16 lanes (16 / N vectors). */
 
+/* Columns of B a dots kernel takes as one block: every row tile runs over the block before
+ * the next, so the block (bytes_per_column each) is read from memory once and then from L2,
+ * and each tile's rows of A stay in L1. */
+static inline int64_t gs_dots_block(int64_t bytes_per_column, int dc) {
+  int64_t block = (int64_t)GS_DOTS_BLOCK_BYTES / (bytes_per_column > 0 ? bytes_per_column : 1);
+  return block < dc ? dc : block / dc * dc;
+}
+
 /* B's depth contiguous (column j at b + j*stride): tiles of R rows by DC columns of dot products
  * (4 x 4, and 8 x 2 for 5 to 8 rows, where there are 32 vector registers: 8 rows of
  * 11 x 1152 x 13824 from memory 29.4 -> 24.5 ms; taller tiles were no faster for 11 rows and
@@ -140,11 +171,14 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
     enum { H = 16 / N }; /* vectors per 16 lanes */                                                      \
     const int64_t cs = bb->stride;                                                                       \
     const TB *b = (const TB *)bb->b + c0 * cs;                                                           \
-    for (int64_t j = 0; j < cols; j += DC) {                                                             \
+    int64_t block = gs_dots_block(k * (int64_t)sizeof(TB), DC);                                          \
+    for (int64_t j0 = 0; j0 < cols; j0 += block)                                                         \
+    for (int64_t i = 0; i < rows; i += R)                                                                \
+    for (int64_t j = j0; j < j0 + block && j < cols; j += DC) {                                          \
       const TB *col[DC];                                                                                 \
       for (int x = 0; x < DC; x++)                                                                       \
         col[x] = b + (j + x < cols ? j + x : cols - 1) * cs;                                             \
-      for (int64_t i = 0; i < rows; i += R) {                                                            \
+      {                                                                                                  \
         gs_v##N##f acc[R][DC][H];                                                                        \
         _Pragma("GCC unroll 16") for (int y = 0; y < R; y++)                                             \
           _Pragma("GCC unroll 4") for (int x = 0; x < DC; x++)                                           \
@@ -164,9 +198,7 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
         }                                                                                                \
         for (int y = 0; y < R && i + y < rows; y++)                                                      \
           for (int x = 0; x < DC && j + x < cols; x++) {                                                 \
-            float lanes[16];                                                                             \
-            memcpy(lanes, acc[y][x], sizeof lanes);                                                      \
-            float sum = gs_hsum16(lanes);                                                                \
+            float sum = GS_HSUM16(N, acc[y][x]);                                                         \
             for (int64_t q = p; q < k; q++)                                                              \
               sum += af[(i + y) * k + q] * TOF32(col[x][q]);                                             \
             c[(i + y) * ldc + j + x] = sum;                                                              \
@@ -210,6 +242,97 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
       }                                                                                                  \
     }                                                                                                    \
     SCALAR(af, rows, k, bb, c0 + full, cols - full, c + full, ldc);                                      \
+  }
+
+/* B's columns contiguous, for hosts with 16 vector registers (AVX2, SSE), 5 to 16 rows: B
+ * widened to f32 GS_PANEL_KC depths at a time across up to GS_PANEL_NB columns into a
+ * buffer (in L2; each row's piece read as one run, the rows GS_PF_ROWS ahead prefetched),
+ * then tiles of R rows by 16 columns run from it: per depth 16 / N loads of B, R broadcasts of
+ * A and 16 R / N FMAs, where the column kernels' 4 x 16 tiles widen every element of B again
+ * for every 4 rows and walk its rows a row stride apart.  C holds the sums between depth
+ * chunks (stored and reloaded exactly), so each element is one FMA chain over the depths in
+ * order: the column kernels' bits.  A last tile past `rows` repeats the last row (its sums
+ * are dropped); 16-column strips that are not one run in B's offset tables, and the last
+ * columns, go one element at a time. */
+#define GS_PANEL_KC 128
+#define GS_PANEL_NB 256
+#define GS_PANEL(NAME, ATTR, TB, LOAD, N, SCALAR, R)                                                     \
+  ATTR static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, \
+                        float *c, int64_t ldc) {                                                         \
+    enum { W = 16 / N }; /* vectors per 16-column strip */                                               \
+    typedef gs_v##N##f vt;                                                                               \
+    int64_t full = cols / 16 * 16;                                                                       \
+    float *buf = full ? hlo_rt_alloc(NULL, (int64_t)sizeof(float) * GS_PANEL_KC * GS_PANEL_NB) : NULL;    \
+    if (!buf) {                                                                                          \
+      SCALAR(af, rows, k, bb, c0, cols, c, ldc);                                                         \
+      return;                                                                                            \
+    }                                                                                                    \
+    const TB *b = (const TB *)bb->b;                                                                     \
+    for (int64_t j = 0; j < full; j += GS_PANEL_NB) {                                                    \
+      int64_t nb = full - j < GS_PANEL_NB ? full - j : GS_PANEL_NB;                                      \
+      int64_t at[GS_PANEL_NB / 16]; /* each strip's column offset in B, or -1: not one run */           \
+      for (int64_t s = 0; s < nb / 16; s++) {                                                            \
+        const int64_t *col = bb->col ? bb->col + c0 + j + 16 * s : NULL;                                 \
+        at[s] = !col ? c0 + j + 16 * s : gs_cols_contiguous(col, 16) ? col[0] : -1;                      \
+      }                                                                                                  \
+      for (int64_t p0 = 0; p0 < k; p0 += GS_PANEL_KC) {                                                  \
+        int64_t kc = k - p0 < GS_PANEL_KC ? k - p0 : GS_PANEL_KC;                                        \
+        for (int64_t p = p0; p < p0 + kc; p++) {                                                         \
+          int64_t ahead = p + GS_PF_ROWS < k ? p + GS_PF_ROWS : p;                                       \
+          const TB *row = b + (bb->dep ? bb->dep[p] : p * bb->stride);                                   \
+          const TB *next = b + (bb->dep ? bb->dep[ahead] : ahead * bb->stride);                          \
+          float *to = buf + (p - p0) * nb;                                                               \
+          for (int64_t s = 0; s < nb / 16; s++) {                                                        \
+            if (at[s] < 0)                                                                               \
+              continue;                                                                                  \
+            __builtin_prefetch(next + at[s], 0, 2); /* into L2: the buffer's writes pass through L1 */   \
+            _Pragma("GCC unroll 4") for (int w = 0; w < W; w++)                                          \
+              *(vt *)(to + 16 * s + N * w) = LOAD(N, row + at[s] + N * w);                               \
+          }                                                                                              \
+        }                                                                                                \
+        for (int64_t i = 0; i < rows; i += R) {                                                          \
+          const float *ar[R];                                                                            \
+          for (int y = 0; y < R; y++)                                                                    \
+            ar[y] = af + (i + y < rows ? i + y : rows - 1) * k;                                          \
+          for (int64_t s = 0; s < nb / 16; s++) {                                                        \
+            if (at[s] < 0)                                                                               \
+              continue;                                                                                  \
+            float *cs = c + j + 16 * s;                                                                  \
+            vt acc[R][W];                                                                                \
+            _Pragma("GCC unroll 16") for (int y = 0; y < R; y++)                                         \
+              _Pragma("GCC unroll 4") for (int w = 0; w < W; w++)                                        \
+                acc[y][w] = p0 && i + y < rows ? *(const vt *)(cs + (i + y) * ldc + N * w) : (vt){0};    \
+            const float *from = buf + 16 * s;                                                            \
+            for (int64_t p = 0; p < kc; p++, from += nb) {                                               \
+              vt bv[W];                                                                                  \
+              _Pragma("GCC unroll 4") for (int w = 0; w < W; w++) bv[w] = *(const vt *)(from + N * w);   \
+              _Pragma("GCC unroll 16") for (int y = 0; y < R; y++) {                                     \
+                vt av = ar[y][p0 + p] - (vt){0};                                                         \
+                _Pragma("GCC unroll 4") for (int w = 0; w < W; w++) acc[y][w] += av * bv[w];             \
+              }                                                                                          \
+            }                                                                                            \
+            for (int y = 0; y < R && i + y < rows; y++)                                                  \
+              memcpy(cs + (i + y) * ldc, acc[y], sizeof acc[y]);                                         \
+          }                                                                                              \
+        }                                                                                                \
+      }                                                                                                  \
+      for (int64_t s = 0; s < nb / 16; s++)                                                              \
+        if (at[s] < 0)                                                                                   \
+          SCALAR(af, rows, k, bb, c0 + j + 16 * s, 16, c + j + 16 * s, ldc);                             \
+    }                                                                                                    \
+    hlo_rt_free(NULL, buf);                                                                              \
+    SCALAR(af, rows, k, bb, c0 + full, cols - full, c + full, ldc);                                      \
+  }
+
+/* NAME: the panel kernel NAME_r (tiles of R rows) or NAME_r2 (R2 rows), whichever computes fewer
+ * padded rows for `rows` (R on a tie): with R = 6 and R2 = 4, 6 rows by 1024 x 1152 (B in
+ * offset tables) 1.3x faster than the 4 x 16 column kernel, 8 rows 0.84x with 6-row tiles
+ * and 1.05x with 4-row ones (AMD EPYC family 25, one thread). */
+#define GS_PANEL_PICK(NAME, R, R2)                                                                       \
+  static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, float *c, \
+                   int64_t ldc) {                                                                        \
+    int64_t padded = (rows + R - 1) / R * R, padded2 = (rows + R2 - 1) / R2 * R2;                        \
+    (padded2 < padded ? NAME##_r2 : NAME##_r)(af, rows, k, bb, c0, cols, c, ldc);                        \
   }
 
 /* A row-major B (no tables) with at most 4 rows of A: B read row after row in blocks of
@@ -282,13 +405,16 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
                                                  PREFIX##_cols8_##SUF,  PREFIX##_cols12_##SUF,         \
                                                  PREFIX##_cols16_##SUF, PREFIX##_gemv_##SUF,           \
                                                  PREFIX##_dots8_##SUF};
-#define GS_SET_NARROW(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32, SCALAR)                                     \
-  GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD, N, TOF32, 4, 1)                                           \
-  GS_COLS(PREFIX##_cols_##SUF, ATTR, TB, LOAD, N, SCALAR, 4, 1)                                          \
-  GS_GEMV(PREFIX##_gemv_##SUF, ATTR, TB, LOAD, N, SCALAR)                                                \
-  static const gs_fn PREFIX##_##SUF[GS_TABLE] = {PREFIX##_dots_##SUF, PREFIX##_cols_##SUF, PREFIX##_cols_##SUF, \
-                                                 PREFIX##_cols_##SUF, PREFIX##_cols_##SUF, PREFIX##_gemv_##SUF, \
-                                                 NULL};
+#define GS_SET_NARROW(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32, SCALAR, PANEL_R, PANEL_R2)                 \
+  GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD, N, TOF32, 4, 1)                                          \
+  GS_COLS(PREFIX##_cols_##SUF, ATTR, TB, LOAD, N, SCALAR, 4, 1)                                         \
+  GS_PANEL(PREFIX##_panel_##SUF##_r, ATTR, TB, LOAD, N, SCALAR, PANEL_R)                                \
+  GS_PANEL(PREFIX##_panel_##SUF##_r2, ATTR, TB, LOAD, N, SCALAR, PANEL_R2)                              \
+  GS_PANEL_PICK(PREFIX##_panel_##SUF, PANEL_R, PANEL_R2)                                                \
+  GS_GEMV(PREFIX##_gemv_##SUF, ATTR, TB, LOAD, N, SCALAR)                                               \
+  static const gs_fn PREFIX##_##SUF[GS_TABLE] = {PREFIX##_dots_##SUF,  PREFIX##_cols_##SUF,             \
+                                                 PREFIX##_panel_##SUF, PREFIX##_panel_##SUF,            \
+                                                 PREFIX##_panel_##SUF, PREFIX##_gemv_##SUF, NULL};
 
 /* Every kernel for the element type TB (LOAD(N, p): N elements as f32; LOAD_512: its AVX-512
  * form; TOF32: one element as f32) and PREFIX_kernel(index into the table), which picks the
@@ -296,8 +422,8 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GS_KERNELS(PREFIX, TB, LOAD, LOAD_512, TOF32)                                                    \
   GS_SCALAR(PREFIX##_scalar, TB, TOF32)                                                                  \
-  GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar)                                     \
-  GS_SET_NARROW(PREFIX, avx2, __attribute__((target("avx2,fma,f16c"))), TB, LOAD, 8, TOF32, PREFIX##_scalar) \
+  GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar, 2, 2)                                   \
+  GS_SET_NARROW(PREFIX, avx2, __attribute__((target("avx2,fma,f16c"))), TB, LOAD, 8, TOF32, PREFIX##_scalar, 6, 4)\
   GS_SET_WIDE(PREFIX, avx512, __attribute__((target("avx512f,avx2,fma"))), TB, LOAD_512, 16, TOF32,      \
               PREFIX##_scalar)                                                                           \
   static gs_fn PREFIX##_kernel(int at) {                                                                 \
@@ -309,7 +435,7 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
 #else
 #define GS_KERNELS(PREFIX, TB, LOAD, LOAD_512, TOF32)                                                    \
   GS_SCALAR(PREFIX##_scalar, TB, TOF32)                                                                  \
-  GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar)                                     \
+  GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar, 2, 2)                                   \
   static gs_fn PREFIX##_kernel(int at) { return PREFIX##_base[at]; }
 #endif
 
@@ -320,7 +446,10 @@ static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <
  * 16 rows by a row-major B: there the packed kernels were 1.2-2x faster on an AMD EPYC
  * family 25 (f32 11 x 1152 x 13824 14.3 -> 8.4 ms, bf16 9.7 -> 4.8 ms; 11 x 1152 x 256
  * 0.13 -> 0.11 ms; gemma3 1B's call 410 -> 390 ms), the narrow tiles walking B's rows a row
- * stride apart for every 16 columns. */
+ * stride apart for every 16 columns.  The panel kernel (2026-11-28) did not change that: against
+ * the packed path, one thread, alternating in one process, bf16 11 x 1152 x 6912 1.07-1.15x,
+ * 11 x 13824 x 1152 0.87-0.95x, 8 x 4096 x 4096 0.86-0.91x; its row pieces (512 bytes a row
+ * stride apart) stream at half the speed of whole rows on that host. */
 static inline int gs_rows_pay(int64_t m, int64_t rs, int64_t cs, const int64_t *col) {
   return m <= 4 || rt_isa_level() >= RT_ISA_AVX512 || col || cs != 1 || rs == 1;
 }
@@ -351,7 +480,7 @@ static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col)
   static int PREFIX##_columns(const JOB *j, int64_t c0, int64_t c1) {                                    \
     int dots = !j->b_col && j->b_rs == 1, tall = dots && gs_tile_rows(j->m) == 8 && KERNEL(6);           \
     int tile = dots ? (tall ? 8 : 4) : gs_tile_rows(j->m);                                               \
-    int at = dots ? (tall ? 6 : 0) : !j->b_col && j->m <= 4 ? 5 : tile / 4;                              \
+    int at = dots ? (tall ? 6 : 0) : !j->b_col && j->m <= 4 ? 5 : tile / 4;                                       \
     int64_t padded = (j->m + tile - 1) / tile * tile;                                                    \
     float *af = hlo_rt_alloc(NULL, (int64_t)sizeof(float) * padded * j->kk);                             \
     if (!af)                                                                                             \

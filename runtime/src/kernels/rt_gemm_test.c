@@ -190,6 +190,124 @@ static void check_indexed_f32(hlo_context *ctx, int64_t batch, int64_t m1, int64
   free(a), free(b), free(c), free(ad), free(bd), free(ao), free(bo);
 }
 
+/* Few rows (5 to 16) with B through offset tables whose columns come in runs of 64 with gaps
+ * (Flax's x . W[heads, d, h]): every result must be one chain over the depths in order,
+ * bit for bit, whatever kernel and tile the host picks (rt_gemm_small.h: the column kernels
+ * on AVX-512, the panel kernel of 6- or 4-row tiles elsewhere): fused multiply-adds where the
+ * kernels run at AVX2 or above, a rounded product then a rounded sum at the baseline.  The
+ * depth crosses the panel's chunks (128) and the columns its blocks (256). */
+static void check_chain_f32(hlo_context *ctx, int64_t m, uint64_t seed) {
+  int64_t n = 2 * 256 + 64, k = 300, width = n / 64 * 67;
+  float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * width));
+  float *c = malloc(sizeof(float) * (size_t)(m * n));
+  int64_t *ao = malloc(sizeof(int64_t) * (size_t)(1 + m + k)), *bo = malloc(sizeof(int64_t) * (size_t)(1 + k + n));
+  for (int64_t i = 0; i < m * k; i++)
+    a[i] = (float)next_value(&seed);
+  for (int64_t i = 0; i < k * width; i++)
+    b[i] = (float)next_value(&seed);
+  ao[0] = bo[0] = 0;
+  for (int64_t i = 0; i < m; i++)
+    ao[1 + i] = i * k;
+  for (int64_t p = 0; p < k; p++)
+    ao[1 + m + p] = p, bo[1 + p] = p * width;
+  for (int64_t j = 0; j < n; j++)
+    bo[1 + k + j] = j / 64 * 67 + j % 64;
+  hlo_rt_gemm_indexed_f32(ctx, 1, m, n, k, a, ao, b, bo, c);
+  int fused = rt_isa_level() >= RT_ISA_AVX2, bad = 0;
+  for (int64_t i = 0; i < m && !bad; i++)
+    for (int64_t j = 0; j < n && !bad; j++) {
+      float s = 0;
+      for (int64_t p = 0; p < k; p++) {
+        float x = a[i * k + p], y = b[p * width + bo[1 + k + j]];
+        if (fused) {
+          s = fmaf(x, y, s);
+        } else {
+          volatile float product = x * y;
+          s = s + product;
+        }
+      }
+      bad = memcmp(&s, &c[i * n + j], sizeof s) != 0;
+      if (bad)
+        printf("FAIL: few rows through tables, %lld rows: C[%lld][%lld] = %.9g, the depth-ordered chain %.9g\n",
+               (long long)m, (long long)i, (long long)j, c[i * n + j], s);
+    }
+  checks++;
+  failures += bad;
+  free(a), free(b), free(c), free(ao), free(bo);
+}
+
+/* Few rows with B through tables whose first 128 columns come in two runs of 64 and whose last
+ * 40 in runs of 10 (strips of 16 that are not one run: one element at a time), against the
+ * exact product. */
+static void check_gappy_tail_f32(hlo_context *ctx, int64_t m, uint64_t seed) {
+  int64_t n = 128 + 40, k = 200, width = 2 * 67 + 4 * 13;
+  float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * width));
+  float *c = malloc(sizeof(float) * (size_t)(m * n)), *bd = malloc(sizeof(float) * (size_t)(k * n));
+  int64_t *ao = malloc(sizeof(int64_t) * (size_t)(1 + m + k)), *bo = malloc(sizeof(int64_t) * (size_t)(1 + k + n));
+  for (int64_t i = 0; i < m * k; i++)
+    a[i] = (float)next_value(&seed);
+  for (int64_t i = 0; i < k * width; i++)
+    b[i] = (float)next_value(&seed);
+  ao[0] = bo[0] = 0;
+  for (int64_t i = 0; i < m; i++)
+    ao[1 + i] = i * k;
+  for (int64_t p = 0; p < k; p++)
+    ao[1 + m + p] = p, bo[1 + p] = p * width;
+  for (int64_t j = 0; j < n; j++)
+    bo[1 + k + j] = j < 128 ? j / 64 * 67 + j % 64 : 2 * 67 + (j - 128) / 10 * 13 + (j - 128) % 10;
+  for (int64_t p = 0; p < k; p++)
+    for (int64_t j = 0; j < n; j++)
+      bd[p * n + j] = b[p * width + bo[1 + k + j]];
+  hlo_rt_gemm_indexed_f32(ctx, 1, m, n, k, a, ao, b, bo, c);
+  char what[96];
+  snprintf(what, sizeof what, "f32 few rows, a tail in runs of 10, %lldx%lldx%lld", (long long)m, (long long)n,
+           (long long)k);
+  CHECK_PRODUCT(float, what, m, n, k, a, k, 1, bd, n, 1, c, n, FLT_EPSILON);
+  free(a), free(b), free(c), free(bd), free(ao), free(bo);
+}
+
+/* Few rows by a B of contiguous depth (x . W^T): every result must be 16 chains over the
+ * depths (lane l takes the depths l, l + 16, ...; fused multiply-adds at AVX2 and above, a
+ * rounded product then a rounded sum at the baseline) summed as the fixed tree of
+ * rt_gemm_small.h, bit for bit, whatever the host's vector width and tile.  The depth is a
+ * multiple of 16 (no tail) and the columns cross the dots kernels' column blocks. */
+static void check_dots_f32(hlo_context *ctx, int64_t m, uint64_t seed) {
+  int64_t n = 70, k = 16 * 130;
+  float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+  float *c = malloc(sizeof(float) * (size_t)(m * n));
+  for (int64_t i = 0; i < m * k; i++)
+    a[i] = (float)next_value(&seed);
+  for (int64_t i = 0; i < k * n; i++)
+    b[i] = (float)next_value(&seed);
+  hlo_rt_gemm_strided_f32(ctx, 1, m, n, k, a, 0, k, 1, b, 0, 1, k, c);
+  int fused = rt_isa_level() >= RT_ISA_AVX2, bad = 0;
+  for (int64_t i = 0; i < m && !bad; i++)
+    for (int64_t j = 0; j < n && !bad; j++) {
+      float v[16] = {0}, t[8];
+      for (int64_t p = 0; p < k; p++) {
+        float x = a[i * k + p], y = b[j * k + p];
+        if (fused) {
+          v[p % 16] = fmaf(x, y, v[p % 16]);
+        } else {
+          volatile float product = x * y;
+          v[p % 16] = v[p % 16] + product;
+        }
+      }
+      for (int l = 0; l < 8; l++)
+        t[l] = v[l] + v[l + 8];
+      for (int l = 0; l < 4; l++)
+        t[l] += t[l + 4];
+      float s = (t[0] + t[2]) + (t[1] + t[3]);
+      bad = memcmp(&s, &c[i * n + j], sizeof s) != 0;
+      if (bad)
+        printf("FAIL: few rows by B^T, %lld rows: C[%lld][%lld] = %.9g, the 16-lane tree %.9g\n", (long long)m,
+               (long long)i, (long long)j, c[i * n + j], s);
+    }
+  checks++;
+  failures += bad;
+  free(a), free(b), free(c);
+}
+
 /* The same for f64 with one batch: A [k][m] (depth-major) through tables, B dense. */
 static void check_indexed_f64(hlo_context *ctx, int64_t m, int64_t n, int64_t k, uint64_t seed) {
   double *a = malloc(sizeof(double) * (size_t)(m * k + 1)), *b = malloc(sizeof(double) * (size_t)(k * n + 1));
@@ -708,6 +826,12 @@ static void run_sizes(hlo_context *ctx) {
   check_indexed_f32(ctx, 2, 3, 5, 7, 11, seed + 5);
   check_indexed_f32(ctx, 1, 20, 13, 150, 90, seed + 6);
   check_indexed_f32(ctx, 5, 4, 30, 33, 400, seed + 7);
+  for (int64_t m = 5; m <= 16; m++) /* both tile heights of the panel kernel, partial tiles */
+    check_chain_f32(ctx, m, seed + 300 + (uint64_t)m);
+  check_gappy_tail_f32(ctx, 7, seed + 500);
+  check_gappy_tail_f32(ctx, 12, seed + 501);
+  for (int64_t m = 1; m <= 16; m += 3) /* 1, 4, 7, 10, 13, 16 rows: every dots tile */
+    check_dots_f32(ctx, m, seed + 400 + (uint64_t)m);
   check_indexed_f64(ctx, 70, 130, 300, seed + 8);
   check_epilogue_f32(ctx, 1, 256, 300, 100, seed + 9);  /* one A block, B in chunks */
   check_epilogue_f32(ctx, 1, 500, 70, 600, seed + 10); /* row blocks */
