@@ -190,6 +190,30 @@ static void check_indexed_f32(hlo_context *ctx, int64_t batch, int64_t m1, int64
   free(a), free(b), free(c), free(ad), free(bd), free(ao), free(bo);
 }
 
+/* Fills A (m x k, dense) and B (k rows of `width` elements) with values, and the offset tables
+ * of hlo_rt_gemm_indexed_* for them: A's rows and depths dense, B's depth a row apart and its
+ * column j at column(j) of the row. */
+static void fill_tables(int64_t m, int64_t n, int64_t k, int64_t width, int64_t (*column)(int64_t), uint64_t *seed,
+                        float *a, float *b, int64_t *ao, int64_t *bo) {
+  for (int64_t i = 0; i < m * k; i++)
+    a[i] = (float)next_value(seed);
+  for (int64_t i = 0; i < k * width; i++)
+    b[i] = (float)next_value(seed);
+  ao[0] = bo[0] = 0;
+  for (int64_t i = 0; i < m; i++)
+    ao[1 + i] = i * k;
+  for (int64_t p = 0; p < k; p++)
+    ao[1 + m + p] = p, bo[1 + p] = p * width;
+  for (int64_t j = 0; j < n; j++)
+    bo[1 + k + j] = column(j);
+}
+
+/* Columns in runs of 64, 3 elements apart (Flax's heads x h). */
+static int64_t runs_of_64(int64_t j) { return j / 64 * 67 + j % 64; }
+
+/* Two runs of 64, then runs of 10 (3 elements apart). */
+static int64_t gappy_tail(int64_t j) { return j < 128 ? runs_of_64(j) : 2 * 67 + (j - 128) / 10 * 13 + (j - 128) % 10; }
+
 /* Few rows (5 to 16) with B through offset tables whose columns come in runs of 64 with gaps
  * (Flax's x . W[heads, d, h]): every result must be one chain over the depths in order,
  * bit for bit, whatever kernel and tile the host picks (rt_gemm_small.h: the column kernels
@@ -201,17 +225,7 @@ static void check_chain_f32(hlo_context *ctx, int64_t m, uint64_t seed) {
   float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * width));
   float *c = malloc(sizeof(float) * (size_t)(m * n));
   int64_t *ao = malloc(sizeof(int64_t) * (size_t)(1 + m + k)), *bo = malloc(sizeof(int64_t) * (size_t)(1 + k + n));
-  for (int64_t i = 0; i < m * k; i++)
-    a[i] = (float)next_value(&seed);
-  for (int64_t i = 0; i < k * width; i++)
-    b[i] = (float)next_value(&seed);
-  ao[0] = bo[0] = 0;
-  for (int64_t i = 0; i < m; i++)
-    ao[1 + i] = i * k;
-  for (int64_t p = 0; p < k; p++)
-    ao[1 + m + p] = p, bo[1 + p] = p * width;
-  for (int64_t j = 0; j < n; j++)
-    bo[1 + k + j] = j / 64 * 67 + j % 64;
+  fill_tables(m, n, k, width, runs_of_64, &seed, a, b, ao, bo);
   hlo_rt_gemm_indexed_f32(ctx, 1, m, n, k, a, ao, b, bo, c);
   int fused = rt_isa_level() >= RT_ISA_AVX2, bad = 0;
   for (int64_t i = 0; i < m && !bad; i++)
@@ -244,17 +258,7 @@ static void check_gappy_tail_f32(hlo_context *ctx, int64_t m, uint64_t seed) {
   float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * width));
   float *c = malloc(sizeof(float) * (size_t)(m * n)), *bd = malloc(sizeof(float) * (size_t)(k * n));
   int64_t *ao = malloc(sizeof(int64_t) * (size_t)(1 + m + k)), *bo = malloc(sizeof(int64_t) * (size_t)(1 + k + n));
-  for (int64_t i = 0; i < m * k; i++)
-    a[i] = (float)next_value(&seed);
-  for (int64_t i = 0; i < k * width; i++)
-    b[i] = (float)next_value(&seed);
-  ao[0] = bo[0] = 0;
-  for (int64_t i = 0; i < m; i++)
-    ao[1 + i] = i * k;
-  for (int64_t p = 0; p < k; p++)
-    ao[1 + m + p] = p, bo[1 + p] = p * width;
-  for (int64_t j = 0; j < n; j++)
-    bo[1 + k + j] = j < 128 ? j / 64 * 67 + j % 64 : 2 * 67 + (j - 128) / 10 * 13 + (j - 128) % 10;
+  fill_tables(m, n, k, width, gappy_tail, &seed, a, b, ao, bo);
   for (int64_t p = 0; p < k; p++)
     for (int64_t j = 0; j < n; j++)
       bd[p * n + j] = b[p * width + bo[1 + k + j]];
