@@ -172,6 +172,7 @@ static inline int64_t gs_dots_block(int64_t bytes_per_column, int dc) {
     const int64_t cs = bb->stride;                                                                       \
     const TB *b = (const TB *)bb->b + c0 * cs;                                                           \
     int64_t block = gs_dots_block(k * (int64_t)sizeof(TB), DC);                                          \
+    /* blocks of columns; in each, every row tile over the block's columns */                            \
     for (int64_t j0 = 0; j0 < cols; j0 += block)                                                         \
     for (int64_t i = 0; i < rows; i += R)                                                                \
     for (int64_t j = j0; j < j0 + block && j < cols; j += DC) {                                          \
