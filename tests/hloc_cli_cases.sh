@@ -29,6 +29,18 @@ case $case_name in
     ! grep -q "constant({...})" d/01-fill-elided-constants.hlo || fail "01 still has an elided constant"
     grep -q "^define" d/llvm-after-opt.ll || fail "llvm-after-opt.ll has no function"
     ;;
+  merged_kernels)
+    # Two layers' identical kernels become one LLVM function at -O2 and at -O0 (mergefunc in
+    # the pass pipeline), and the one body still computes each layer on its own operands.
+    model=$src/testdata/driver/repeated_layers.hlo
+    for level in -O2 -O0; do
+      n=$("$hloc" "$model" --emit=llvm $level -o - | grep -c '^define .*@hlo\.kernel\.') || fail "$level: compile"
+      [ "$n" = 1 ] || fail "$level: $n kernel bodies, expected 1 (the two layers' kernels merged)"
+    done
+    "$hlorun" "$model" --input="f32[1024] {$(seq -s, 0 1023)}" --input="f32[1024] {$(yes 1 | head -1024 | paste -sd,)}" > out.txt || fail "run"
+    head -1 out.txt | grep -q '^f32\[1024\] {0, 2.7182817, 14.778112, 60.25661, ' || fail "x * e^x of 0, 1, 2, 3: $(head -c 80 out.txt)"
+    tail -1 out.txt | grep -Eq '^f32\[1024\] \{(2\.7182817, ){1023}2\.7182817\}$' || fail "y * e^y of ones: $(tail -1 out.txt | head -c 80)"
+    ;;
   fusion)
     # The fusion pass: softmax and layernorm become one fusion each (row fusion, kInput), a
     # chain of elementwise ops one kLoop; the printed fused modules parse and verify again
