@@ -132,9 +132,12 @@ static inline int gs_cols_contiguous(const int64_t *col, int64_t n) {
 static inline int gs_tile_rows(int64_t m) { return m <= 4 ? 4 : m <= 8 ? 8 : m <= 12 ? 12 : 16; }
 
 /* One element at a time (a gs_fn): the column kernel's last columns and its tiles whose
- * columns are not one run. */
-#define GS_SCALAR(NAME, TB, TOF32)                                                                       \
-  static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, float *c, \
+ * columns are not one run.  One per instruction set (ATTR): compiled for the set's CPU, the
+ * multiply-adds are the same fused ones as its vector kernels' (a tail compiled for the
+ * baseline rounded each product: the last columns' bits then depended on where each set's
+ * strips end, 16 columns with AVX2 and up to 64 with AVX-512). */
+#define GS_SCALAR(NAME, ATTR, TB, TOF32)                                                                 \
+  ATTR static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, float *c, \
                    int64_t ldc) {                                                                        \
     const TB *b = (const TB *)bb->b;                                                                     \
     for (int64_t i = 0; i < rows; i++)                                                                   \
@@ -422,11 +425,13 @@ static inline int64_t gs_dots_block(int64_t bytes_per_column, int dc) {
  * host's (rt_isa.h). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GS_KERNELS(PREFIX, TB, LOAD, LOAD_512, TOF32)                                                    \
-  GS_SCALAR(PREFIX##_scalar, TB, TOF32)                                                                  \
+  GS_SCALAR(PREFIX##_scalar, , TB, TOF32)                                                                \
+  GS_SCALAR(PREFIX##_scalar_avx2, __attribute__((target("avx2,fma,f16c"))), TB, TOF32)                   \
+  GS_SCALAR(PREFIX##_scalar_avx512, __attribute__((target("avx512f,avx2,fma"))), TB, TOF32)              \
   GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar, 2, 2)                                   \
-  GS_SET_NARROW(PREFIX, avx2, __attribute__((target("avx2,fma,f16c"))), TB, LOAD, 8, TOF32, PREFIX##_scalar, 6, 4)\
+  GS_SET_NARROW(PREFIX, avx2, __attribute__((target("avx2,fma,f16c"))), TB, LOAD, 8, TOF32, PREFIX##_scalar_avx2, 6, 4)\
   GS_SET_WIDE(PREFIX, avx512, __attribute__((target("avx512f,avx2,fma"))), TB, LOAD_512, 16, TOF32,      \
-              PREFIX##_scalar)                                                                           \
+              PREFIX##_scalar_avx512)                                                                    \
   static gs_fn PREFIX##_kernel(int at) {                                                                 \
     int level = rt_isa_level();                                                                          \
     return level >= RT_ISA_AVX512 ? PREFIX##_avx512[at]                                                  \
@@ -435,7 +440,7 @@ static inline int64_t gs_dots_block(int64_t bytes_per_column, int dc) {
   }
 #else
 #define GS_KERNELS(PREFIX, TB, LOAD, LOAD_512, TOF32)                                                    \
-  GS_SCALAR(PREFIX##_scalar, TB, TOF32)                                                                  \
+  GS_SCALAR(PREFIX##_scalar, , TB, TOF32)                                                                \
   GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar, 2, 2)                                   \
   static gs_fn PREFIX##_kernel(int at) { return PREFIX##_base[at]; }
 #endif
