@@ -182,32 +182,30 @@ static inline int64_t gs_dots_block(int64_t bytes_per_column, int dc) {
       const TB *col[DC];                                                                                 \
       for (int x = 0; x < DC; x++)                                                                       \
         col[x] = b + (j + x < cols ? j + x : cols - 1) * cs;                                             \
-      {                                                                                                  \
-        gs_v##N##f acc[R][DC][H];                                                                        \
-        _Pragma("GCC unroll 16") for (int y = 0; y < R; y++)                                             \
-          _Pragma("GCC unroll 4") for (int x = 0; x < DC; x++)                                           \
-            _Pragma("GCC unroll 4") for (int h = 0; h < H; h++) acc[y][x][h] = (gs_v##N##f){0};          \
-        int64_t p = 0;                                                                                   \
-        for (; p + 16 <= k; p += 16) {                                                                   \
-          gs_v##N##f bv[DC][H];                                                                          \
-          _Pragma("GCC unroll 4") for (int x = 0; x < DC; x++) {                                         \
-            __builtin_prefetch(col[x] + 4 * cs + p, 0, 3); /* 4 columns ahead */                         \
-            _Pragma("GCC unroll 4") for (int h = 0; h < H; h++) bv[x][h] = LOAD(N, col[x] + p + h * N);  \
-          }                                                                                              \
-          _Pragma("GCC unroll 16") for (int y = 0; y < R; y++)                                           \
-            _Pragma("GCC unroll 4") for (int h = 0; h < H; h++) {                                        \
-              gs_v##N##f av = GS_LOAD_F32(N, af + (i + y) * k + p + h * N);                              \
-              _Pragma("GCC unroll 4") for (int x = 0; x < DC; x++) acc[y][x][h] += av * bv[x][h];        \
-            }                                                                                            \
-        }                                                                                                \
-        for (int y = 0; y < R && i + y < rows; y++)                                                      \
-          for (int x = 0; x < DC && j + x < cols; x++) {                                                 \
-            float sum = GS_HSUM16(N, acc[y][x]);                                                         \
-            for (int64_t q = p; q < k; q++)                                                              \
-              sum += af[(i + y) * k + q] * TOF32(col[x][q]);                                             \
-            c[(i + y) * ldc + j + x] = sum;                                                              \
-          }                                                                                              \
-      }                                                                                                  \
+      gs_v##N##f acc[R][DC][H];                                                                         \
+      _Pragma("GCC unroll 16") for (int y = 0; y < R; y++)                                              \
+        _Pragma("GCC unroll 4") for (int x = 0; x < DC; x++)                                            \
+          _Pragma("GCC unroll 4") for (int h = 0; h < H; h++) acc[y][x][h] = (gs_v##N##f){0};           \
+      int64_t p = 0;                                                                                    \
+      for (; p + 16 <= k; p += 16) {                                                                    \
+        gs_v##N##f bv[DC][H];                                                                           \
+        _Pragma("GCC unroll 4") for (int x = 0; x < DC; x++) {                                          \
+          __builtin_prefetch(col[x] + 4 * cs + p, 0, 3); /* 4 columns ahead */                          \
+          _Pragma("GCC unroll 4") for (int h = 0; h < H; h++) bv[x][h] = LOAD(N, col[x] + p + h * N);   \
+        }                                                                                               \
+        _Pragma("GCC unroll 16") for (int y = 0; y < R; y++)                                            \
+          _Pragma("GCC unroll 4") for (int h = 0; h < H; h++) {                                         \
+            gs_v##N##f av = GS_LOAD_F32(N, af + (i + y) * k + p + h * N);                               \
+            _Pragma("GCC unroll 4") for (int x = 0; x < DC; x++) acc[y][x][h] += av * bv[x][h];         \
+          }                                                                                             \
+      }                                                                                                 \
+      for (int y = 0; y < R && i + y < rows; y++)                                                       \
+        for (int x = 0; x < DC && j + x < cols; x++) {                                                  \
+          float sum = GS_HSUM16(N, acc[y][x]);                                                          \
+          for (int64_t q = p; q < k; q++)                                                               \
+            sum += af[(i + y) * k + q] * TOF32(col[x][q]);                                              \
+          c[(i + y) * ldc + j + x] = sum;                                                               \
+        }                                                                                               \
     }                                                                                                    \
   }
 

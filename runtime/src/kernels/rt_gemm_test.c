@@ -190,6 +190,15 @@ static void check_indexed_f32(hlo_context *ctx, int64_t batch, int64_t m1, int64
   free(a), free(b), free(c), free(ad), free(bd), free(ao), free(bo);
 }
 
+/* One step of a sum's chain as the few-rows kernels take it: s + x * y fused where they run
+ * at AVX2 or above, else a rounded product then a rounded sum. */
+static float chain_step(int fused, float s, float x, float y) {
+  if (fused)
+    return fmaf(x, y, s);
+  volatile float product = x * y;
+  return s + product;
+}
+
 /* Fills A (m x k, dense) and B (k rows of `width` elements) with values, and the offset tables
  * of hlo_rt_gemm_indexed_* for them: A's rows and depths dense, B's depth a row apart and its
  * column j at column(j) of the row. */
@@ -233,15 +242,8 @@ static void check_chain_f32(hlo_context *ctx, int64_t m, uint64_t seed) {
   for (int64_t i = 0; i < m && !bad; i++)
     for (int64_t j = 0; j < n && !bad; j++) {
       float s = 0;
-      for (int64_t p = 0; p < k; p++) {
-        float x = a[i * k + p], y = b[p * width + bo[1 + k + j]];
-        if (fused) {
-          s = fmaf(x, y, s);
-        } else {
-          volatile float product = x * y;
-          s = s + product;
-        }
-      }
+      for (int64_t p = 0; p < k; p++)
+        s = chain_step(fused, s, a[i * k + p], b[p * width + bo[1 + k + j]]);
       bad = memcmp(&s, &c[i * n + j], sizeof s) != 0;
       if (bad)
         printf("FAIL: few rows through tables, %lld rows: C[%lld][%lld] = %.9g, the depth-ordered chain %.9g\n",
@@ -290,15 +292,8 @@ static void check_dots_f32(hlo_context *ctx, int64_t m, uint64_t seed) {
   for (int64_t i = 0; i < m && !bad; i++)
     for (int64_t j = 0; j < n && !bad; j++) {
       float v[16] = {0}, t[8];
-      for (int64_t p = 0; p < k; p++) {
-        float x = a[i * k + p], y = b[j * k + p];
-        if (fused) {
-          v[p % 16] = fmaf(x, y, v[p % 16]);
-        } else {
-          volatile float product = x * y;
-          v[p % 16] = v[p % 16] + product;
-        }
-      }
+      for (int64_t p = 0; p < k; p++)
+        v[p % 16] = chain_step(fused, v[p % 16], a[i * k + p], b[j * k + p]);
       for (int l = 0; l < 8; l++)
         t[l] = v[l] + v[l + 8];
       for (int l = 0; l < 4; l++)
