@@ -35,11 +35,11 @@ typedef GEMM_T GEMM_NAME(v64b) __attribute__((vector_size(64), aligned(sizeof(GE
 GEMM_MICRO(GEMM_NAME(micro_base), , GEMM_T, GEMM_NAME(v16b), 4, 2, 1)
 #if GEMM_X86
 GEMM_MICRO(GEMM_NAME(micro_avx2), __attribute__((target("avx2,fma"))), GEMM_T, GEMM_NAME(v32b), 6, 2, 4)
-GEMM_MICRO(GEMM_NAME(micro_avx512), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 14, 2, 1)
+GEMM_MICRO(GEMM_NAME(micro_avx512), RT_TARGET_AVX512, GEMM_T, GEMM_NAME(v64b), 14, 2, 1)
 /* The AVX-512 tile's last-row-tile kernels, 1 to 13 rows (256 = 18 x 14 + 4 rows: without
  * them the last tile computes 14 rows for 4). */
 #define GEMM_EDGE512(R)                                                                              \
-  GEMM_MICRO_AS(GEMM_NAME(edge512_##R), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), R, \
+  GEMM_MICRO_AS(GEMM_NAME(edge512_##R), RT_TARGET_AVX512, GEMM_T, GEMM_NAME(v64b), R, \
                 14, 2, 1)
 GEMM_EDGE512(1)
 GEMM_EDGE512(2)
@@ -57,12 +57,12 @@ GEMM_EDGE512(13)
 #undef GEMM_EDGE512
 /* One vector of columns (16 f32, 8 f64) for products that narrow (the MLP's last layer has
  * 10 columns: the 2-vector tile computed 32 for them). */
-GEMM_MICRO(GEMM_NAME(micro_avx512_narrow), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 14, 1,
+GEMM_MICRO(GEMM_NAME(micro_avx512_narrow), RT_TARGET_AVX512, GEMM_T, GEMM_NAME(v64b), 14, 1,
            1)
 /* A read in place: 6 rows by 4 vectors (64 f32 or 32 f64 columns), and one row. */
-GEMM_MICRO_DIRECT(GEMM_NAME(direct_avx512), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b), 6,
+GEMM_MICRO_DIRECT(GEMM_NAME(direct_avx512), RT_TARGET_AVX512, GEMM_T, GEMM_NAME(v64b), 6,
                   4)
-GEMM_MICRO_DIRECT(GEMM_NAME(direct1_avx512), __attribute__((target("avx512f,avx2,fma"))), GEMM_T, GEMM_NAME(v64b),
+GEMM_MICRO_DIRECT(GEMM_NAME(direct1_avx512), RT_TARGET_AVX512, GEMM_T, GEMM_NAME(v64b),
                   1, 4)
 #endif
 

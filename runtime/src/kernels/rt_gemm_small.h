@@ -68,15 +68,27 @@ typedef uint32_t gs_v4u __attribute__((vector_size(16)));
 #include <immintrin.h>
 /* 16 bf16 in one vpmovzxwd and one shift (GCC splits the generic conversion into 256-bit
  * halves and joins them again: 7 instructions). */
+#ifndef RT_ISA_EMULATE_AVX512
 #define GS_LOAD_BF16_AVX512(N, p)                                                                \
   ((gs_v16f)_mm512_castsi512_ps(                                                                 \
       _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16)))
+#else /* compiled for AVX2 (rt_isa.h): the generic widening, the same values */
+#define GS_LOAD_BF16_AVX512(N, p) GS_WIDEN_BF16(16, p)
+#endif
 /* 8 bf16 in one vpmovzxwd and one shift (GCC's generic conversion takes 128-bit halves: 4 shuffles). */
 #define GS_LOAD_BF16_8(p)                                                                        \
   ((gs_v8f)_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16)))
 /* 8 and 16 f16 as f32: F16C's vcvtph2ps, exact, NaN quieted, as the scalar conversion. */
 #define GS_LOAD_F16_8(p) ((gs_v8f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p))))
+#ifndef RT_ISA_EMULATE_AVX512
 #define GS_LOAD_F16_AVX512(N, p) ((gs_v16f)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p))))
+#else /* two 8-lane conversions, the same values */
+#define GS_LOAD_F16_AVX512(N, p)                                                                 \
+  ({                                                                                             \
+    gs_v8f lo_ = GS_LOAD_F16_8(p), hi_ = GS_LOAD_F16_8((p) + 8);                                 \
+    __builtin_shufflevector(lo_, hi_, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);      \
+  })
+#endif
 #endif
 
 /* N f16 as f32: GS_LOAD_F16_N, with the instantiating file's scalar F16_TO_F32 for 4 lanes. */
@@ -425,10 +437,10 @@ static inline int64_t gs_dots_block(int64_t bytes_per_column, int dc) {
 #define GS_KERNELS(PREFIX, TB, LOAD, LOAD_512, TOF32)                                                    \
   GS_SCALAR(PREFIX##_scalar, , TB, TOF32)                                                                \
   GS_SCALAR(PREFIX##_scalar_avx2, __attribute__((target("avx2,fma,f16c"))), TB, TOF32)                   \
-  GS_SCALAR(PREFIX##_scalar_avx512, __attribute__((target("avx512f,avx2,fma"))), TB, TOF32)              \
+  GS_SCALAR(PREFIX##_scalar_avx512, RT_TARGET_AVX512, TB, TOF32)              \
   GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar, 2, 2)                                   \
   GS_SET_NARROW(PREFIX, avx2, __attribute__((target("avx2,fma,f16c"))), TB, LOAD, 8, TOF32, PREFIX##_scalar_avx2, 6, 4)\
-  GS_SET_WIDE(PREFIX, avx512, __attribute__((target("avx512f,avx2,fma"))), TB, LOAD_512, 16, TOF32,      \
+  GS_SET_WIDE(PREFIX, avx512, RT_TARGET_AVX512, TB, LOAD_512, 16, TOF32,      \
               PREFIX##_scalar_avx512)                                                                    \
   static gs_fn PREFIX##_kernel(int at) {                                                                 \
     int level = rt_isa_level();                                                                          \

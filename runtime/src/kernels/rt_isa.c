@@ -37,7 +37,11 @@ static int isa_cpu(void) {
   if (__builtin_cpu_supports("avx512f"))
     return RT_ISA_AMX;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+#ifdef RT_ISA_EMULATE_AVX512
+    return RT_ISA_AVX512; /* the AVX-512 forms compiled for AVX2 (rt_isa.h RT_TARGET_AVX512) */
+#else
     return RT_ISA_AVX2;
+#endif
 #endif
   return RT_ISA_BASE;
 }

@@ -19,6 +19,19 @@ enum {
   RT_ISA_AMX = 3,    /* AVX-512 and AMX's tiles where the CPU has them */
 };
 
+/* The target attribute of the kernels' AVX-512 forms that are written in generic vectors (the
+ * f32/f64 micro-kernels, the few-rows kernels).  A test build with RT_ISA_EMULATE_AVX512
+ * compiles them for AVX2 instead (GCC splits each 16-lane vector into two 8-lane ones: the
+ * same operations lane by lane, so the same bits) and reports level AVX512 on an AVX2 CPU, so
+ * a host without AVX-512 runs and checks their tiles, tails and blocking
+ * (unit.rt_gemm_test.avx512_emulated).  The few AVX-512 intrinsics among them take generic
+ * forms there; kernels that need more than AVX-512 F (BW, BF16, AMX) ask the CPU and stay out. */
+#ifdef RT_ISA_EMULATE_AVX512
+#define RT_TARGET_AVX512 __attribute__((target("avx2,fma,f16c")))
+#else
+#define RT_TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#endif
+
 /* The level this process's kernels use: the CPU's, lowered to HLO_RT_ISA when that names a
  * lower one.  Found once; the same answer for the life of the process. */
 int rt_isa_level(void);
