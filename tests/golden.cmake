@@ -38,6 +38,15 @@ add_test(NAME golden_at.nontemporal.avx2
   COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/golden.py --hlorun $<TARGET_FILE:hlorun> ${NONTEMPORAL_BN_CASES})
 set_tests_properties(golden_at.nontemporal.avx2 PROPERTIES
   ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache-nontemporal-avx2;HLO_RT_NONTEMPORAL_MIN_BYTES=1;HLO_RT_ISA=avx2")
+# Object code on several threads (compiler/driver/emit_parallel.c): the whole suite with every
+# module of two functions or more written as chunks on 3 threads (HLOC_CODEGEN_THREADS, which
+# hlorun's compiles take; by default only modules of about 4000 LLVM instructions are split),
+# against the same expected values.
+add_test(NAME golden_at.codegen_threads
+  COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/golden.py --hlorun $<TARGET_FILE:hlorun> --jobs 2
+          ${CMAKE_SOURCE_DIR}/testdata/golden)
+set_tests_properties(golden_at.codegen_threads PROPERTIES TIMEOUT 1800
+  ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache-codegen-threads;HLOC_CODEGEN_THREADS=3")
 # Constant convolution weights kept in the context in oneDNN's layout after the first call
 # (runtime/src/kernels/rt_dnnl.c): the convolution cases called three times in one process, the
 # last call's results compared.

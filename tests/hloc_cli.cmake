@@ -24,7 +24,7 @@ add_test(NAME cli.hloc.bad_entry_name COMMAND ${EXPECT} 2 "--entry-name must be 
 add_test(NAME cli.hloc.reserved_entry_name COMMAND ${EXPECT} 2 "--entry-name names a symbol of the C library or the runtime; choose another: exp" $<TARGET_FILE:hloc> ${OK_HLO} -o x.so --entry-name exp)
 add_test(NAME cli.hloc.binary_to_stdout COMMAND ${EXPECT} 2 "-o - writes only text kinds" $<TARGET_FILE:hloc> ${OK_HLO} --emit=so -o -)
 add_test(NAME cli.hloc.no_output COMMAND ${EXPECT} 2 "-o is required" $<TARGET_FILE:hloc> ${OK_HLO} --emit=obj)
-foreach(c roundtrip help_doc elided_ranges dce fold_dot_transposes merged_kernels)
+foreach(c roundtrip help_doc elided_ranges dce fold_dot_transposes merged_kernels codegen_threads)
   add_test(NAME cli.hloc.${c} COMMAND ${CMAKE_SOURCE_DIR}/tests/hloc_cli_cases.sh ${c} ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
 endforeach()
 add_test(NAME cli.hloc.elided_note COMMAND ${EXPECT} 0 "note: filled 1 elided constant"

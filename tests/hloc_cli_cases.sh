@@ -41,6 +41,34 @@ case $case_name in
     head -1 out.txt | grep -q '^f32\[1024\] {0, 2.7182817, 14.778112, 60.25661, ' || fail "x * e^x of 0, 1, 2, 3: $(head -c 80 out.txt)"
     tail -1 out.txt | grep -Eq '^f32\[1024\] \{(2\.7182817, ){1023}2\.7182817\}$' || fail "y * e^y of ones: $(tail -1 out.txt | head -c 80)"
     ;;
+  codegen_threads)
+    # Object code on several threads (compiler/driver/emit_parallel.c): a module with
+    # constant data and eleven results written as chunks on 3 threads gives the results of
+    # the one-object build bit for bit and exports the same symbols (the kernels became
+    # hidden symbols, not exported ones); HLOC_CODEGEN_THREADS asks the same; a small module
+    # left to the default is one object; bad counts are usage errors.
+    model=$src/testdata/golden/reuse_constant_writers
+    inputs="--input=$model/in0.npy --input=$model/in1.npy --input=$model/in2.npy"
+    "$hloc" "$model/model.hlo" -o one.so --codegen-threads=1 -v 2> one.txt || fail "compile on 1 thread"
+    ! grep -q "written on" one.txt || fail "1 thread: $(grep 'written on' one.txt)"
+    "$hloc" "$model/model.hlo" -o three.so --codegen-threads=3 -v 2> three.txt || fail "compile on 3 threads"
+    grep -q "object code written on 3 threads (10 objects)" three.txt || fail "3 threads: $(tail -1 three.txt)"
+    HLOC_CODEGEN_THREADS=3 "$hloc" "$model/model.hlo" -o env.so -v 2> env.txt || fail "compile with HLOC_CODEGEN_THREADS"
+    grep -q "written on 3 threads" env.txt || fail "HLOC_CODEGEN_THREADS=3: $(tail -1 env.txt)"
+    "$hloc" "$mlp" -o mlp.so -v 2> mlp.txt || fail "mlp"
+    ! grep -q "written on" mlp.txt || fail "a small module was split by default"
+    nm -D --defined-only one.so | awk '{print $3}' | sort > one.sym
+    nm -D --defined-only three.so | awk '{print $3}' | sort > three.sym
+    diff one.sym three.sym > /dev/null || fail "exported symbols differ: $(diff one.sym three.sym | head -3)"
+    ! grep -q "hlo\.kernel" three.sym || fail "a kernel is exported"
+    "$hlorun" one.so $inputs --output-dir out1 > /dev/null || fail "run the 1-thread build"
+    "$hlorun" three.so $inputs --output-dir out3 > /dev/null || fail "run the 3-thread build"
+    for i in $(seq 0 10); do
+      cmp -s "out1/out$i.npy" "out3/out$i.npy" || fail "result $i differs between 1 and 3 threads"
+    done
+    "$hloc" "$mlp" -o x.so --codegen-threads=9 2> bad.txt && fail "--codegen-threads=9 accepted"
+    grep -q "needs a count from 1 to 8" bad.txt || fail "--codegen-threads=9: $(cat bad.txt)"
+    ;;
   fusion)
     # The fusion pass: softmax and layernorm become one fusion each (row fusion, kInput), a
     # chain of elementwise ops one kLoop; the printed fused modules parse and verify again

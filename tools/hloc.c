@@ -36,6 +36,10 @@ static const char usage[] =
     "                         write loop results of at least N bytes (suffixes K, M, G; default\n"
     "                         64M) with non-temporal stores where their buffer is 64-byte aligned;\n"
     "                         off: never\n"
+    "  --codegen-threads=N    threads that write a .so's object code, 1 to 8 (default:\n"
+    "                         $HLOC_CODEGEN_THREADS, else one per CPU this process may use,\n"
+    "                         for modules of about 4000 LLVM instructions or more); results\n"
+    "                         are the same for every N\n"
     "  --dump-dir DIR         write the module after parsing (00-parsed.hlo) and after each pass\n"
     "                         (NN-<pass>.hlo), buffer-assignment.txt, and llvm-before-opt.ll /\n"
     "                         llvm-after-opt.ll, to DIR\n"
@@ -51,13 +55,24 @@ static const char usage[] =
     "  --help                 print this text\n"
     "  --version              print the version\n"
     "\n"
-    "environment: CC is the C compiler that links a .so (default cc).\n"
+    "environment: CC is the C compiler that links a .so (default cc); HLOC_CODEGEN_THREADS\n"
+    "is --codegen-threads' default (hlorun's compiles take it too).\n"
     "exit status: 0 ok, 1 internal or run-time error, 2 usage, parse or verification error\n";
 
 static int usage_error(const char *msg, const char *arg) {
   fprintf(stderr, "hloc: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
   fprintf(stderr, "try 'hloc --help'\n");
   return 2;
+}
+
+/* A thread count from 1 to 8 (--codegen-threads, HLOC_CODEGEN_THREADS). */
+static bool parse_threads(const char *v, int *out) {
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (*v < '0' || *v > '9' || *end || n < 1 || n > 8)
+    return false;
+  *out = (int)n;
+  return true;
 }
 
 static bool is_c_identifier(const char *s) {
@@ -87,6 +102,9 @@ int main(int argc, char **argv) {
   const char *input = NULL, *output = NULL, *header = NULL, *v;
   drv_emit emit = DRV_EMIT_SO;
   bool have_emit = false;
+  const char *threads_env = getenv("HLOC_CODEGEN_THREADS");
+  if (threads_env && *threads_env && !parse_threads(threads_env, &o.codegen_threads))
+    return usage_error("HLOC_CODEGEN_THREADS needs a count from 1 to 8", threads_env);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -115,6 +133,9 @@ int main(int argc, char **argv) {
     } else if ((v = cli_flag_value("--nontemporal-min-bytes", argc, argv, &i))) {
       if (!cli_parse_nontemporal(v, &o.nontemporal_min_bytes))
         return usage_error("--nontemporal-min-bytes needs a byte count > 0 (suffixes K, M, G) or 'off'", v);
+    } else if ((v = cli_flag_value("--codegen-threads", argc, argv, &i))) {
+      if (!parse_threads(v, &o.codegen_threads))
+        return usage_error("--codegen-threads needs a count from 1 to 8", v);
     } else if (strcmp(a, "--strict") == 0) {
       o.strict = true;
     } else if ((v = cli_flag_value("--dump-dir", argc, argv, &i))) {

@@ -11,6 +11,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,12 @@ static const char *pick_cpu(const drv_options *o, const char *triple, const char
   return cpu;
 }
 
+static LLVMCodeGenOptLevel codegen_level(const drv_options *o) {
+  static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
+                                               LLVMCodeGenLevelAggressive};
+  return levels[o->opt_level & 3];
+}
+
 static hlo_status make_target_machine(const drv_options *o, LLVMTargetMachineRef *out) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
@@ -123,11 +130,9 @@ static hlo_status make_target_machine(const drv_options *o, LLVMTargetMachineRef
   const char *features;
   const char *cpu = pick_cpu(o, triple, &features, to_free);
   hlo_status s = to_free[0] ? NULL : check_cpu(target, triple, cpu);
-  static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
-                                               LLVMCodeGenLevelAggressive};
   *out = NULL;
   if (!s)
-    *out = LLVMCreateTargetMachine(target, triple, cpu, features, levels[o->opt_level & 3], LLVMRelocPIC,
+    *out = LLVMCreateTargetMachine(target, triple, cpu, features, codegen_level(o), LLVMRelocPIC,
                                    LLVMCodeModelDefault);
   if (!s && !*out)
     s = hlo_status_make(HLO_INVALID_ARGUMENT, "cannot create a target machine for --target-cpu=%s", cpu);
@@ -244,20 +249,25 @@ static hlo_status find_runtime(char *out, size_t cap) {
                          "<prefix>/%s next to the hloc executable); rebuild or reinstall hloc", HLOC_INSTALL_LIBDIR);
 }
 
-#define MAX_LINK_ARGS 64
+#define MAX_LINK_ARGS 80
 
 /* argv for `$CC -shared -Wl,-soname,NAME -o OUT OBJ RUNTIME [ONEDNN GOMP] -lffi -lm -lpthread -ldl`; $CC
  * may hold words ("ccache gcc").  `words` is storage for the split copy of $CC.  The soname
  * is OUT's file name, so a program linked against OUT records that name (found through its
  * rpath or LD_LIBRARY_PATH), not the path OUT had when it was linked. */
-static void link_argv(const char *obj, const char *out, const char *rt, const char *soname, char *words,
-                      const char **argv) {
+static void link_argv(const char *const *objs, int n_objs, const char *out, const char *rt, const char *soname,
+                      char *words, const char **argv) {
   int n = 0;
-  for (char *w = strtok(words, " \t"); w && n < MAX_LINK_ARGS - 14; w = strtok(NULL, " \t"))
+  for (char *w = strtok(words, " \t"); w && n < MAX_LINK_ARGS - 16 - DRV_MAX_CODEGEN_CHUNKS; w = strtok(NULL, " \t"))
     argv[n++] = w;
   if (n == 0)
     argv[n++] = "cc";
-  const char *rest[] = {"-shared", soname, "-o", out, obj, rt,
+  const char *head[] = {"-shared", soname, "-o", out};
+  for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+    argv[n++] = head[i];
+  for (int i = 0; i < n_objs; i++)
+    argv[n++] = objs[i];
+  const char *rest[] = {rt,
 #ifdef HLOC_DNNL_LIBS
                         HLOC_DNNL_LIBS, HLOC_GOMP_LIB, /* runtime/src/kernels/rt_dnnl.c */
 #endif
@@ -265,7 +275,7 @@ static void link_argv(const char *obj, const char *out, const char *rt, const ch
   memcpy(argv + n, rest, sizeof rest);
 }
 
-static hlo_status run_linker(const char *obj, const char *out) {
+static hlo_status run_linker(const char *const *objs, int n_objs, const char *out) {
   char rt[PATH_MAX];
   HLO_RETURN_IF_ERROR(find_runtime(rt, sizeof rt)); /* exe dir is at most PATH_MAX/2 */
   const char *cc = getenv("CC");
@@ -275,7 +285,7 @@ static hlo_status run_linker(const char *obj, const char *out) {
   char soname[PATH_MAX + 16];
   snprintf(soname, sizeof soname, "-Wl,-soname,%s", strrchr(out, '/') ? strrchr(out, '/') + 1 : out);
   const char *argv[MAX_LINK_ARGS];
-  link_argv(obj, out, rt, soname, words, argv);
+  link_argv(objs, n_objs, out, rt, soname, words, argv);
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
@@ -304,16 +314,44 @@ static hlo_status temp_object(const char *out_path, char *obj, size_t cap) {
   return NULL;
 }
 
-static hlo_status emit_shared_object(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *out_path) {
-  char obj[PATH_MAX];
-  HLO_RETURN_IF_ERROR(temp_object(out_path, obj, sizeof obj));
-  char *err = NULL;
+/* Threads for the object code: as asked (--codegen-threads), else the CPUs this process may
+ * run on. */
+static int codegen_threads(const drv_options *o) {
+  int n = o->codegen_threads;
+  if (n <= 0) {
+    cpu_set_t set;
+    n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  }
+  return n < 1 ? 1 : n > DRV_MAX_CODEGEN_THREADS ? DRV_MAX_CODEGEN_THREADS : n;
+}
+
+/* The object code, in one file or in partitions written on several threads
+ * (emit_parallel.c), linked with the runtime into out_path. */
+static hlo_status emit_shared_object(const drv_options *o, LLVMTargetMachineRef tm, LLVMModuleRef mod,
+                                     const char *out_path) {
+  int threads = drv_codegen_threads(mod, codegen_threads(o), o->codegen_threads > 0), n_objs = threads ? drv_codegen_objects(threads) : 1;
+  char objs[1 + DRV_MAX_CODEGEN_CHUNKS][PATH_MAX];
+  const char *names[1 + DRV_MAX_CODEGEN_CHUNKS];
   hlo_status s = NULL;
-  if (LLVMTargetMachineEmitToFile(tm, mod, obj, LLVMObjectFile, &err))
-    s = llvm_error(obj, err);
-  else
-    s = run_linker(obj, out_path);
-  unlink(obj);
+  int made = 0;
+  while (made < n_objs && !s) {
+    s = temp_object(out_path, objs[made], sizeof objs[made]);
+    if (!s) {
+      names[made] = objs[made];
+      made++;
+    }
+  }
+  if (!s && o->verbose && threads)
+    fprintf(stderr, "hloc: object code written on %d threads (%d objects)\n", threads, n_objs);
+  char *err = NULL;
+  if (!s && !threads && LLVMTargetMachineEmitToFile(tm, mod, objs[0], LLVMObjectFile, &err))
+    s = llvm_error(objs[0], err);
+  else if (!s && threads)
+    s = drv_emit_partitioned(tm, codegen_level(o), mod, threads, names);
+  if (!s)
+    s = run_linker(names, n_objs, out_path);
+  for (int i = 0; i < made; i++)
+    unlink(objs[i]);
   return s;
 }
 
@@ -336,12 +374,13 @@ static hlo_status emit_to_stdout(LLVMTargetMachineRef tm, LLVMModuleRef mod, drv
   return NULL;
 }
 
-static hlo_status emit_output(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *out_path, drv_emit emit) {
+static hlo_status emit_output(const drv_options *o, LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *out_path,
+                              drv_emit emit) {
   char *err = NULL;
   if (strcmp(out_path, "-") == 0)
     return emit_to_stdout(tm, mod, emit);
   if (emit == DRV_EMIT_SO)
-    return emit_shared_object(tm, mod, out_path);
+    return emit_shared_object(o, tm, mod, out_path);
   if (emit == DRV_EMIT_LLVM) {
     if (LLVMPrintModuleToFile(mod, out_path, &err))
       return llvm_error(out_path, err);
@@ -400,7 +439,7 @@ static hlo_status lower_and_emit(ir_module *m, const char *out_path, drv_emit em
   HLO_RETURN_IF_ERROR(s);
   HLO_RETURN_IF_ERROR(dump_llvm(o, *mod, "llvm-after-opt.ll"));
   t0 = drv_now_ms();
-  s = emit_output(tm, *mod, out_path, emit);
+  s = emit_output(o, tm, *mod, out_path, emit);
   drv_time_stage(o, emit == DRV_EMIT_SO ? "emit object and link" : "emit", t0);
   return s;
 }

@@ -21,6 +21,29 @@ double drv_now_ms(void);
  * printed to stderr at once when o->timings is NULL. */
 void drv_time_stage(const drv_options *o, const char *stage, double t0);
 
+/* ---- emit_parallel.c: a shared object's code generated on several threads ---- */
+
+#include <llvm-c/TargetMachine.h>
+
+#define DRV_MAX_CODEGEN_THREADS 8
+#define DRV_MAX_CODEGEN_CHUNKS (3 * DRV_MAX_CODEGEN_THREADS)
+
+/* The threads to write mod's code on, given up to `threads`: 0 (one object) for one thread,
+ * a module of one function or with aliases, or, unless the caller `asked` for the threads, a
+ * small module; else the thread count, at most one per function. */
+int drv_codegen_threads(LLVMModuleRef mod, int threads, bool asked);
+
+/* How many object files drv_emit_partitioned writes with `threads` threads: the data and
+ * 3 chunks per thread. */
+int drv_codegen_objects(int threads);
+
+/* Writes mod's code on `threads` threads (this one included) as drv_codegen_objects(threads)
+ * object files objs[], to be linked together: objs[0] the data (global initializers), the
+ * others chunks of functions.  tm writes objs[0]; the other threads use target machines like
+ * it at `level`.  mod keeps the data and no function body afterwards. */
+HLO_MUST_USE hlo_status drv_emit_partitioned(LLVMTargetMachineRef tm, LLVMCodeGenOptLevel level, LLVMModuleRef mod,
+                                             int threads, const char *const *objs);
+
 /* Writes the C header of m's typed entry point to `path` ("-": standard output). */
 HLO_MUST_USE hlo_status drv_write_header(const ir_module *m, const drv_options *o, const char *path);
 
