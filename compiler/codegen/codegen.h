@@ -51,6 +51,9 @@ typedef struct cg_options {
  * loop done.  Only for x86 targets (`x86` false: nothing is changed). */
 void cg_mark_nontemporal_stores(LLVMModuleRef mod, bool x86);
 
+/* The LLVM instructions in fn's body (0 for a declaration). */
+size_t cg_count_instructions(LLVMValueRef fn);
+
 /* Emits `m` into a new LLVM module in `ctx` targeting `tm`; the caller owns *out_mod. */
 HLO_MUST_USE hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx,
                                        LLVMTargetMachineRef tm, LLVMModuleRef *out_mod);

@@ -59,7 +59,7 @@ char *cg_symbol_for_module(const char *name) {
  * training step took over 15 minutes at -O2). */
 enum { CG_OPTNONE_INSTRUCTIONS = 4000 };
 
-static size_t count_instructions(LLVMValueRef fn) {
+size_t cg_count_instructions(LLVMValueRef fn) {
   size_t n = 0;
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
     for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
@@ -68,7 +68,7 @@ static size_t count_instructions(LLVMValueRef fn) {
 }
 
 static void leave_large_function_unoptimized(cg_module *cm, LLVMValueRef fn) {
-  if (count_instructions(fn) < CG_OPTNONE_INSTRUCTIONS)
+  if (cg_count_instructions(fn) < CG_OPTNONE_INSTRUCTIONS)
     return;
   cg_add_attr(cm, fn, LLVMAttributeFunctionIndex, "noinline");
   cg_add_attr(cm, fn, LLVMAttributeFunctionIndex, "optnone");

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/codegen.h"
 #include "driver/driver_internal.h"
 
 /* Below this many LLVM instructions the module is written as one object unless threads were
@@ -30,14 +31,6 @@
  * ssd_mobilenet) costs more than it saves. */
 #define PAR_MIN_INSTRUCTIONS 4000
 #define PAR_CHUNKS_PER_THREAD 3
-
-static int64_t count_instructions(LLVMValueRef fn) {
-  int64_t n = 0;
-  for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(fn); b; b = LLVMGetNextBasicBlock(b))
-    for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
-      n++;
-  return n;
-}
 
 static bool is_defined_function(LLVMValueRef fn) { return LLVMCountBasicBlocks(fn) > 0; }
 
@@ -47,7 +40,7 @@ int drv_codegen_threads(LLVMModuleRef mod, int threads, bool asked) {
   int64_t total = 0, defined = 0;
   for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
     if (is_defined_function(fn)) {
-      total += count_instructions(fn);
+      total += (int64_t)cg_count_instructions(fn);
       defined++;
     }
   if (defined < 2 || (!asked && total < PAR_MIN_INSTRUCTIONS))
@@ -120,7 +113,7 @@ static int *deal_functions(LLVMModuleRef mod, int chunks, int *n_functions) {
   }
   int i = 0;
   for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn), i++) {
-    size[i] = is_defined_function(fn) ? count_instructions(fn) + 1 : 0;
+    size[i] = is_defined_function(fn) ? (int64_t)cg_count_instructions(fn) + 1 : 0;
     owner[i] = -1;
   }
   for (;;) {
