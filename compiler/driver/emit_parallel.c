@@ -74,28 +74,31 @@ static void make_local_symbols_hidden(LLVMModuleRef mod) {
       make_hidden(g, &unnamed);
 }
 
-/* Replaces `old` (a definition) by `decl` (a declaration of the same symbol) everywhere. */
-static void take_place(LLVMValueRef old, LLVMValueRef decl) {
-  size_t len;
-  const char *name = LLVMGetValueName2(old, &len);
-  char *copy = strndup(name, len);
+/* fn's body leaves this module: a declaration of the same symbol takes its place (calls
+ * keep their own calling convention and attributes). */
+static void drop_function(LLVMModuleRef mod, LLVMValueRef fn) {
+  LLVMValueRef decl = LLVMAddFunction(mod, "", LLVMGlobalGetValueType(fn));
+  LLVMSetFunctionCallConv(decl, LLVMGetFunctionCallConv(fn));
   LLVMSetLinkage(decl, LLVMExternalLinkage); /* a declaration's only linkage; weak definitions too */
-  LLVMSetVisibility(decl, LLVMGetVisibility(old));
-  LLVMReplaceAllUsesWith(old, decl);
-  if (LLVMIsAFunction(old))
-    LLVMDeleteFunction(old);
-  else
-    LLVMDeleteGlobal(old);
+  LLVMSetVisibility(decl, LLVMGetVisibility(fn));
+  size_t len;
+  const char *name = LLVMGetValueName2(fn, &len);
+  char *copy = strndup(name, len);
+  LLVMReplaceAllUsesWith(fn, decl);
+  LLVMDeleteFunction(fn);
   LLVMSetValueName2(decl, copy ? copy : "", copy ? len : 0);
   free(copy);
 }
 
-/* fn's body leaves this module: a declaration takes its place (calls keep their own
- * calling convention and attributes). */
-static void drop_function(LLVMModuleRef mod, LLVMValueRef fn) {
-  LLVMValueRef decl = LLVMAddFunction(mod, "", LLVMGlobalGetValueType(fn));
-  LLVMSetFunctionCallConv(decl, LLVMGetFunctionCallConv(fn));
-  take_place(fn, decl);
+/* Sizes of the functions to deal, for qsort: the largest first, then in module order. */
+typedef struct fn_size {
+  int64_t size;
+  int index;
+} fn_size;
+
+static int larger_first(const void *a, const void *b) {
+  const fn_size *x = a, *y = b;
+  return x->size != y->size ? (x->size < y->size ? 1 : -1) : x->index - y->index;
 }
 
 /* owner[i] for the i-th function: the largest first, each to the chunk with the fewest
@@ -105,33 +108,29 @@ static int *deal_functions(LLVMModuleRef mod, int chunks, int *n_functions) {
   for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
     n++;
   int *owner = malloc(((size_t)n + 1) * sizeof *owner);
-  int64_t *size = calloc((size_t)n + 1, sizeof *size), load[DRV_MAX_CODEGEN_CHUNKS] = {0};
-  if (!owner || !size) {
+  fn_size *sizes = malloc(((size_t)n + 1) * sizeof *sizes);
+  int64_t load[DRV_MAX_CODEGEN_CHUNKS] = {0};
+  if (!owner || !sizes) {
     free(owner);
-    free(size);
+    free(sizes);
     return NULL;
   }
-  int i = 0;
+  int i = 0, defined = 0;
   for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn), i++) {
-    size[i] = is_defined_function(fn) ? (int64_t)cg_count_instructions(fn) + 1 : 0;
     owner[i] = -1;
+    if (is_defined_function(fn))
+      sizes[defined++] = (fn_size){(int64_t)cg_count_instructions(fn) + 1, i};
   }
-  for (;;) {
-    int big = -1;
-    for (int f = 0; f < n; f++)
-      if (size[f] > 0 && (big < 0 || size[f] > size[big]))
-        big = f;
-    if (big < 0)
-      break;
+  qsort(sizes, (size_t)defined, sizeof *sizes, larger_first);
+  for (int f = 0; f < defined; f++) {
     int c = 0;
     for (int q = 1; q < chunks; q++)
       if (load[q] < load[c])
         c = q;
-    owner[big] = c;
-    load[c] += size[big];
-    size[big] = 0;
+    owner[sizes[f].index] = c;
+    load[c] += sizes[f].size;
   }
-  free(size);
+  free(sizes);
   *n_functions = n;
   return owner;
 }
