@@ -65,11 +65,11 @@ static int usage_error(const char *msg, const char *arg) {
   return 2;
 }
 
-/* A thread count from 1 to 8 (--codegen-threads, HLOC_CODEGEN_THREADS). */
+/* A thread count from 1 to DRV_MAX_CODEGEN_THREADS (--codegen-threads, HLOC_CODEGEN_THREADS). */
 static bool parse_threads(const char *v, int *out) {
   char *end;
   long n = strtol(v, &end, 10);
-  if (*v < '0' || *v > '9' || *end || n < 1 || n > 8)
+  if (*v < '0' || *v > '9' || *end || n < 1 || n > DRV_MAX_CODEGEN_THREADS)
     return false;
   *out = (int)n;
   return true;

@@ -325,11 +325,12 @@ static int codegen_threads(const drv_options *o) {
   return n < 1 ? 1 : n > DRV_MAX_CODEGEN_THREADS ? DRV_MAX_CODEGEN_THREADS : n;
 }
 
-/* The object code, in one file or in partitions written on several threads
- * (emit_parallel.c), linked with the runtime into out_path. */
+/* The object code, in one file or in chunks written on several threads (emit_parallel.c),
+ * linked with the runtime into out_path. */
 static hlo_status emit_shared_object(const drv_options *o, LLVMTargetMachineRef tm, LLVMModuleRef mod,
                                      const char *out_path) {
-  int threads = drv_codegen_threads(mod, codegen_threads(o), o->codegen_threads > 0), n_objs = threads ? drv_codegen_objects(threads) : 1;
+  int threads = drv_codegen_threads(mod, codegen_threads(o), o->codegen_threads > 0);
+  int n_objs = drv_codegen_objects(threads);
   char objs[1 + DRV_MAX_CODEGEN_CHUNKS][PATH_MAX];
   const char *names[1 + DRV_MAX_CODEGEN_CHUNKS];
   hlo_status s = NULL;

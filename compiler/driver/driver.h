@@ -17,6 +17,8 @@ typedef enum drv_emit {
   DRV_EMIT_NONE /* verify only */
 } drv_emit;
 
+#define DRV_MAX_CODEGEN_THREADS 8 /* the most --codegen-threads takes */
+
 typedef struct drv_options {
   int opt_level;            /* 0..3, default 2 */
   const char *target_cpu;   /* "native" (default), "generic", or an LLVM CPU name */
@@ -35,7 +37,7 @@ typedef struct drv_options {
   int64_t nontemporal_min_bytes; /* --nontemporal-min-bytes (cg_options'); 0 default, < 0 never */
   int codegen_threads;      /* --codegen-threads: threads writing a .so's object code (any
                              * module of 2 functions or more); 0: one per CPU this process may
-                             * use (at most 8) for modules of 4000 LLVM instructions or more */
+                             * use (at most DRV_MAX_CODEGEN_THREADS) for modules of 4000 LLVM instructions or more */
 } drv_options;
 
 void drv_options_init(drv_options *o);

@@ -25,7 +25,6 @@ void drv_time_stage(const drv_options *o, const char *stage, double t0);
 
 #include <llvm-c/TargetMachine.h>
 
-#define DRV_MAX_CODEGEN_THREADS 8
 #define DRV_MAX_CODEGEN_CHUNKS (3 * DRV_MAX_CODEGEN_THREADS)
 
 /* The threads to write mod's code on, given up to `threads`: 0 (one object) for one thread,
@@ -33,8 +32,8 @@ void drv_time_stage(const drv_options *o, const char *stage, double t0);
  * small module; else the thread count, at most one per function. */
 int drv_codegen_threads(LLVMModuleRef mod, int threads, bool asked);
 
-/* How many object files drv_emit_partitioned writes with `threads` threads: the data and
- * 3 chunks per thread. */
+/* How many object files a .so is linked from with `threads` threads (drv_codegen_threads):
+ * one for 0, else the data and 3 chunks per thread (drv_emit_partitioned). */
 int drv_codegen_objects(int threads);
 
 /* Writes mod's code on `threads` threads (this one included) as drv_codegen_objects(threads)

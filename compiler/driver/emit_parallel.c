@@ -34,6 +34,14 @@
 
 static bool is_defined_function(LLVMValueRef fn) { return LLVMCountBasicBlocks(fn) > 0; }
 
+/* Functions in mod, declarations included: the index space of a deal. */
+static int count_functions(LLVMModuleRef mod) {
+  int n = 0;
+  for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
+    n++;
+  return n;
+}
+
 int drv_codegen_threads(LLVMModuleRef mod, int threads, bool asked) {
   if (threads < 2 || LLVMGetFirstGlobalAlias(mod) || LLVMGetFirstGlobalIFunc(mod))
     return 0;
@@ -104,9 +112,7 @@ static int larger_first(const void *a, const void *b) {
 /* owner[i] for the i-th function: the largest first, each to the chunk with the fewest
  * instructions so far (ties to the lowest index); -1 for declarations. */
 static int *deal_functions(LLVMModuleRef mod, int chunks, int *n_functions) {
-  int n = 0;
-  for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
-    n++;
+  int n = count_functions(mod);
   int *owner = malloc(((size_t)n + 1) * sizeof *owner);
   fn_size *sizes = malloc(((size_t)n + 1) * sizeof *sizes);
   int64_t load[DRV_MAX_CODEGEN_CHUNKS] = {0};
@@ -192,9 +198,7 @@ static void work_failed(par_work *w, const char *what, char *llvm_msg) {
  * in the same order) and drops the special arrays (llvm.used, llvm.global_ctors), which
  * the data object carries.  False when the functions do not line up. */
 static bool keep_chunk(LLVMModuleRef mod, const par_work *w, int c) {
-  int n = 0;
-  for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
-    n++;
+  int n = count_functions(mod);
   if (n != w->n_functions)
     return false;
   LLVMValueRef fn = LLVMGetFirstFunction(mod);
@@ -242,7 +246,7 @@ static void *take_chunks(void *arg) {
   return NULL;
 }
 
-int drv_codegen_objects(int threads) { return 1 + threads * PAR_CHUNKS_PER_THREAD; }
+int drv_codegen_objects(int threads) { return threads ? 1 + threads * PAR_CHUNKS_PER_THREAD : 1; }
 
 /* The functions without the data to bitcode; then mod keeps the data and no function body. */
 static hlo_status split_module(LLVMModuleRef mod, LLVMMemoryBufferRef *bitcode) {

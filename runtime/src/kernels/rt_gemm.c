@@ -178,9 +178,13 @@ static gemm_blocks gemm_blocking(int64_t rows, int64_t cols, int64_t k, int mr, 
  * row of W, its depths contiguous, cs apart) by depths [0, kc) into dst[p*nr + jj]: blocks of
  * as many depths go through registers (rt_transpose16.h), the last depths one at a time. */
 #ifndef RT_ISA_EMULATE_AVX512
-__attribute__((target("avx512f"))) static void gemm_pack_bt16_f32(const float *b, int64_t cs, int64_t kc, int nr,
-                                                                   float *dst) {
+#define GEMM_PACK_BT16_ATTR __attribute__((target("avx512f")))
+#else /* compiled for AVX2 (rt_isa.h): every depth one at a time, the same copy */
+#define GEMM_PACK_BT16_ATTR
+#endif
+GEMM_PACK_BT16_ATTR static void gemm_pack_bt16_f32(const float *b, int64_t cs, int64_t kc, int nr, float *dst) {
   int64_t p0 = 0;
+#ifndef RT_ISA_EMULATE_AVX512
   for (; p0 + 16 <= kc; p0 += 16) {
     __m512 r[16];
     for (int i = 0; i < 16; i++)
@@ -189,9 +193,6 @@ __attribute__((target("avx512f"))) static void gemm_pack_bt16_f32(const float *b
     for (int q = 0; q < 16; q++) /* depth p0 + q of the 16 columns */
       _mm512_storeu_ps(dst + (p0 + q) * nr, r[q]);
   }
-#else /* compiled for AVX2 (rt_isa.h): every depth one at a time, the same copy */
-static void gemm_pack_bt16_f32(const float *b, int64_t cs, int64_t kc, int nr, float *dst) {
-  int64_t p0 = 0;
 #endif
   for (; p0 < kc; p0++)
     for (int i = 0; i < 16; i++)
