@@ -175,11 +175,9 @@ static inline int64_t gs_dots_block(int64_t bytes_per_column, int dc) {
 }
 
 /* B's depth contiguous (column j at b + j*stride): tiles of R rows by DC columns of dot products
- * (4 x 4, and 8 x 2 for 5 to 8 rows, where there are 32 vector registers: 8 rows of
- * 11 x 1152 x 13824 from memory 29.4 -> 24.5 ms; taller tiles were no faster for 11 rows and
- * slower for 16; 4 x 1 where 16); af holds a multiple of R rows.  Columns past
- * the last repeat it (their results are dropped).  Each dot product is 16 lanes over the
- * depths in order, then a fixed tree, whatever the tile. */
+ * (each set's tiles: gs_dots_set below); af holds a multiple of R rows.  Columns past the last
+ * repeat it (their results are dropped).  Each dot product is 16 lanes over the depths in
+ * order, then a fixed tree, whatever the tile. */
 #define GS_DOTS(NAME, ATTR, TB, LOAD, N, TOF32, R, DC)                                                   \
   ATTR static void NAME(const float *af, int64_t rows, int64_t k, const gs_b *bb, int64_t c0, int64_t cols, \
                         float *c, int64_t ldc) {                                                         \
@@ -399,36 +397,71 @@ static inline int64_t gs_dots_block(int64_t bytes_per_column, int dc) {
     SCALAR(af, rows, k, bb, c0 + full, cols - full, c + full, ldc);                                      \
   }
 
-/* One instruction set's kernels as the table PREFIX_SUF (GS_TABLE entries): the dots kernel
- * of 4-row tiles, the column kernels for tiles of 4, 8, 12 and 16 rows (index
- * gs_tile_rows / 4), the row-streaming one (index 5), then the dots kernel of 8-row tiles
- * (index 6, for 5 to 8 rows; NULL where there is none).  GS_SET_WIDE, for AVX-512's 32
- * registers of 16 lanes: tiles of up to 24 accumulators.  GS_SET_NARROW, for AVX2's and SSE's
- * 16 registers of 8 or 4 lanes: 4 rows by 16 columns (8 registers of AVX2) and dot tiles of
- * 4 x 1. */
-#define GS_TABLE 7
+/* The dots kernels of one instruction set (B's depth contiguous): by_rows[r] takes tiles of r
+ * rows (NULL where the set has none), rows[m] is the tile for m rows of A.  Each result's bits
+ * are the same whatever the tile (GS_DOTS), so the tables are free to follow the speed. */
+#define GS_DOTS_MAX_ROWS 8
+typedef struct gs_dots_set {
+  gs_fn by_rows[GS_DOTS_MAX_ROWS + 1];
+  unsigned char rows[GS_MAX_M + 1];
+} gs_dots_set;
+
+/* One instruction set's kernels as the table PREFIX_SUF (GS_TABLE entries: the row-streaming
+ * kernel at index 0, the column kernels for tiles of 4, 8, 12 and 16 rows at gs_tile_rows / 4)
+ * and its dots kernels as PREFIX_SUF_dots.  GS_SET_WIDE, for AVX-512's 32 registers of 16
+ * lanes: tiles of up to 24 accumulators; dots tiles of 1 x 8 and 2 x 4 for 1 and 2 rows,
+ * 8 x 2 for 5 to 8 (8 rows of 11 x 1152 x 13824 from memory 29.4 -> 24.5 ms), else 4 x 4
+ * (taller tiles were no faster for 11 rows and slower for 16).
+ * GS_SET_NARROW, for AVX2's and SSE's 16 registers of 8 or 4 lanes: 4 rows by 16 columns
+ * (8 registers of AVX2), a panel kernel, and the dots tiles of GS_DOTS_NARROW_##DOTS. */
+#define GS_TABLE 5
 #define GS_SET_WIDE(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32, SCALAR)                                       \
-  GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD, N, TOF32, 4, 4)                                           \
+  GS_DOTS(PREFIX##_dots1_##SUF, ATTR, TB, LOAD, N, TOF32, 1, 8)                                          \
+  GS_DOTS(PREFIX##_dots2_##SUF, ATTR, TB, LOAD, N, TOF32, 2, 4)                                          \
+  GS_DOTS(PREFIX##_dots4_##SUF, ATTR, TB, LOAD, N, TOF32, 4, 4)                                          \
   GS_DOTS(PREFIX##_dots8_##SUF, ATTR, TB, LOAD, N, TOF32, 8, 2)                                          \
   GS_COLS(PREFIX##_cols4_##SUF, ATTR, TB, LOAD, N, SCALAR, 4, 4)                                         \
   GS_COLS(PREFIX##_cols8_##SUF, ATTR, TB, LOAD, N, SCALAR, 8, 2)                                         \
   GS_COLS(PREFIX##_cols12_##SUF, ATTR, TB, LOAD, N, SCALAR, 12, 2)                                       \
   GS_COLS(PREFIX##_cols16_##SUF, ATTR, TB, LOAD, N, SCALAR, 16, 1)                                       \
   GS_GEMV(PREFIX##_gemv_##SUF, ATTR, TB, LOAD, N, SCALAR)                                                \
-  static const gs_fn PREFIX##_##SUF[GS_TABLE] = {PREFIX##_dots_##SUF,   PREFIX##_cols4_##SUF,          \
-                                                 PREFIX##_cols8_##SUF,  PREFIX##_cols12_##SUF,         \
-                                                 PREFIX##_cols16_##SUF, PREFIX##_gemv_##SUF,           \
-                                                 PREFIX##_dots8_##SUF};
-#define GS_SET_NARROW(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32, SCALAR, PANEL_R, PANEL_R2)                 \
-  GS_DOTS(PREFIX##_dots_##SUF, ATTR, TB, LOAD, N, TOF32, 4, 1)                                          \
+  static const gs_fn PREFIX##_##SUF[GS_TABLE] = {PREFIX##_gemv_##SUF, PREFIX##_cols4_##SUF,              \
+                                                 PREFIX##_cols8_##SUF, PREFIX##_cols12_##SUF,            \
+                                                 PREFIX##_cols16_##SUF};                                 \
+  static const gs_dots_set PREFIX##_##SUF##_dots = {                                                     \
+      {[1] = PREFIX##_dots1_##SUF, [2] = PREFIX##_dots2_##SUF, [4] = PREFIX##_dots4_##SUF,               \
+       [8] = PREFIX##_dots8_##SUF},                                                                      \
+      {0, 1, 2, 4, 4, 8, 8, 8, 8, 4, 4, 4, 4, 4, 4, 4, 4}};
+#define GS_SET_NARROW(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32, SCALAR, PANEL_R, PANEL_R2, DOTS)           \
+  GS_DOTS_NARROW_##DOTS(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32)                                           \
   GS_COLS(PREFIX##_cols_##SUF, ATTR, TB, LOAD, N, SCALAR, 4, 1)                                         \
   GS_PANEL(PREFIX##_panel_##SUF##_r, ATTR, TB, LOAD, N, SCALAR, PANEL_R)                                \
   GS_PANEL(PREFIX##_panel_##SUF##_r2, ATTR, TB, LOAD, N, SCALAR, PANEL_R2)                              \
   GS_PANEL_PICK(PREFIX##_panel_##SUF, PANEL_R, PANEL_R2)                                                \
   GS_GEMV(PREFIX##_gemv_##SUF, ATTR, TB, LOAD, N, SCALAR)                                               \
-  static const gs_fn PREFIX##_##SUF[GS_TABLE] = {PREFIX##_dots_##SUF,  PREFIX##_cols_##SUF,             \
+  static const gs_fn PREFIX##_##SUF[GS_TABLE] = {PREFIX##_gemv_##SUF, PREFIX##_cols_##SUF,               \
                                                  PREFIX##_panel_##SUF, PREFIX##_panel_##SUF,            \
-                                                 PREFIX##_panel_##SUF, PREFIX##_gemv_##SUF, NULL};
+                                                 PREFIX##_panel_##SUF};
+/* SSE's 4-lane vectors: a dot product is 4 vectors, so 4 x 1 tiles fill the 16 registers. */
+#define GS_DOTS_NARROW_4(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32)                                         \
+  GS_DOTS(PREFIX##_dots4_##SUF, ATTR, TB, LOAD, N, TOF32, 4, 1)                                          \
+  static const gs_dots_set PREFIX##_##SUF##_dots = {{[4] = PREFIX##_dots4_##SUF},                        \
+                                                    {0, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}};
+/* AVX2's 8-lane vectors, a dot product in 2 registers: tiles of 1 to 6 rows, at most 12
+ * accumulators and the widened B beside them.  Every row of a 4-row tile for 1 to 3 rows was
+ * computed (zero rows of A), and 11 rows took 3 passes over B; now the tile is the rows
+ * themselves up to 6, and above 6 the one of 4, 5 or 6 rows that pads least, then passes least. */
+#define GS_DOTS_NARROW_8(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32)                                         \
+  GS_DOTS(PREFIX##_dots1_##SUF, ATTR, TB, LOAD, N, TOF32, 1, 4)                                          \
+  GS_DOTS(PREFIX##_dots2_##SUF, ATTR, TB, LOAD, N, TOF32, 2, 2)                                          \
+  GS_DOTS(PREFIX##_dots3_##SUF, ATTR, TB, LOAD, N, TOF32, 3, 1)                                          \
+  GS_DOTS(PREFIX##_dots4_##SUF, ATTR, TB, LOAD, N, TOF32, 4, 1)                                          \
+  GS_DOTS(PREFIX##_dots5_##SUF, ATTR, TB, LOAD, N, TOF32, 5, 1)                                          \
+  GS_DOTS(PREFIX##_dots6_##SUF, ATTR, TB, LOAD, N, TOF32, 6, 1)                                          \
+  static const gs_dots_set PREFIX##_##SUF##_dots = {                                                     \
+      {[1] = PREFIX##_dots1_##SUF, [2] = PREFIX##_dots2_##SUF, [3] = PREFIX##_dots3_##SUF,               \
+       [4] = PREFIX##_dots4_##SUF, [5] = PREFIX##_dots5_##SUF, [6] = PREFIX##_dots6_##SUF},              \
+      {0, 1, 2, 3, 4, 5, 6, 4, 4, 5, 5, 6, 6, 5, 5, 5, 4}};
 
 /* Every kernel for the element type TB (LOAD(N, p): N elements as f32; LOAD_512: its AVX-512
  * form; TOF32: one element as f32) and PREFIX_kernel(index into the table), which picks the
@@ -438,8 +471,9 @@ static inline int64_t gs_dots_block(int64_t bytes_per_column, int dc) {
   GS_SCALAR(PREFIX##_scalar, , TB, TOF32)                                                                \
   GS_SCALAR(PREFIX##_scalar_avx2, __attribute__((target("avx2,fma,f16c"))), TB, TOF32)                   \
   GS_SCALAR(PREFIX##_scalar_avx512, RT_TARGET_AVX512, TB, TOF32)              \
-  GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar, 2, 2)                                   \
-  GS_SET_NARROW(PREFIX, avx2, __attribute__((target("avx2,fma,f16c"))), TB, LOAD, 8, TOF32, PREFIX##_scalar_avx2, 6, 4)\
+  GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar, 2, 2, 4)                            \
+  GS_SET_NARROW(PREFIX, avx2, __attribute__((target("avx2,fma,f16c"))), TB, LOAD, 8, TOF32,              \
+                PREFIX##_scalar_avx2, 6, 4, 8)                                                           \
   GS_SET_WIDE(PREFIX, avx512, RT_TARGET_AVX512, TB, LOAD_512, 16, TOF32,      \
               PREFIX##_scalar_avx512)                                                                    \
   static gs_fn PREFIX##_kernel(int at) {                                                                 \
@@ -447,12 +481,19 @@ static inline int64_t gs_dots_block(int64_t bytes_per_column, int dc) {
     return level >= RT_ISA_AVX512 ? PREFIX##_avx512[at]                                                  \
            : level == RT_ISA_AVX2 ? PREFIX##_avx2[at]                                                    \
                                   : PREFIX##_base[at];                                                   \
+  }                                                                                                      \
+  static const gs_dots_set *PREFIX##_kernel_dots(void) {                                                 \
+    int level = rt_isa_level();                                                                          \
+    return level >= RT_ISA_AVX512 ? &PREFIX##_avx512_dots                                                \
+           : level == RT_ISA_AVX2 ? &PREFIX##_avx2_dots                                                  \
+                                  : &PREFIX##_base_dots;                                                 \
   }
 #else
 #define GS_KERNELS(PREFIX, TB, LOAD, LOAD_512, TOF32)                                                    \
   GS_SCALAR(PREFIX##_scalar, , TB, TOF32)                                                                \
-  GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar, 2, 2)                                   \
-  static gs_fn PREFIX##_kernel(int at) { return PREFIX##_base[at]; }
+  GS_SET_NARROW(PREFIX, base, , TB, LOAD, 4, TOF32, PREFIX##_scalar, 2, 2, 4)                            \
+  static gs_fn PREFIX##_kernel(int at) { return PREFIX##_base[at]; }                                     \
+  static const gs_dots_set *PREFIX##_kernel_dots(void) { return &PREFIX##_base_dots; }
 #endif
 
 /* Whether the few-rows path beats the packed kernels for m rows by a B of row stride rs,
@@ -486,7 +527,7 @@ static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col)
  * f32 copy padded with zero rows to the tile, the kernel, then FINISH on the finished part)
  * and GS_SPLIT's functions around it.  JOB has the fields m, n, kk, a, a_rs, a_cs, a_row,
  * a_dep, b, b_rs, b_cs, b_dep, b_col and c (f32, dense: row stride n); A_F32(x) widens an
- * element of A; KERNEL(index) picks the kernel; BATCH_AT, FINISH, NAIVE and THREADS are the
+ * element of A; KERNEL(index) picks the kernel and KERNEL_dots() the dots set; BATCH_AT, FINISH, NAIVE and THREADS are the
  * file's own functions. */
 #define GS_DRIVER(PREFIX, JOB, BATCH_JOB, A_F32, KERNEL, BATCH_AT, FINISH, NAIVE, THREADS)                \
   GS_COLUMNS(PREFIX, JOB, A_F32, KERNEL, FINISH)                                                         \
@@ -494,9 +535,10 @@ static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col)
 
 #define GS_COLUMNS(PREFIX, JOB, A_F32, KERNEL, FINISH)                                                   \
   static int PREFIX##_columns(const JOB *j, int64_t c0, int64_t c1) {                                    \
-    int dots = !j->b_col && j->b_rs == 1, tall = dots && gs_tile_rows(j->m) == 8 && KERNEL(6);           \
-    int tile = dots ? (tall ? 8 : 4) : gs_tile_rows(j->m);                                               \
-    int at = dots ? (tall ? 6 : 0) : !j->b_col && j->m <= 4 ? 5 : tile / 4;                                       \
+    int dots = !j->b_col && j->b_rs == 1;                                                                \
+    const gs_dots_set *ds = KERNEL##_dots();                                                             \
+    int tile = dots ? ds->rows[j->m] : gs_tile_rows(j->m);                                               \
+    gs_fn kernel = dots ? ds->by_rows[tile] : KERNEL(!j->b_col && j->m <= 4 ? 0 : tile / 4);             \
     int64_t padded = (j->m + tile - 1) / tile * tile;                                                    \
     float *af = hlo_rt_alloc(NULL, (int64_t)sizeof(float) * padded * j->kk);                             \
     if (!af)                                                                                             \
@@ -507,7 +549,7 @@ static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col)
                             : j->a_row   ? A_F32(j->a[j->a_row[i] + j->a_dep[p]])                        \
                                          : A_F32(j->a[i * j->a_rs + p * j->a_cs]);                       \
     gs_b bb = {.b = j->b, .stride = dots ? j->b_cs : j->b_rs, .dep = j->b_dep, .col = j->b_col};          \
-    KERNEL(at)(af, j->m, j->kk, &bb, c0, c1 - c0, (float *)j->c + c0, j->n);                             \
+    kernel(af, j->m, j->kk, &bb, c0, c1 - c0, (float *)j->c + c0, j->n);                                 \
     FINISH(j, 0, j->m, c0, c1 - c0);                                                                     \
     hlo_rt_free(NULL, af);                                                                               \
     return 1;                                                                                            \

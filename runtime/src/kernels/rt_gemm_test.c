@@ -831,7 +831,7 @@ static void run_sizes(hlo_context *ctx) {
     check_chain_f32(ctx, m, seed + 300 + (uint64_t)m);
   check_gappy_tail_f32(ctx, 7, seed + 500);
   check_gappy_tail_f32(ctx, 12, seed + 501);
-  for (int64_t m = 1; m <= 16; m += 3) /* 1, 4, 7, 10, 13, 16 rows: every dots tile */
+  for (int64_t m = 1; m <= 16; m++) /* every dots tile, and every choice of tile by rows */
     check_dots_f32(ctx, m, seed + 400 + (uint64_t)m);
   check_indexed_f64(ctx, 70, 130, 300, seed + 8);
   check_epilogue_f32(ctx, 1, 256, 300, 100, seed + 9);  /* one A block, B in chunks */
