@@ -731,10 +731,12 @@ static void bf_via_f32(hlo_context *ctx, int64_t batch, const bf_batch_job *bj) 
 
 GS_KERNELS(bf_small, uint16_t, GS_LOAD_BF16, GS_LOAD_BF16_AVX512, rt_bf16_to_f32)
 
-/* Whether a job takes the few-rows path: few rows, and a B the kernels read in place. */
+/* Whether a job takes the few-rows path: few rows and a B the kernels read in place, or few
+ * columns and an A they read in place (transposed, gs_swap_pays). */
 static int bf_small_ok(const bf_job *p) {
-  return p->m <= GS_MAX_M && p->kk > 0 && gs_b_ok(p->n, p->b_rs, p->b_cs, p->b_col) &&
-         gs_rows_pay(p->m, p->b_rs, p->b_cs, p->b_col);
+  return p->kk > 0 && ((p->m <= GS_MAX_M && gs_b_ok(p->n, p->b_rs, p->b_cs, p->b_col) &&
+                        gs_rows_pay(p->m, p->b_rs, p->b_cs, p->b_col)) ||
+                       gs_swap_pays(p->m, p->n, p->a_rs, p->a_cs, p->a_row));
 }
 
 /* bf_naive rounds a bf16 result itself; the driver's second finish then rounds it again
@@ -882,7 +884,7 @@ static int bf_rows_amx_columns(const bf_job *j, int64_t c0, int64_t c1) {
   return 1;
 }
 
-GS_SPLIT(bf_rows_amx, bf_job, bf_batch_job, bf_rows_amx_columns, bf_batch_at, bf_finish, bf_naive, bf_threads)
+GS_SPLIT(bf_rows_amx, bf_job, bf_batch_job, bf_rows_amx_columns, NULL, bf_batch_at, bf_finish, bf_naive, bf_threads)
 
 /* Few rows by a B whose depth is contiguous (x . W^T: W's rows are B's columns), on AMX with
  * the roles swapped: C^T = W . A^T.  W is the tile unit's A operand, read where it lies (a
@@ -953,7 +955,7 @@ static int bf_rows_amx_t_columns(const bf_job *j, int64_t c0, int64_t c1) {
   return 1;
 }
 
-GS_SPLIT(bf_rows_amx_t, bf_job, bf_batch_job, bf_rows_amx_t_columns, bf_batch_at, bf_finish, bf_naive, bf_threads)
+GS_SPLIT(bf_rows_amx_t, bf_job, bf_batch_job, bf_rows_amx_t_columns, NULL, bf_batch_at, bf_finish, bf_naive, bf_threads)
 #endif
 
 /* Runs every batch: batches in parallel when there are enough of them, else one after the
@@ -970,7 +972,7 @@ static void bf_run_batches(hlo_context *ctx, int64_t batch, bf_batch_job *bj) {
   if (bf_small_ok(p)) {
 #if BF_X86
     int depth_contiguous = !p->b_col && p->b_rs == 1;
-    if (isa == BF_ISA_AMX && p->m >= (depth_contiguous ? BF_ROWS_AMX_T_MIN : BF_ROWS_AMX_MIN)) {
+    if (isa == BF_ISA_AMX && p->m <= GS_MAX_M && p->m >= (depth_contiguous ? BF_ROWS_AMX_T_MIN : BF_ROWS_AMX_MIN)) {
       if (depth_contiguous)
         bf_rows_amx_t_batches(ctx, batch, bj);
       else

@@ -19,7 +19,10 @@
  *   SSE) take 5 to 16 rows through a panel kernel instead: B widened once per block into an
  *   f32 buffer, then tiles of 6 or 4 rows (2 with SSE) by 16 columns from it.
  * Each result sums in a fixed order and the callers split columns at multiples of GS_RUN,
- * so on one host the bits depend on the shape alone, not on the thread count.
+ * so on one host the bits depend on the shape alone, not on the thread count.  Hosts without
+ * AVX-512 also run products of few columns (at most GS_MAX_M) and more rows here,
+ * transposed: C^T = B^T . A^T, A read in place as the kernels' B, each thread's rows of C
+ * transposed back from a buffer (gs_swap_pays, GS_SPLIT's SWAPPED).
  */
 #ifndef HLOC_RT_GEMM_SMALL_H
 #define HLOC_RT_GEMM_SMALL_H
@@ -522,19 +525,33 @@ static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col)
   return 1;
 }
 
+/* Whether a product of few columns and more rows (m > GS_MAX_M >= n) runs transposed,
+ * C^T = B^T . A^T, on the few-rows kernels with A read in place as their B (GS_SPLIT's
+ * SWAPPED), rather than packed: A of rows rs and depths cs apart (or offset tables row),
+ * whose every element the packed path would copy to use it n times.  Measured on AVX2 (AMD
+ * EPYC family 25, docs/performance-gemm.md "Ninth round"); hosts with AVX-512 keep the packed
+ * path, where its wide kernels and AMX have not been measured against this. */
+static inline int gs_swap_pays(int64_t m, int64_t n, int64_t rs, int64_t cs, const int64_t *row) {
+  return m > GS_MAX_M && n <= GS_MAX_M && rt_isa_level() < RT_ISA_AVX512 && gs_b_ok(m, cs, rs, row) &&
+         gs_rows_pay(n, cs, rs, row);
+}
+
 /* The driver of the few-rows path for one GEMM file's job types (a template, as
- * rt_gemm_impl.h): PREFIX_columns (columns [c0, c1) of one product: A's rows widened into an
- * f32 copy padded with zero rows to the tile, the kernel, then FINISH on the finished part)
- * and GS_SPLIT's functions around it.  JOB has the fields m, n, kk, a, a_rs, a_cs, a_row,
- * a_dep, b, b_rs, b_cs, b_dep, b_col and c (f32, dense: row stride n); A_F32(x) widens an
- * element of A; KERNEL(index) picks the kernel and KERNEL_dots() the dots set; BATCH_AT, FINISH, NAIVE and THREADS are the
- * file's own functions. */
+ * rt_gemm_impl.h): PREFIX_product (columns [c0, c1) of one product: A's rows widened into an
+ * f32 copy padded with zero rows to the tile, then the kernel), PREFIX_columns (that, then
+ * FINISH on the finished part), PREFIX_rows_swapped (rows of a product of few columns, run
+ * transposed) and GS_SPLIT's functions around them.  JOB has the fields m, n, kk, a, a_rs,
+ * a_cs, a_row, a_dep, b, b_rs, b_cs, b_dep, b_col and c (f32, dense: row stride n); A_F32(x)
+ * widens an element of A (of B too: both have one element type); KERNEL(index) picks the
+ * kernel and KERNEL_dots() the dots set; BATCH_AT, FINISH, NAIVE and THREADS are the file's
+ * own functions. */
 #define GS_DRIVER(PREFIX, JOB, BATCH_JOB, A_F32, KERNEL, BATCH_AT, FINISH, NAIVE, THREADS)                \
   GS_COLUMNS(PREFIX, JOB, A_F32, KERNEL, FINISH)                                                         \
-  GS_SPLIT(PREFIX, JOB, BATCH_JOB, PREFIX##_columns, BATCH_AT, FINISH, NAIVE, THREADS)
+  GS_SPLIT(PREFIX, JOB, BATCH_JOB, PREFIX##_columns, PREFIX##_rows_swapped, BATCH_AT, FINISH, NAIVE, THREADS)
 
 #define GS_COLUMNS(PREFIX, JOB, A_F32, KERNEL, FINISH)                                                   \
-  static int PREFIX##_columns(const JOB *j, int64_t c0, int64_t c1) {                                    \
+  /* Columns [c0, c1) of the product into c (at column c0, row stride ldc); 0: no memory. */            \
+  static int PREFIX##_product(const JOB *j, int64_t c0, int64_t c1, float *c, int64_t ldc) {             \
     int dots = !j->b_col && j->b_rs == 1;                                                                \
     const gs_dots_set *ds = KERNEL##_dots();                                                             \
     int tile = dots ? ds->rows[j->m] : gs_tile_rows(j->m);                                               \
@@ -549,37 +566,74 @@ static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col)
                             : j->a_row   ? A_F32(j->a[j->a_row[i] + j->a_dep[p]])                        \
                                          : A_F32(j->a[i * j->a_rs + p * j->a_cs]);                       \
     gs_b bb = {.b = j->b, .stride = dots ? j->b_cs : j->b_rs, .dep = j->b_dep, .col = j->b_col};          \
-    kernel(af, j->m, j->kk, &bb, c0, c1 - c0, (float *)j->c + c0, j->n);                                 \
-    FINISH(j, 0, j->m, c0, c1 - c0);                                                                     \
+    kernel(af, j->m, j->kk, &bb, c0, c1 - c0, c, ldc);                                                   \
     hlo_rt_free(NULL, af);                                                                               \
+    return 1;                                                                                            \
+  }                                                                                                      \
+  static int PREFIX##_columns(const JOB *j, int64_t c0, int64_t c1) {                                    \
+    if (!PREFIX##_product(j, c0, c1, (float *)j->c + c0, j->n))                                          \
+      return 0;                                                                                          \
+    FINISH(j, 0, j->m, c0, c1 - c0);                                                                     \
+    return 1;                                                                                            \
+  }                                                                                                      \
+  /* Rows [r0, r1) of a product of few columns (gs_swap_pays): C^T = B^T . A^T by the kernels, */     \
+  /* A read in place as their B, then transposed into C. */                                              \
+  static int PREFIX##_rows_swapped(const JOB *j, int64_t r0, int64_t r1) {                               \
+    JOB t = *j;                                                                                          \
+    t.m = j->n, t.n = j->m, t.a = j->b, t.b = j->a;                                                      \
+    t.a_rs = j->b_cs, t.a_cs = j->b_rs, t.b_rs = j->a_cs, t.b_cs = j->a_rs;                              \
+    t.a_row = j->b_col, t.a_dep = j->b_dep, t.b_dep = j->a_dep, t.b_col = j->a_row;                      \
+    int64_t w = r1 - r0;                                                                                 \
+    float *ct = hlo_rt_alloc(NULL, (int64_t)sizeof(float) * j->n * w), *c = (float *)j->c;               \
+    if (!ct || !PREFIX##_product(&t, r0, r1, ct, w)) {                                                   \
+      hlo_rt_free(NULL, ct);                                                                             \
+      return 0;                                                                                          \
+    }                                                                                                    \
+    for (int64_t i = 0; i < w; i++)                                                                      \
+      for (int64_t x = 0; x < j->n; x++)                                                                 \
+        c[(r0 + i) * j->n + x] = ct[x * w + i];                                                         \
+    hlo_rt_free(NULL, ct);                                                                               \
+    FINISH(j, r0, w, 0, j->n);                                                                           \
     return 1;                                                                                            \
   }
 
 /* PREFIX_run (a hlo_rt_range_fn over batches, or over slices of one batch's columns cut at
  * multiples of GS_RUN, each through COLUMNS(job, c0, c1), which returns 0 when it could not
  * allocate: NAIVE and FINISH then) and PREFIX_batches (every batch: in parallel when there
- * are enough, else each batch's columns over the threads). */
-#define GS_SPLIT(PREFIX, JOB, BATCH_JOB, COLUMNS, BATCH_AT, FINISH, NAIVE, THREADS)                        \
+ * are enough, else each batch's columns over the threads).  SWAPPED (or NULL): the same for
+ * slices of rows of a product of more than GS_MAX_M rows (gs_swap_pays), the slices' rows
+ * then cut at multiples of GS_RUN. */
+#define GS_SPLIT(PREFIX, JOB, BATCH_JOB, COLUMNS, SWAPPED, BATCH_AT, FINISH, NAIVE, THREADS)               \
   typedef struct PREFIX##_job {                                                                          \
     const BATCH_JOB *bj;                                                                                 \
-    int64_t parts, t; /* parts > 0: slices of batch t's columns; else whole batches */                   \
+    int64_t parts, t; /* parts > 0: slices of batch t's columns (rows if swap); else whole batches */    \
+    int swap;                                                                                            \
   } PREFIX##_job;                                                                                        \
   static void PREFIX##_run(void *arg, int64_t begin, int64_t end) {                                      \
     const PREFIX##_job *s = arg;                                                                         \
+    int (*swapped)(const JOB *, int64_t, int64_t) = SWAPPED;                                             \
     for (int64_t u = begin; u < end; u++) {                                                              \
       JOB j = BATCH_AT(s->bj, s->parts ? s->t : u);                                                      \
-      int64_t c0 = 0, c1 = j.n;                                                                          \
+      int64_t len = s->swap ? j.m : j.n, c0 = 0, c1 = len;                                               \
       if (s->parts)                                                                                      \
-        rt_gemm_slice(j.n, GS_RUN, u, s->parts, &c0, &c1);                                               \
-      if (c1 > c0 && !COLUMNS(&j, c0, c1)) {                                                             \
+        rt_gemm_slice(len, GS_RUN, u, s->parts, &c0, &c1);                                               \
+      if (c1 <= c0)                                                                                      \
+        continue;                                                                                        \
+      if (s->swap && swapped) {                                                                          \
+        if (!swapped(&j, c0, c1)) {                                                                      \
+          NAIVE(&j, c0, c1 - c0, 0, j.n);                                                                \
+          FINISH(&j, c0, c1 - c0, 0, j.n);                                                               \
+        }                                                                                                \
+      } else if (!COLUMNS(&j, c0, c1)) {                                                                 \
         NAIVE(&j, 0, j.m, c0, c1 - c0);                                                                  \
         FINISH(&j, 0, j.m, c0, c1 - c0);                                                                 \
       }                                                                                                  \
     }                                                                                                    \
   }                                                                                                      \
   static void PREFIX##_batches(hlo_context *ctx, int64_t batch, const BATCH_JOB *bj) {                   \
+    int (*swapped)(const JOB *, int64_t, int64_t) = SWAPPED;                                             \
     int threads = THREADS(ctx, bj->proto.m, bj->proto.n, bj->proto.kk);                                  \
-    PREFIX##_job s = {.bj = bj};                                                                         \
+    PREFIX##_job s = {.bj = bj, .swap = swapped && bj->proto.m > GS_MAX_M};                              \
     if (batch > 1 && (batch >= threads || threads == 1)) {                                               \
       hlo_rt_parallel_for(threads > 1 ? ctx : NULL, batch, PREFIX##_run, &s);                            \
       return;                                                                                            \

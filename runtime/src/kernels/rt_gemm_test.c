@@ -983,6 +983,56 @@ static void check_grid_bits(hlo_context *ctx4, hlo_context *ctx6) {
   free(bh);
 }
 
+/* Few columns and many rows (on hosts without AVX-512 run transposed, A read in place:
+ * rt_gemm_small.h gs_swap_pays): f32 and bf16, A row-major (dot products) and A with its rows
+ * side by side (depth-major), every column count to 16, with the bf16 result rounded; each
+ * against the exact product, and the same bits on 1, 4 and 6 threads. */
+static void check_few_columns(hlo_context *ctx4, hlo_context *ctx6) {
+  int64_t m = 300, k = 200;
+  uint64_t seed = 991;
+  float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * 16));
+  uint16_t *ah = malloc(2 * (size_t)(m * k)), *bh = malloc(2 * (size_t)(k * 16)), *out = malloc(2 * (size_t)(m * 16));
+  float *c[3];
+  for (int64_t i = 0; i < m * k; i++)
+    ah[i] = to_bf16(next_value(&seed)), a[i] = (float)from_bf16(ah[i]);
+  for (int64_t i = 0; i < k * 16; i++)
+    bh[i] = to_bf16(next_value(&seed)), b[i] = (float)from_bf16(bh[i]);
+  hlo_context *ctxs[3] = {NULL, ctx4, ctx6};
+  for (int64_t n = 1; n <= 16; n++)
+    for (int form = 0; form < 4; form++) {
+      int bf = form >= 2, depth_major = form % 2;
+      int64_t ars = depth_major ? 1 : k, acs = depth_major ? m : 1;
+      for (int t = 0; t < 3; t++) {
+        c[t] = malloc(sizeof(float) * (size_t)(m * n));
+        if (bf)
+          hlo_rt_gemm_strided_bf16(ctxs[t], 1, m, n, k, ah, 0, ars, acs, bh, 0, n, 1, c[t], t ? NULL : out);
+        else
+          hlo_rt_gemm_strided_f32(ctxs[t], 1, m, n, k, a, 0, ars, acs, b, 0, n, 1, c[t]);
+      }
+      char what[96];
+      snprintf(what, sizeof what, "%s few columns, A %s, %lldx%lldx%lld", bf ? "bf16" : "f32",
+               depth_major ? "depth-major" : "row-major", (long long)m, (long long)n, (long long)k);
+      CHECK_PRODUCT(float, what, m, n, k, a, ars, acs, b, n, 1, c[0], n, FLT_EPSILON);
+      for (int64_t i = 0; bf && i < m * n; i++)
+        if (out[i] != to_bf16(c[0][i])) {
+          printf("FAIL %s: out[%lld] = 0x%04x, the rounded sum 0x%04x\n", what, (long long)i, out[i],
+                 to_bf16(c[0][i]));
+          failures++;
+          break;
+        }
+      for (int t = 1; t < 3; t++) {
+        checks++;
+        if (memcmp(c[0], c[t], sizeof(float) * (size_t)(m * n)) != 0) {
+          printf("FAIL %s: %d threads give other bits than one\n", what, t == 1 ? 4 : 6);
+          failures++;
+        }
+      }
+      for (int t = 0; t < 3; t++)
+        free(c[t]);
+    }
+  free(a), free(b), free(ah), free(bh), free(out);
+}
+
 int main(void) {
   check_isa_cap();
   check_empty();
@@ -1010,6 +1060,7 @@ int main(void) {
   check_split();
   check_bf16_probe();
   check_grid_bits(ctx, ctx6);
+  check_few_columns(ctx, ctx6);
   hlo_context_destroy(ctx6);
   hlo_context_destroy(ctx);
   printf("rt_gemm_test: %d checks, %d failures\n", checks, failures);
