@@ -731,12 +731,9 @@ static void bf_via_f32(hlo_context *ctx, int64_t batch, const bf_batch_job *bj) 
 
 GS_KERNELS(bf_small, uint16_t, GS_LOAD_BF16, GS_LOAD_BF16_AVX512, rt_bf16_to_f32)
 
-/* Whether a job takes the few-rows path: few rows and a B the kernels read in place, or few
- * columns and an A they read in place (transposed, gs_swap_pays). */
+/* Whether a job takes the few-rows path (gs_takes). */
 static int bf_small_ok(const bf_job *p) {
-  return p->kk > 0 && ((p->m <= GS_MAX_M && gs_b_ok(p->n, p->b_rs, p->b_cs, p->b_col) &&
-                        gs_rows_pay(p->m, p->b_rs, p->b_cs, p->b_col)) ||
-                       gs_swap_pays(p->m, p->n, p->a_rs, p->a_cs, p->a_row));
+  return gs_takes(p->m, p->n, p->kk, p->a_rs, p->a_cs, p->a_row, p->b_rs, p->b_cs, p->b_col);
 }
 
 /* bf_naive rounds a bf16 result itself; the driver's second finish then rounds it again

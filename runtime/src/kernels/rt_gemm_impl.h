@@ -512,12 +512,9 @@ static void GEMM_NAME(batches)(void *arg, int64_t begin, int64_t end) {
 #ifdef GEMM_SMALL
 /* ---- few rows: B read in place (rt_gemm_small.h; GEMM_SMALL picks the kernel) ---- */
 
-/* The few-rows path for a job: few rows and a B the kernels read in place, or few columns
- * and an A they read in place (transposed, gs_swap_pays). */
+/* Whether a job takes the few-rows path (gs_takes). */
 static int GEMM_NAME(small_ok)(const GEMM_NAME(job) *p) {
-  return p->kk > 0 && ((p->m <= GS_MAX_M && gs_b_ok(p->n, p->b_rs, p->b_cs, p->b_col) &&
-                        gs_rows_pay(p->m, p->b_rs, p->b_cs, p->b_col)) ||
-                       gs_swap_pays(p->m, p->n, p->a_rs, p->a_cs, p->a_row));
+  return gs_takes(p->m, p->n, p->kk, p->a_rs, p->a_cs, p->a_row, p->b_rs, p->b_cs, p->b_col);
 }
 
 #define GEMM_SMALL_A_F32(x) ((float)GEMM_LD(x))

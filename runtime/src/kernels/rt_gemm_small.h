@@ -445,7 +445,7 @@ typedef struct gs_dots_set {
   static const gs_fn PREFIX##_##SUF[GS_TABLE] = {PREFIX##_gemv_##SUF, PREFIX##_cols_##SUF,               \
                                                  PREFIX##_panel_##SUF, PREFIX##_panel_##SUF,            \
                                                  PREFIX##_panel_##SUF};
-/* SSE's 4-lane vectors: a dot product is 4 vectors, so 4 x 1 tiles fill the 16 registers. */
+/* SSE's 4-lane vectors: a dot product is 4 vectors; one tile, 4 x 1 (not measured against others). */
 #define GS_DOTS_NARROW_4(PREFIX, SUF, ATTR, TB, LOAD, N, TOF32)                                         \
   GS_DOTS(PREFIX##_dots4_##SUF, ATTR, TB, LOAD, N, TOF32, 4, 1)                                          \
   static const gs_dots_set PREFIX##_##SUF##_dots = {{[4] = PREFIX##_dots4_##SUF},                        \
@@ -534,6 +534,15 @@ static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col)
 static inline int gs_swap_pays(int64_t m, int64_t n, int64_t rs, int64_t cs, const int64_t *row) {
   return m > GS_MAX_M && n <= GS_MAX_M && rt_isa_level() < RT_ISA_AVX512 && gs_b_ok(m, cs, rs, row) &&
          gs_rows_pay(n, cs, rs, row);
+}
+
+/* Whether a product (m x n x kk; A of rows rs and depths cs apart or through the table
+ * a_row, B likewise) takes this path: at most GS_MAX_M rows and a B the kernels read in place,
+ * or few columns and an A they read in place (transposed, gs_swap_pays). */
+static inline int gs_takes(int64_t m, int64_t n, int64_t kk, int64_t a_rs, int64_t a_cs, const int64_t *a_row,
+                           int64_t b_rs, int64_t b_cs, const int64_t *b_col) {
+  return kk > 0 && ((m <= GS_MAX_M && gs_b_ok(n, b_rs, b_cs, b_col) && gs_rows_pay(m, b_rs, b_cs, b_col)) ||
+                    gs_swap_pays(m, n, a_rs, a_cs, a_row));
 }
 
 /* The driver of the few-rows path for one GEMM file's job types (a template, as
