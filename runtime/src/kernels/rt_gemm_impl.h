@@ -102,27 +102,20 @@ typedef void (*GEMM_NAME(micro_fn))(int64_t kc, const GEMM_T *a, const GEMM_T *b
 typedef void (*GEMM_NAME(direct_fn))(int64_t kc, const GEMM_T *a, int64_t lda, const GEMM_T *b, GEMM_T *c,
                                      int64_t ldc, int add);
 
-/* One full micro-panel of a row-major A (cs = 1): mr rows from a (row stride rs) by kc
- * depths into dst[p*mr + ii].  Inlined with a constant mr, the rows' pointers stay in
+/* One full micro-panel of A: mr rows, row ii at a + ii*ri, by kc depths, depth p at offset
+ * dep[p] (tables) or p*cs, into dst[p*mr + ii].  Two layouts take it: a row-major A (ri the
+ * row stride, cs = 1) and one whose rows lie side by side (ri = 1: x^T . y, Flax's
+ * W[c, d, h] . x; the generic loop below read those one by one through the tables, 72 % of
+ * gemma3's key/value einsum).  Inlined with a constant mr, the rows' pointers stay in
  * registers and each depth is mr loads and stores (half the time of the generic loop). */
-GEMM_PACK_ATTR static inline void GEMM_NAME(pack_a_full)(const GEMM_SRC *restrict a, int64_t rs, int64_t kc, int mr,
-                                          GEMM_T *restrict dst) {
+GEMM_PACK_ATTR static inline void GEMM_NAME(pack_a_full)(const GEMM_SRC *restrict a, int64_t ri, const int64_t *dep,
+                                                         int64_t cs, int64_t kc, int mr, GEMM_T *restrict dst) {
   const GEMM_SRC *r[GEMM_MAX_MR];
   for (int ii = 0; ii < mr; ii++)
-    r[ii] = a + ii * rs;
-  for (int64_t p = 0; p < kc; p++, dst += mr)
-    _Pragma("GCC unroll 14") for (int ii = 0; ii < mr; ii++) dst[ii] = GEMM_PACK_LD(r[ii][p]);
-}
-
-/* One full micro-panel of an A whose mr rows lie side by side at every depth (a transposed
- * A, x^T . y: rows contiguous, depths cs apart or at a + dep[p]): each depth one run of mr
- * elements.  The generic loop below read them one by one through the tables, 72 % of the
- * time of gemma3's key/value einsum (A: weights [2, 1, 1152, 256] contracted on 1152). */
-GEMM_PACK_ATTR static inline void GEMM_NAME(pack_a_runs)(const GEMM_SRC *restrict a, const int64_t *dep, int64_t cs,
-                                                         int64_t kc, int mr, GEMM_T *restrict dst) {
+    r[ii] = a + ii * ri;
   for (int64_t p = 0; p < kc; p++, dst += mr) {
-    const GEMM_SRC *s = a + (dep ? dep[p] : p * cs);
-    _Pragma("GCC unroll 14") for (int ii = 0; ii < mr; ii++) dst[ii] = GEMM_PACK_LD(s[ii]);
+    int64_t at = dep ? dep[p] : p * cs;
+    _Pragma("GCC unroll 14") for (int ii = 0; ii < mr; ii++) dst[ii] = GEMM_PACK_LD(r[ii][at]);
   }
 }
 
@@ -143,24 +136,16 @@ GEMM_PACK_ATTR static void GEMM_NAME(pack_a)(const GEMM_SRC *a, const int64_t *r
                               int64_t mc, int64_t kc, int mr, GEMM_T *dst) {
   for (int64_t i0 = 0; i0 < mc; i0 += mr, dst += (int64_t)mr * kc) {
     int64_t rows = mc - i0 < mr ? mc - i0 : mr;
-    int known = mr == 14 || mr == 6 || mr == 4; /* inlined with a constant mr */
-    if (!row && cs == 1 && rows == mr && known) {
-      if (mr == 14)
-        GEMM_NAME(pack_a_full)(a + i0 * rs, rs, kc, 14, dst);
-      else if (mr == 6)
-        GEMM_NAME(pack_a_full)(a + i0 * rs, rs, kc, 6, dst);
-      else
-        GEMM_NAME(pack_a_full)(a + i0 * rs, rs, kc, 4, dst);
-      continue;
-    }
-    if (rows == mr && known && GEMM_NAME(rows_adjacent)(row, rs, i0, mr)) {
+    int full = rows == mr && (mr == 14 || mr == 6 || mr == 4), row_major = !row && cs == 1;
+    if (full && (row_major || GEMM_NAME(rows_adjacent)(row, rs, i0, mr))) {
       const GEMM_SRC *first = row ? a + row[i0] : a + i0 * rs;
-      if (mr == 14)
-        GEMM_NAME(pack_a_runs)(first, dep, cs, kc, 14, dst);
+      int64_t ri = row_major ? rs : 1;
+      if (mr == 14) /* a constant mr for each inlined copy */
+        GEMM_NAME(pack_a_full)(first, ri, dep, cs, kc, 14, dst);
       else if (mr == 6)
-        GEMM_NAME(pack_a_runs)(first, dep, cs, kc, 6, dst);
+        GEMM_NAME(pack_a_full)(first, ri, dep, cs, kc, 6, dst);
       else
-        GEMM_NAME(pack_a_runs)(first, dep, cs, kc, 4, dst);
+        GEMM_NAME(pack_a_full)(first, ri, dep, cs, kc, 4, dst);
       continue;
     }
     for (int64_t p = 0; p < kc; p++) {
