@@ -1135,13 +1135,6 @@ static LLVMValueRef *merge_index(const ir_shape *s, const red_dims *d, LLVMValue
   return m;
 }
 
-static bool reduced_suffix(const ir_shape *s, const red_dims *d) {
-  for (int i = 0; i < s->rank; i++)
-    if ((d->reduced >> i & 1) && i < d->nk)
-      return false;
-  return true;
-}
-
 /* Each reduce output's initial value (a scalar member or buffer). */
 static LLVMValueRef init_value(fz *z, const ir_instr *red) {
   fz_index scalar = idx_local(z, red->operands[1]->shape, cg_i64(z->f->cm, 0), NULL);
@@ -1193,30 +1186,49 @@ static void accumulate_outputs(fz *z, fz_index *idx, LLVMValueRef *acc, LLVMValu
 }
 
 /* Minor dimension reduced: outputs [begin, end), each a register accumulation (in lanes for
- * float sums and products). */
+ * float sums and products).  The reduced elements of one output lie in runs of `run`
+ * consecutive input elements (the reduced dimensions after the last kept one: a batch
+ * norm's H x W of NCHW reduced over N, H and W); the walk goes run by run, each run's
+ * elements read at a linear index (the multi-index of every element cost divisions and kept
+ * the loop scalar).  Lanes take the element at index i of its run into lane i mod FZ_LANES,
+ * runs in order: when the reduced dimensions are all minor, one run holds them all and that
+ * is the row's lane order. */
 typedef struct row_reduce_ctx {
   const red_dims *d;
-  LLVMValueRef *km, base;
-  bool suffix;
+  LLVMValueRef *km, *rm_outer, base;
+  int n_outer; /* reduced dimensions outside the run */
 } row_reduce_ctx;
 
 static void row_reduce_body(fz *z, LLVMValueRef ri, LLVMValueRef *slot, void *ctx) {
   row_reduce_ctx *c = ctx;
   const ir_shape *s = z->root->operands[0]->shape;
   LLVMValueRef *rm = new_multi(c->d->nr);
-  cg_unflatten(z->f, ri, c->d->rdims, c->d->nr, rm);
+  for (int i = 0; i < c->n_outer; i++)
+    rm[i] = c->rm_outer[i];
+  cg_unflatten(z->f, ri, c->d->rdims + c->n_outer, c->d->nr - c->n_outer, rm + c->n_outer);
   fz_index *idx = idx_from_multi(z, s, merge_index(s, c->d, c->km, rm));
-  if (c->suffix)
-    idx->lin = LLVMBuildAdd(z->f->cm->b, c->base, ri, "");
+  idx->lin = LLVMBuildAdd(z->f->cm->b, c->base, ri, "");
   free(rm);
   accumulate_outputs(z, idx, slot, NULL);
   idx_free(idx);
+}
+
+/* Reduced dimensions of the run: those after the last kept dimension of the input. */
+static int run_dims(const ir_shape *s, const red_dims *d) {
+  int n = 0;
+  for (int i = s->rank - 1; i >= 0 && (d->reduced >> i & 1); i--)
+    n++;
+  return n;
 }
 
 static void emit_row_reduce(fz *z, range_fn *r, const red_dims *d) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *s = z->root->operands[0]->shape;
+  int n_outer = d->nr - run_dims(s, d);
+  int64_t run = 1;
+  for (int i = n_outer; i < d->nr; i++)
+    run *= d->rdims[i];
   LLVMValueRef *acc = calloc((size_t)z->n_outs + 1, sizeof *acc), *lanes = calloc((size_t)z->n_outs + 1, sizeof *lanes);
   for (int k = 0; k < z->n_outs; k++)
     if (z->outs[k]->op == IR_OP_REDUCE)
@@ -1228,9 +1240,18 @@ static void emit_row_reduce(fz *z, range_fn *r, const red_dims *d) {
   for (int k = 0; k < z->n_outs; k++)
     if (acc[k] && !lanes[k])
       LLVMBuildStore(b, init_value(z, z->outs[k]), acc[k]);
-  row_reduce_ctx c = {d, new_multi(d->nk), LLVMBuildMul(b, ko.i, cg_i64(cm, d->rcount), ""), reduced_suffix(s, d)};
+  row_reduce_ctx c = {d, new_multi(d->nk), new_multi(d->nr), NULL, n_outer};
   cg_unflatten(z->f, ko.i, d->kdims, d->nk, c.km);
-  lanes_loop(z, d->rcount, z->n_outs, lanes, acc, row_reduce_body, &c, "red.r");
+  cg_loop ro = cg_loop_begin(z->f, cg_i64(cm, run ? d->rcount / run : 0), "red.run");
+  z->gen++;
+  cg_unflatten(z->f, ro.i, d->rdims, n_outer, c.rm_outer);
+  for (int i = n_outer; i < d->nr; i++)
+    c.rm_outer[i] = cg_i64(cm, 0);
+  fz_index *start = idx_from_multi(z, s, merge_index(s, d, c.km, c.rm_outer));
+  c.base = idx_lin(z, start);
+  idx_free(start);
+  lanes_loop(z, run, z->n_outs, lanes, acc, row_reduce_body, &c, "red.r");
+  cg_loop_end(z->f, &ro);
   z->gen++;
   for (int k = 0; k < z->n_outs; k++)
     if (acc[k]) {
@@ -1240,6 +1261,7 @@ static void emit_row_reduce(fz *z, range_fn *r, const red_dims *d) {
       cg_store(z->f, et, z->out_ptr[k], ko.i, v);
     }
   free(c.km);
+  free(c.rm_outer);
   free(acc);
   free(lanes);
   loop_end_from(z->f, &ko, r->begin);
