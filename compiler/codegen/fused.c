@@ -54,6 +54,8 @@ enum {
   FZ_SPLIT_PARTS = 8,                 /* row blocks of a split column reduction */
   FZ_SPLIT_GROUP = 4,                 /* its rows combined before they meet the partial */
   FZ_SPLIT_MAX_KEPT_BYTES = 64 << 10, /* its largest result (the size of each partial) */
+  FZ_ROW_SPLIT_UNITS = 16,            /* units a row reduction of fewer outputs is split into */
+  FZ_ROW_SPLIT_MIN = 1 << 14,         /* elements of each of its pieces at least */
 };
 
 /* Where an element's index is known: linear (row-major), per dimension, or both. */
@@ -1061,13 +1063,13 @@ static LLVMValueRef lanes_end(fz *z, const ir_instr *red, LLVMValueRef lanes, LL
   return combine(z, red, init, v[0]);
 }
 
-/* Runs body(ri, slot) for ri = 0 .. n-1 in order, where slot[k] (k < n_slots) is where
- * accumulator k folds the element: its lane (ri mod FZ_LANES) when lanes[k], else acc[k] (may
- * be NULL).  With lanes, the loop is chunks of FZ_LANES (an inner loop over the lanes, which
- * LLVM vectorizes) and a tail. */
+/* Runs body(ri, slot) for ri = lo .. lo + n - 1 in order (lo and n: i64 values), where
+ * slot[k] (k < n_slots) is where accumulator k folds the element: its lane ((ri - lo) mod
+ * FZ_LANES) when lanes[k], else acc[k] (may be NULL).  With lanes, the loop is chunks of
+ * FZ_LANES (an inner loop over the lanes, which LLVM vectorizes) and a tail. */
 typedef void lane_body(fz *z, LLVMValueRef ri, LLVMValueRef *slot, void *ctx);
-static void lanes_loop(fz *z, int64_t n, int n_slots, LLVMValueRef *lanes, LLVMValueRef *acc, lane_body *body,
-                       void *ctx, const char *name) {
+static void lanes_span(fz *z, LLVMValueRef lo, LLVMValueRef n, int n_slots, LLVMValueRef *lanes, LLVMValueRef *acc,
+                       lane_body *body, void *ctx, const char *name) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
   LLVMValueRef *slot = calloc((size_t)n_slots + 1, sizeof *slot);
@@ -1075,24 +1077,22 @@ static void lanes_loop(fz *z, int64_t n, int n_slots, LLVMValueRef *lanes, LLVMV
   for (int k = 0; k < n_slots; k++)
     any |= lanes[k] != NULL;
   if (!any) {
-    cg_loop ri = cg_loop_begin(z->f, cg_i64(cm, n), name);
+    cg_loop ri = cg_loop_begin(z->f, n, name);
     z->gen++;
     memcpy(slot, acc, (size_t)n_slots * sizeof *slot);
-    body(z, ri.i, slot, ctx);
+    body(z, LLVMBuildAdd(b, lo, ri.i, ""), slot, ctx);
     cg_loop_end(z->f, &ri);
     free(slot);
     return;
   }
-  int64_t chunks = n / FZ_LANES;
+  LLVMValueRef chunks = LLVMBuildUDiv(b, n, cg_i64(cm, FZ_LANES), "");
+  LLVMValueRef whole = LLVMBuildMul(b, chunks, cg_i64(cm, FZ_LANES), "");
   for (int part = 0; part < 2; part++) { /* the chunks, then the tail */
-    int64_t count = part == 0 ? chunks : n % FZ_LANES;
-    if (count == 0)
-      continue;
-    cg_loop c = cg_loop_begin(z->f, cg_i64(cm, part == 0 ? count : 1), name);
-    cg_loop l = cg_loop_begin(z->f, cg_i64(cm, part == 0 ? FZ_LANES : count), "lane");
+    cg_loop c = cg_loop_begin(z->f, part == 0 ? chunks : cg_i64(cm, 1), name);
+    cg_loop l = cg_loop_begin(z->f, part == 0 ? cg_i64(cm, FZ_LANES) : LLVMBuildSub(b, n, whole, ""), "lane");
     z->gen++;
-    LLVMValueRef first = part == 0 ? LLVMBuildMul(b, c.i, cg_i64(cm, FZ_LANES), "") : cg_i64(cm, chunks * FZ_LANES);
-    LLVMValueRef ri = LLVMBuildAdd(b, first, l.i, "");
+    LLVMValueRef first = part == 0 ? LLVMBuildMul(b, c.i, cg_i64(cm, FZ_LANES), "") : whole;
+    LLVMValueRef ri = LLVMBuildAdd(b, lo, LLVMBuildAdd(b, first, l.i, ""), "");
     for (int k = 0; k < n_slots; k++)
       slot[k] = lanes[k] ? lane_ptr(cm, lanes[k], l.i) : acc[k];
     body(z, ri, slot, ctx);
@@ -1100,6 +1100,12 @@ static void lanes_loop(fz *z, int64_t n, int n_slots, LLVMValueRef *lanes, LLVMV
     cg_loop_end(z->f, &c);
   }
   free(slot);
+}
+
+/* lanes_span over ri = 0 .. n - 1 (n a constant). */
+static void lanes_loop(fz *z, int64_t n, int n_slots, LLVMValueRef *lanes, LLVMValueRef *acc, lane_body *body,
+                       void *ctx, const char *name) {
+  lanes_span(z, cg_i64(z->f->cm, 0), cg_i64(z->f->cm, n), n_slots, lanes, acc, body, ctx, name);
 }
 
 /* Reduced dimensions as a bit set, kept and reduced dims in order. */
@@ -1221,7 +1227,35 @@ static int run_dims(const ir_shape *s, const red_dims *d) {
   return n;
 }
 
-static void emit_row_reduce(fz *z, range_fn *r, const red_dims *d) {
+/* The parts a row reduction with few outputs is split into (0: none): each output's runs, or
+ * when there are fewer runs than parts each run's elements, cut into that many pieces, each
+ * reduced in its own lanes by one unit of work; then every output is its initial value and its
+ * pieces' sums in order (emit_split_combine).  Fixed by the shape, so the bits do not depend on
+ * the thread count; for one kernel output, a float sum or product (lanes) over enough
+ * elements, in a kernel that can hold the partial sums (the caller's kernel has one output). */
+static int row_parts(const cg_function *kf, const ir_instr *red, const red_dims *d) {
+  ir_etype et = red->shape->et; /* partials in the element type: no rounding a half type would add */
+  if (kf->owns_frame || !kf->frame_arg || d->kcount >= FZ_ROW_SPLIT_UNITS || !(et == IR_F32 || et == IR_F64) ||
+      !lane_identity(kf->cm, red))
+    return 0;
+  int64_t parts = (FZ_ROW_SPLIT_UNITS + d->kcount - 1) / d->kcount, most = d->rcount / FZ_ROW_SPLIT_MIN;
+  if (most < parts)
+    parts = most;
+  return parts >= 2 ? (int)parts : 0;
+}
+
+/* Where piece p of `parts` even pieces of [0, whole) starts (p = parts: whole), rounded down to
+ * a multiple of step. */
+static LLVMValueRef piece_bound(cg_module *cm, LLVMValueRef p, int64_t whole, int64_t parts, int64_t step) {
+  LLVMBuilderRef b = cm->b;
+  LLVMValueRef at = LLVMBuildUDiv(b, LLVMBuildMul(b, p, cg_i64(cm, whole), ""), cg_i64(cm, parts), "");
+  LLVMValueRef down = LLVMBuildAnd(b, at, cg_i64(cm, -step), "");
+  return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, at, cg_i64(cm, whole), ""), at, down, "");
+}
+
+/* parts: row_parts's count, each unit one piece of one output into its partial (at
+ * piece * kcount + output); 0: a unit is one output, into the result. */
+static void emit_row_reduce(fz *z, range_fn *r, const red_dims *d, int parts) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *s = z->root->operands[0]->shape;
@@ -1229,20 +1263,32 @@ static void emit_row_reduce(fz *z, range_fn *r, const red_dims *d) {
   int64_t run = 1;
   for (int i = n_outer; i < d->nr; i++)
     run *= d->rdims[i];
+  int64_t runs = run ? d->rcount / run : 0, n_parts = parts ? parts : 1;
   LLVMValueRef *acc = calloc((size_t)z->n_outs + 1, sizeof *acc), *lanes = calloc((size_t)z->n_outs + 1, sizeof *lanes);
   for (int k = 0; k < z->n_outs; k++)
     if (z->outs[k]->op == IR_OP_REDUCE)
       acc[k] = cg_entry_alloca(z->f, cg_compute_type(cm, z->outs[k]->shape->et), "acc");
   cg_loop ko = loop_from(z->f, r->begin, r->end, "red.k");
   z->gen++;
+  LLVMValueRef out = LLVMBuildUDiv(b, ko.i, cg_i64(cm, n_parts), ""), piece = LLVMBuildURem(b, ko.i, cg_i64(cm, n_parts), "");
+  /* this unit's runs [run0, run1) and elements [e0, e1) of each */
+  LLVMValueRef run0 = cg_i64(cm, 0), run1 = cg_i64(cm, runs), e0 = cg_i64(cm, 0), e1 = cg_i64(cm, run);
+  LLVMValueRef next = LLVMBuildAdd(b, piece, cg_i64(cm, 1), "");
+  if (parts && runs >= parts) {
+    run0 = piece_bound(cm, piece, runs, parts, 1);
+    run1 = piece_bound(cm, next, runs, parts, 1);
+  } else if (parts) {
+    e0 = piece_bound(cm, piece, run, parts, FZ_LANES);
+    e1 = piece_bound(cm, next, run, parts, FZ_LANES);
+  }
   for (int k = 0; k < z->n_outs; k++)
     lanes[k] = z->outs[k]->op == IR_OP_REDUCE ? lanes_new(z, z->outs[k], d->rcount) : NULL;
   for (int k = 0; k < z->n_outs; k++)
     if (acc[k] && !lanes[k])
       LLVMBuildStore(b, init_value(z, z->outs[k]), acc[k]);
   row_reduce_ctx c = {d, new_multi(d->nk), new_multi(d->nr), NULL, n_outer};
-  cg_unflatten(z->f, ko.i, d->kdims, d->nk, c.km);
-  cg_loop ro = cg_loop_begin(z->f, cg_i64(cm, run ? d->rcount / run : 0), "red.run");
+  cg_unflatten(z->f, out, d->kdims, d->nk, c.km);
+  cg_loop ro = loop_from(z->f, run0, run1, "red.run");
   z->gen++;
   cg_unflatten(z->f, ro.i, d->rdims, n_outer, c.rm_outer);
   for (int i = n_outer; i < d->nr; i++)
@@ -1250,15 +1296,20 @@ static void emit_row_reduce(fz *z, range_fn *r, const red_dims *d) {
   fz_index *start = idx_from_multi(z, s, merge_index(s, d, c.km, c.rm_outer));
   c.base = idx_lin(z, start);
   idx_free(start);
-  lanes_loop(z, run, z->n_outs, lanes, acc, row_reduce_body, &c, "red.r");
-  cg_loop_end(z->f, &ro);
+  lanes_span(z, e0, LLVMBuildSub(b, e1, e0, ""), z->n_outs, lanes, acc, row_reduce_body, &c, "red.r");
+  loop_end_from(z->f, &ro, run0);
   z->gen++;
   for (int k = 0; k < z->n_outs; k++)
     if (acc[k]) {
       ir_etype et = z->outs[k]->shape->et;
-      LLVMValueRef v = lanes[k] ? lanes_end(z, z->outs[k], lanes[k], init_value(z, z->outs[k]))
-                                : LLVMBuildLoad2(b, cg_compute_type(cm, et), acc[k], "a");
-      cg_store(z->f, et, z->out_ptr[k], ko.i, v);
+      if (parts) /* this piece's partial: its lanes folded, no initial value */
+        cg_store(z->f, et, z->out_ptr[k],
+                 LLVMBuildAdd(b, LLVMBuildMul(b, piece, cg_i64(cm, d->kcount), ""), out, ""),
+                 lanes_end(z, z->outs[k], lanes[k], lane_identity(cm, z->outs[k])));
+      else
+        cg_store(z->f, et, z->out_ptr[k], ko.i,
+                 lanes[k] ? lanes_end(z, z->outs[k], lanes[k], init_value(z, z->outs[k]))
+                          : LLVMBuildLoad2(b, cg_compute_type(cm, et), acc[k], "a"));
     }
   free(c.km);
   free(c.rm_outer);
@@ -1756,9 +1807,12 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, ir_instr *const *
   red_dims d;
   int n_parts = 0;
   LLVMValueRef parts = NULL;
+  bool minor_kept = false;
   if (root->op == IR_OP_REDUCE) {
     red_dims_of(root, &d);
-    n_parts = n_outs == 1 ? split_parts(kf, root, &d) : 0;
+    const ir_shape *s = root->operands[0]->shape;
+    minor_kept = s->rank > 0 && !(d.reduced >> (s->rank - 1) & 1) && d.nk > 0;
+    n_parts = n_outs != 1 ? 0 : minor_kept ? split_parts(kf, root, &d) : row_parts(kf, root, &d);
     int64_t bytes = 0;
     if (n_parts && ir_shape_byte_size(root->shape, &bytes))
       parts = cg_kernel_scratch(kf, bytes * n_parts, root);
@@ -1777,8 +1831,7 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, ir_instr *const *
   if (root->op == IR_OP_REDUCE) {
     const ir_shape *s = root->operands[0]->shape;
     elements = count_of(s);
-    bool minor_kept = s->rank > 0 && !(d.reduced >> (s->rank - 1) & 1) && d.nk > 0;
-    if (n_parts) {
+    if (n_parts && minor_kept) {
       units = n_parts;
       emit_split_reduce(&z, &r, z.out_ptr[0], &d, n_parts);
     } else if (minor_kept && narrow_width(&z, &d)) {
@@ -1790,8 +1843,8 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, ir_instr *const *
       units = minor ? d.kcount / minor * ((minor + FZ_COLUMN_BLOCK - 1) / FZ_COLUMN_BLOCK) : 0;
       emit_column_reduce(&z, &r, &d);
     } else {
-      units = d.kcount;
-      emit_row_reduce(&z, &r, &d);
+      units = d.kcount * (n_parts ? n_parts : 1);
+      emit_row_reduce(&z, &r, &d, n_parts);
     }
   } else {
     const ir_shape *s = root->shape;
