@@ -56,6 +56,7 @@ enum {
   FZ_SPLIT_MAX_KEPT_BYTES = 64 << 10, /* its largest result (the size of each partial) */
   FZ_ROW_SPLIT_UNITS = 16,            /* units a row reduction of fewer outputs is split into */
   FZ_ROW_SPLIT_MIN = 1 << 14,         /* elements of each of its pieces at least */
+  FZ_WINDOW_MAX = 64,                 /* window positions of a reduce-window loop kernel */
 };
 
 /* Where an element's index is known: linear (row-major), per dimension, or both. */
@@ -417,6 +418,7 @@ static LLVMValueRef dynamic_slice_value(fz *z, ir_instr *x, fz_index *idx) {
 
 static bool inline_member(const fz *z, const ir_instr *x);
 static LLVMValueRef inline_reduce_value(fz *z, ir_instr *x, fz_index *idx);
+static LLVMValueRef reduce_window_value(fz *z, ir_instr *x, fz_index *idx);
 
 static LLVMValueRef compute(fz *z, ir_instr *x, fz_index *idx) {
   if (ir_is_elementwise(x))
@@ -436,6 +438,7 @@ static LLVMValueRef compute(fz *z, ir_instr *x, fz_index *idx) {
   case IR_FAM_PAD: return pad_value(z, x, idx);
   case IR_FAM_CONCATENATE: return concat_value(z, x, idx);
   case IR_FAM_DYNAMIC_SLICE: return dynamic_slice_value(z, x, idx);
+  case IR_FAM_REDUCE_WINDOW: return reduce_window_value(z, x, idx);
   default:
     cg_fail(z->f->cm, x, "internal error: '%s' inside a loop fusion", ir_opcode_table[x->op].spelling);
     return LLVMGetUndef(cg_compute_type(z->f->cm, x->shape->et));
@@ -1166,6 +1169,74 @@ static LLVMValueRef inline_reduce_value(fz *z, ir_instr *x, fz_index *idx) {
     idx_free(ri);
   }
   free(rm);
+  return acc;
+}
+
+/* ---- reduce-window ---------------------------------------------------------------------------
+ * A single-input reduce-window of at most FZ_WINDOW_MAX window positions (pooling) runs alone
+ * as a loop kernel (cg_lower_fused_single): each result element is its initial value folded
+ * with its window's elements in window order, unrolled, each step rounded to the element type,
+ * as window.c's loop does (a position in the padding or between dilated elements is skipped:
+ * its load reads element 0 and a select keeps the accumulator).  The loop walks result rows, so a window that leaves the minor
+ * dimension alone (NHWC pooling) reads runs of it and vectorizes; rows go to the threads. */
+bool cg_reduce_window_loop_ok(const ir_instr *x) {
+  if (x->op != IR_OP_REDUCE_WINDOW || x->n_operands != 2 || x->n_called != 1 || x->shape->et == IR_TUPLE ||
+      !ir_etype_is_array(x->shape->et) || ir_etype_is_complex(x->shape->et) || x->shape->dyn ||
+      x->operands[0]->shape->dyn)
+    return false;
+  const ir_window *w = &x->attrs.u.reduce_window.window;
+  if (w->n != x->operands[0]->shape->rank)
+    return false;
+  int64_t count = 1;
+  for (int d = 0; d < w->n; d++) {
+    if (w->dims[d].size < 0 || w->dims[d].stride < 1 || w->dims[d].lhs_dilate < 1 || w->dims[d].rhs_dilate < 1)
+      return false;
+    count *= w->dims[d].size;
+    if (count > FZ_WINDOW_MAX)
+      return false;
+  }
+  return true;
+}
+
+/* Whether window dimension wd reads the result's own index (size 1, stride 1, no padding, no
+ * dilation): no bound to check. */
+static bool window_dim_plain(const ir_window_dim *wd) {
+  return wd->size == 1 && wd->stride == 1 && wd->pad_lo == 0 && wd->pad_hi == 0 && wd->lhs_dilate == 1 &&
+         wd->rhs_dilate == 1;
+}
+
+static LLVMValueRef reduce_window_value(fz *z, ir_instr *x, fz_index *idx) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *s = x->operands[0]->shape;
+  const ir_window *w = &x->attrs.u.reduce_window.window;
+  int rank = s->rank;
+  LLVMValueRef *om = idx_multi(z, idx);
+  fz_index scalar = idx_local(z, x->operands[1]->shape, cg_i64(cm, 0), NULL);
+  LLVMValueRef acc = value_at(z, x->operands[1], &scalar);
+  int64_t count = 1;
+  for (int d = 0; d < rank; d++)
+    count *= w->dims[d].size;
+  for (int64_t p = 0; p < count; p++) {
+    LLVMValueRef *im = new_multi(rank), ok = NULL;
+    int64_t rest = p;
+    for (int d = rank - 1; d >= 0; d--) { /* window position p, the last dimension fastest */
+      const ir_window_dim *wd = &w->dims[d];
+      int64_t at = rest % wd->size;
+      rest /= wd->size;
+      if (window_dim_plain(wd)) {
+        im[d] = om[d];
+        continue;
+      }
+      LLVMValueRef in = cg_window_input(z->f, wd, s->dims[d], om[d], cg_i64(cm, at), &im[d]);
+      ok = ok ? LLVMBuildAnd(b, ok, in, "") : in;
+    }
+    fz_index *ii = idx_from_multi(z, s, im);
+    /* each step rounded to the element type, as the reducer computes it (bf16: kept in f32) */
+    LLVMValueRef next = cg_round_to(z->f, x->shape->et, combine(z, x, acc, value_at(z, x->operands[0], ii)));
+    idx_free(ii);
+    acc = ok ? LLVMBuildSelect(b, ok, next, acc, "") : next;
+  }
   return acc;
 }
 
@@ -2155,7 +2226,7 @@ bool cg_lower_fusion(cg_function *f, ir_instr *in) {
 }
 
 bool cg_lower_fused_single(cg_function *f, ir_instr *in) {
-  if (!fusion_member_ok(in) || in->op == IR_OP_CONSTANT)
+  if (!(fusion_member_ok(in) || cg_reduce_window_loop_ok(in)) || in->op == IR_OP_CONSTANT)
     return false;
   bool red = in->op == IR_OP_REDUCE;
   if (count_of(red ? in->operands[0]->shape : in->shape) <= 1)

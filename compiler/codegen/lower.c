@@ -287,8 +287,8 @@ void cg_lower_instr(cg_function *f, ir_instr *in) {
     forward(f, in);
     return;
   }
-  /* elementwise, data-movement and single-input reduce instructions: a loop kernel of their own
-   * (never a fusion, which its rule lowers) */
+  /* elementwise, data-movement and single-input reduce instructions, and pooling's
+   * reduce-windows: a loop kernel of their own (never a fusion, which its rule lowers) */
   if (cg_lower_fused_single(f, in))
     return;
   cg_lower_rules[in->op]->lower(f, in);
