@@ -1179,6 +1179,8 @@ static LLVMValueRef inline_reduce_value(fz *z, ir_instr *x, fz_index *idx) {
  * as window.c's loop does (a position in the padding or between dilated elements is skipped:
  * its load reads element 0 and a select keeps the accumulator).  The loop walks result rows, so a window that leaves the minor
  * dimension alone (NHWC pooling) reads runs of it and vectorizes; rows go to the threads. */
+static int scan_dim(const ir_instr *x);
+
 bool cg_reduce_window_loop_ok(const ir_instr *x) {
   if (x->op != IR_OP_REDUCE_WINDOW || x->n_operands != 2 || x->n_called != 1 || x->shape->et == IR_TUPLE ||
       !ir_etype_is_array(x->shape->et) || ir_etype_is_complex(x->shape->et) || x->shape->dyn ||
@@ -1193,7 +1195,7 @@ bool cg_reduce_window_loop_ok(const ir_instr *x) {
       return false;
     count *= w->dims[d].size;
     if (count > FZ_WINDOW_MAX)
-      return false;
+      return scan_dim(x) >= 0;
   }
   return true;
 }
@@ -1203,6 +1205,68 @@ bool cg_reduce_window_loop_ok(const ir_instr *x) {
 static bool window_dim_plain(const ir_window_dim *wd) {
   return wd->size == 1 && wd->stride == 1 && wd->pad_lo == 0 && wd->pad_hi == 0 && wd->lhs_dilate == 1 &&
          wd->rhs_dilate == 1;
+}
+
+/* The dimension along which reduce-window x is a running fold (JAX's cumsum, cumprod, cummax):
+ * its window spans the whole dimension, stride 1, padded by all but one element in front, so
+ * result element i folds the operand's elements 0 .. i in order from the initial value; every
+ * other dimension plain.  -1 when x is not one. */
+static int scan_dim(const ir_instr *x) {
+  const ir_window *w = &x->attrs.u.reduce_window.window;
+  const ir_shape *s = x->operands[0]->shape;
+  int found = -1;
+  if (w->n != s->rank || !ir_shape_same_dims(s, x->shape))
+    return -1;
+  for (int d = 0; d < w->n; d++) {
+    const ir_window_dim *wd = &w->dims[d];
+    if (window_dim_plain(wd))
+      continue;
+    if (found >= 0 || wd->size != s->dims[d] || wd->size < 2 || wd->stride != 1 || wd->pad_lo != wd->size - 1 ||
+        wd->pad_hi != 0 || wd->lhs_dilate != 1 || wd->rhs_dilate != 1)
+      return -1;
+    found = d;
+  }
+  return found;
+}
+
+/* A running fold along dimension d of the operand (outer x n x inner in memory): a unit is an
+ * outer index and a block of FZ_COLUMN_BLOCK inner ones; result element i is the fold of
+ * element i - 1 (read back from the result) with operand element i, the first one the initial
+ * value's fold with element 0: the same operations, in the same order, as the windowed fold
+ * of elements 0 .. i, so the same bits, in n steps instead of n (n + 1) / 2.  Along the inner
+ * block the folds are independent and vectorize. */
+static void emit_scan(fz *z, range_fn *r, int d) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  ir_instr *x = z->outs[0];
+  const ir_shape *s = x->operands[0]->shape;
+  ir_etype et = x->shape->et;
+  int64_t n = s->dims[d], inner = 1;
+  for (int i = d + 1; i < s->rank; i++)
+    inner *= s->dims[i];
+  int64_t blocks = (inner + FZ_COLUMN_BLOCK - 1) / FZ_COLUMN_BLOCK;
+  cg_loop u = loop_from(z->f, r->begin, r->end, "scan.u");
+  LLVMValueRef outer = LLVMBuildUDiv(b, u.i, cg_i64(cm, blocks), "");
+  LLVMValueRef j0 = LLVMBuildMul(b, LLVMBuildURem(b, u.i, cg_i64(cm, blocks), ""), cg_i64(cm, FZ_COLUMN_BLOCK), "");
+  LLVMValueRef j1 = min_i64(cm, LLVMBuildAdd(b, j0, cg_i64(cm, FZ_COLUMN_BLOCK), ""), cg_i64(cm, inner));
+  LLVMValueRef base = LLVMBuildMul(b, outer, cg_i64(cm, n * inner), "");
+  z->gen++;
+  LLVMValueRef init = init_value(z, x);
+  cg_loop i = cg_loop_begin(z->f, cg_i64(cm, n), "scan.i");
+  LLVMValueRef row = LLVMBuildAdd(b, base, LLVMBuildMul(b, i.i, cg_i64(cm, inner), ""), "");
+  LLVMValueRef first = LLVMBuildICmp(b, LLVMIntEQ, i.i, cg_i64(cm, 0), "");
+  cg_loop j = loop_from(z->f, j0, j1, "scan.j");
+  z->gen++;
+  LLVMValueRef at = LLVMBuildAdd(b, row, j.i, "");
+  fz_index idx = idx_local(z, s, at, NULL);
+  LLVMValueRef prev_at = LLVMBuildSelect(b, first, at, LLVMBuildSub(b, at, cg_i64(cm, inner), ""), "");
+  LLVMValueRef prev = LLVMBuildSelect(b, first, init, cg_load(z->f, et, z->out_ptr[0], prev_at), "");
+  LLVMValueRef v = cg_round_to(z->f, et, combine(z, x, prev, value_at(z, x->operands[0], &idx)));
+  free(idx.multi);
+  cg_store(z->f, et, z->out_ptr[0], at, v);
+  loop_end_from(z->f, &j, j0);
+  cg_loop_end(z->f, &i);
+  loop_end_from(z->f, &u, r->begin);
 }
 
 static LLVMValueRef reduce_window_value(fz *z, ir_instr *x, fz_index *idx) {
@@ -1917,6 +1981,15 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, ir_instr *const *
       units = d.kcount * (n_parts ? n_parts : 1);
       emit_row_reduce(&z, &r, &d, n_parts);
     }
+  } else if (root->op == IR_OP_REDUCE_WINDOW && n_outs == 1 && scan_dim(root) >= 0) {
+    const ir_shape *s = root->operands[0]->shape;
+    int sd = scan_dim(root);
+    int64_t inner = 1;
+    for (int i = sd + 1; i < s->rank; i++)
+      inner *= s->dims[i];
+    elements = count_of(s);
+    units = s->dims[sd] && inner ? elements / s->dims[sd] / inner * ((inner + FZ_COLUMN_BLOCK - 1) / FZ_COLUMN_BLOCK) : 0;
+    emit_scan(&z, &r, sd);
   } else {
     const ir_shape *s = root->shape;
     elements = count_of(s);

@@ -12,8 +12,11 @@ They cover: NHWC max pooling 3x3 stride 2 with padding (a window that leaves the
 dimension alone), NCHW average-pool sums 2x2 stride 2, a sum with an initial value that is
 not the identity and padding (added once per element, not per padded position), base and
 window dilation, an s32 max, a bf16 max, a bf16 cumulative sum rounded at every step, a 7x7 global pool of 49 positions, a 1-D window of
-64 positions (the largest the loop takes) and one of 65 (window.c), and a reducer that is a
-computation of two instructions (called per position).
+64 positions (the largest the loop takes) and one of 65 (window.c), a reducer that is a
+computation of two instructions (called per position), and running folds over a whole
+dimension (JAX's cumsum: fused.c emit_scan): a sum along the minor dimension with an initial
+value 1.5, along a middle dimension, an s32 max, an f64 product and a bf16 sum rounded at
+every step; a reverse cumulative sum of 100 (padded behind: window.c).
 
 Run:  /usr/bin/python3 testdata/golden/make_reduce_window.py
 """
@@ -130,6 +133,26 @@ if __name__ == "__main__":
     x = RNG.standard_normal((4, 100)).astype(np.float32)
     rw_case("window_64", x, "f32", 0.0, "0", "add", add, [1, 64], [1, 1], [(0, 0), (63, 0)], tol=F32)
     rw_case("window_65", x, "f32", 0.0, "0", "add", add, [1, 65], [1, 1], [(0, 0), (64, 0)], tol=F32)
+    # running folds (fused.c emit_scan): windows that span a whole dimension, padded in front
+    x = RNG.standard_normal((3, 100)).astype(np.float32)
+    rw_case("scan_minor_init", x, "f32", 1.5, "1.5", "add", add, [1, 100], [1, 1], [(0, 0), (99, 0)], tol=F32)
+    x = RNG.standard_normal((5, 70, 3)).astype(np.float32)
+    rw_case("scan_middle", x, "f32", 0.0, "0", "add", add, [1, 70, 1], [1, 1, 1], [(0, 0), (69, 0), (0, 0)], tol=F32)
+    xi = RNG.integers(-10**6, 10**6, size=(4, 1500), dtype=np.int32)
+    rw_case("scan_max_s32", xi, "s32", np.int32(-2**31), "-2147483648", "maximum", mx, [1, 1500], [1, 1],
+            [(0, 0), (1499, 0)])
+    x = 1 + (RNG.random((2, 90)) - 0.5) * 0.1
+    rw_case("scan_multiply_f64", x, "f64", 1.0, "1", "multiply", lambda a, b: a * b, [1, 90], [1, 1],
+            [(0, 0), (89, 0)], tol={"rtol": 1e-13, "atol": 0})
+    xb = bf16(RNG.standard_normal((80, 3)).astype(np.float32) * np.float32(10.0) ** RNG.integers(-3, 3, (80, 3)))
+    xbv = (xb.astype(np.uint32) << 16).view(np.float32)
+    e = reference(xbv, 0.0, step, [80, 1], [1, 1], [(79, 0), (0, 0)])
+    body = ("  x = bf16[80,3] parameter(0)\n  i = bf16[] constant(0)\n"
+            "  ROOT r = bf16[80,3] reduce-window(x, i), window={size=80x1 pad=79_0x0_0}, to_apply=red\n")
+    case("scan_bf16", "HloModule rw_scan_bf16\n%s\nENTRY main {\n%s}\n" % (comp, body), [xb], [bf16(e)],
+         {"exact": True})
+    x = RNG.standard_normal((3, 100)).astype(np.float32)
+    rw_case("reverse_cumsum_100", x, "f32", 0.0, "0", "add", add, [1, 100], [1, 1], [(0, 0), (0, 99)], tol=F32)
     x = RNG.standard_normal((2, 9, 4)).astype(np.float32)
     two = ("\nred {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ab = f32[] abs(b)\n"
            "  ROOT c = f32[] add(a, ab)\n}\n")
