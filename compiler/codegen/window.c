@@ -1,8 +1,9 @@
 /* window.c — lowering of the windowed and indexed ops: reduce-window (padding, strides, base
  * and window dilation; the variadic ones and windows over 64 positions that are not running
- * folds: fused.c's loop kernel takes the others), gather and scatter (batching dimensions, XLA's start-index clamping;
- * scatter applies updates in order and skips windows that fall outside the operand), and
- * select-and-scatter.  Loops over elements with explicit index arithmetic, as in data.c.
+ * folds: fused.c's loop kernel takes the others), gather and scatter (batching dimensions,
+ * XLA's start-index clamping; scatter applies updates in order and skips windows that fall
+ * outside the operand), and select-and-scatter.  Loops over elements with explicit index
+ * arithmetic, as in data.c.
  * cg_window_input, the input index under a window, is shared with convolution (conv.c).
  */
 #include <stdlib.h>
