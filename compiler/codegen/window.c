@@ -1,8 +1,9 @@
 /* window.c — lowering of the windowed and indexed ops: reduce-window (padding, strides, base
  * and window dilation; the variadic ones and windows over 64 positions that are not running
- * folds: fused.c's loop kernel takes the others), gather and scatter (batching dimensions,
- * XLA's start-index clamping; scatter applies updates in order and skips windows that fall
- * outside the operand), and select-and-scatter.  Loops over elements with explicit index
+ * folds: fused.c's loop kernel takes the others), gather (complex and bounded dynamic shapes:
+ * fused.c takes the others) and scatter (batching dimensions, XLA's start-index clamping;
+ * scatter applies updates in order and skips windows that fall outside the operand), and
+ * select-and-scatter.  Loops over elements with explicit index
  * arithmetic, as in data.c.
  * cg_window_input, the input index under a window, is shared with convolution (conv.c).
  */
@@ -117,19 +118,9 @@ static LLVMValueRef clamp_i64(cg_function *f, LLVMValueRef v, int64_t hi) {
   return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v, h, ""), h, v, "");
 }
 
-static bool has(const ir_i64_list *l, int64_t v) {
-  for (int i = 0; i < l->n; i++)
-    if (l->v[i] == v)
-      return true;
-  return false;
-}
+static bool has(const ir_i64_list *l, int64_t v) { return ir_i64_list_find(l, v) >= 0; }
 
-static int position(const ir_i64_list *l, int64_t v) {
-  for (int i = 0; i < l->n; i++)
-    if (l->v[i] == v)
-      return i;
-  return -1;
-}
+static int position(const ir_i64_list *l, int64_t v) { return ir_i64_list_find(l, v); }
 
 void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out) {
   cg_module *cm = f->cm;

@@ -127,6 +127,14 @@ typedef struct ir_i64_list {
   int n;
 } ir_i64_list;
 
+/* The position of v in l, or -1. */
+static inline int ir_i64_list_find(const ir_i64_list *l, int64_t v) {
+  for (int i = 0; i < l->n; i++)
+    if (l->v[i] == v)
+      return i;
+  return -1;
+}
+
 /* ---- shapes ----------------------------------------------------------------------- */
 
 enum { IR_DIM_STATIC = 0, IR_DIM_BOUNDED = 1, IR_DIM_UNBOUNDED = 2 };
