@@ -1,5 +1,6 @@
 /* control.c — lowering of instructions that call computations or accumulate: reduce
- * (variadic, any dimensions, any reducer), dot (general dimension numbers, result type may
+ * (variadic, any dimensions, any reducer; fused.c takes the single-input ones and the
+ * variadic ones whose minor dimension is reduced), dot (general dimension numbers, result type may
  * differ from operand types), map, while, conditional (pred and indexed, out-of-range index
  * runs the last branch) and call.
  */

@@ -2244,6 +2244,97 @@ static void single_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) {
   free(bufs.ptrs);
 }
 
+/* ---- variadic reduce --------------------------------------------------------------------------
+ * A reduce of several inputs (argmax: values and their indices) whose minor dimension is
+ * reduced, alone: a loop kernel over its outputs, split over threads, each output folding its
+ * elements in index order through the reducer (called with the accumulators and the elements,
+ * every input read at one linear index: the runs of emit_row_reduce), as control.c's loop did
+ * on one thread with a division per element and per dimension.  No lanes: interleaved lanes
+ * need the reducer commutative, and JAX's argmax keeps the first of two NaNs (its reducer
+ * picks its first argument), which a lane tree would not. */
+enum { FZ_VARIADIC_MAX = 16 };
+
+static bool variadic_reduce_ok(const ir_instr *x) {
+  int n = x->n_operands / 2;
+  if (x->op != IR_OP_REDUCE || n < 2 || n > FZ_VARIADIC_MAX || x->n_operands != 2 * n || x->n_called != 1 ||
+      x->shape->et != IR_TUPLE || ir_shape_count_leaves(x->shape) != n)
+    return false;
+  const ir_shape *s = x->operands[0]->shape;
+  if (s->dyn || s->rank < 1 || s->rank > 64)
+    return false;
+  bool minor = false;
+  for (int i = 0; i < x->attrs.dimensions.n; i++)
+    minor |= x->attrs.dimensions.v[i] == s->rank - 1;
+  for (int i = 0; i < 2 * n; i++) {
+    const ir_shape *o = x->operands[i]->shape;
+    if (!ir_etype_is_array(o->et) || ir_etype_is_complex(o->et) || o->dyn ||
+        (i < n ? !ir_shape_same_dims(o, s) : o->rank != 0))
+      return false;
+  }
+  return minor;
+}
+
+static void variadic_reduce_value(cg_function *kf, ir_instr *in) {
+  cg_module *cm = kf->cm;
+  LLVMBuilderRef b = cm->b;
+  int n = in->n_operands / 2;
+  const ir_shape *s = in->operands[0]->shape;
+  cg_value v = cg_result_value(kf, in);
+  red_dims d;
+  red_dims_of(in, &d);
+  fz_buffers bufs = {NULL, calloc((size_t)(2 * n) + 1, sizeof(LLVMValueRef)), 2 * n, NULL};
+  for (int i = 0; i < 2 * n; i++)
+    bufs.ptrs[i] = kf->values[in->operands[i]->id].leaves[0];
+  LLVMValueRef argv = pack_args(kf, &bufs, v.leaves, n);
+  char name[600];
+  snprintf(name, sizeof name, "hlo.loop.%s.%s", kf->comp->name.p, in->name.p);
+  range_fn r;
+  range_open(&r, kf, name, kf->comp->n_instrs, 3 * n);
+  cg_function *rf = &r.rf;
+  ir_etype ets[2 * FZ_VARIADIC_MAX];
+  LLVMValueRef acc[FZ_VARIADIC_MAX], vals[2 * FZ_VARIADIC_MAX], res[FZ_VARIADIC_MAX];
+  for (int i = 0; i < n; i++) {
+    ets[i] = ets[n + i] = in->operands[i]->shape->et;
+    acc[i] = cg_entry_alloca(rf, cg_compute_type(cm, ets[i]), "acc");
+  }
+  int n_outer = d.nr - run_dims(s, &d);
+  int64_t run = 1;
+  for (int i = n_outer; i < d.nr; i++)
+    run *= d.rdims[i];
+  cg_loop ko = loop_from(rf, r.begin, r.end, "vr.k");
+  LLVMValueRef *km = new_multi(d.nk), *rm = new_multi(d.nr);
+  cg_unflatten(rf, ko.i, d.kdims, d.nk, km);
+  for (int i = 0; i < n; i++)
+    LLVMBuildStore(b, cg_load(rf, ets[i], range_arg(&r, 1 + n + i), cg_i64(cm, 0)), acc[i]);
+  /* runs in index order, one accumulator */
+  cg_loop ro = cg_loop_begin(rf, cg_i64(cm, run ? d.rcount / run : 0), "vr.run");
+  cg_unflatten(rf, ro.i, d.rdims, n_outer, rm);
+  for (int i = n_outer; i < d.nr; i++)
+    rm[i] = cg_i64(cm, 0);
+  LLVMValueRef *start = merge_index(s, &d, km, rm);
+  LLVMValueRef base = cg_flatten(rf, start, s->dims, s->rank);
+  free(start);
+  cg_loop e = cg_loop_begin(rf, cg_i64(cm, run), "vr.e");
+  LLVMValueRef at = LLVMBuildAdd(b, base, e.i, "");
+  for (int i = 0; i < n; i++) {
+    vals[i] = LLVMBuildLoad2(b, cg_compute_type(cm, ets[i]), acc[i], "a");
+    vals[n + i] = cg_load(rf, ets[i], range_arg(&r, 1 + i), at);
+  }
+  cg_call_scalar(rf, in->called[0], vals, ets, 2 * n, res, ets, n);
+  for (int i = 0; i < n; i++)
+    LLVMBuildStore(b, res[i], acc[i]);
+  cg_loop_end(rf, &e);
+  cg_loop_end(rf, &ro);
+  for (int i = 0; i < n; i++)
+    cg_store(rf, ets[i], range_arg(&r, 1 + 2 * n + i), ko.i, LLVMBuildLoad2(b, cg_compute_type(cm, ets[i]), acc[i], "a"));
+  loop_end_from(rf, &ko, r.begin);
+  free(km);
+  free(rm);
+  range_close_and_run(&r, kf, argv, d.kcount, count_of(s));
+  free(bufs.ptrs);
+  kf->values[in->id] = v;
+}
+
 /* A reduce inside a fusion (not its root): a reduction of the minor dimension of an array
  * with the root's dimensions (fusion.c's row fusion), read only through broadcasts. */
 static bool row_reduce_ok(const ir_instr *x, const ir_instr *root) {
@@ -2364,6 +2455,10 @@ bool cg_lower_fusion(cg_function *f, ir_instr *in) {
 }
 
 bool cg_lower_fused_single(cg_function *f, ir_instr *in) {
+  if (variadic_reduce_ok(in)) {
+    cg_outline_value(f, in, variadic_reduce_value, true);
+    return true;
+  }
   if (!(fusion_member_ok(in) || cg_reduce_window_loop_ok(in) || cg_gather_loop_ok(in)) || in->op == IR_OP_CONSTANT)
     return false;
   bool red = in->op == IR_OP_REDUCE;
