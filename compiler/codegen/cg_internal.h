@@ -327,11 +327,13 @@ void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out)
  * computation the emitter handles (false: the caller lowers it as a call);
  * cg_lower_fused_single lowers one elementwise, data-movement or single-input reduce
  * instruction, a reduce-window that cg_reduce_window_loop_ok takes (one input, a window of
- * at most 64 positions or a running fold) or a gather (cg_gather_loop_ok), as a loop kernel of
- * its own (false when it is none of those). */
+ * at most 64 positions or a running fold), a gather (cg_gather_loop_ok) or a
+ * select-and-scatter (cg_select_and_scatter_loop_ok: a window of at most 64 positions), as a
+ * loop kernel of its own (false when it is none of those). */
 bool cg_fusion_supported(const ir_instr *in);
 bool cg_reduce_window_loop_ok(const ir_instr *x);
 bool cg_gather_loop_ok(const ir_instr *x);
+bool cg_select_and_scatter_loop_ok(const ir_instr *x);
 bool cg_lower_fusion(cg_function *f, ir_instr *in);
 bool cg_lower_fused_single(cg_function *f, ir_instr *in);
 /* sort.c: sort and topk through the runtime (hlo_rt_sort, hlo_rt_topk). */

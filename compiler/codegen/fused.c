@@ -2244,6 +2244,126 @@ static void single_kernel(cg_function *kf, ir_instr *in, LLVMValueRef out) {
   free(bufs.ptrs);
 }
 
+/* ---- select-and-scatter ---------------------------------------------------------------------
+ * Max-pool's gradient: the result starts as the initial value; each source element, in
+ * row-major order, selects one element of its window of the operand (the first in window
+ * order, replaced by each later one that select(current, later) rejects; positions in the
+ * padding skipped) and folds itself into the result there through the scatter computation.
+ * The leading dimensions that the window leaves alone (size 1, stride 1, no padding or
+ * dilation: N of NHWC, N and C of NCHW) split the work: the windows of one leading index read
+ * and write only that index's part of the operand and result, so each unit fills its part and
+ * runs its source elements in order, every result element receiving its sources in the
+ * order window.c's single loop gives them (the same bits).  The window is unrolled (at most
+ * FZ_WINDOW_MAX positions), the source walked by nested loops (no division per element). */
+static bool sas_window_ok(const ir_instr *x, int *lead) {
+  if (x->op != IR_OP_SELECT_AND_SCATTER || x->n_operands != 3 || x->n_called != 2)
+    return false;
+  const ir_window *w = &x->attrs.u.reduce_window.window;
+  const ir_shape *s = x->operands[0]->shape;
+  if (!ir_etype_is_array(s->et) ||
+      ir_etype_is_complex(s->et) || s->dyn || x->operands[1]->shape->dyn || w->n != s->rank || s->rank > 64 ||
+      !ir_shape_same_dims(s, x->shape))
+    return false;
+  int64_t count = 1;
+  *lead = 0;
+  bool leading = true;
+  for (int d = 0; d < w->n; d++) {
+    const ir_window_dim *wd = &w->dims[d];
+    if (wd->size < 1 || wd->stride < 1 || wd->lhs_dilate != 1 || wd->rhs_dilate < 1)
+      return false;
+    leading = leading && window_dim_plain(wd);
+    *lead += leading;
+    count *= wd->size;
+    if (count > FZ_WINDOW_MAX)
+      return false;
+  }
+  return true;
+}
+
+static void sas_value(cg_function *kf, ir_instr *in, LLVMValueRef out) {
+  cg_module *cm = kf->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *s = in->operands[0]->shape, *ss = in->operands[1]->shape;
+  const ir_window *w = &in->attrs.u.reduce_window.window;
+  ir_etype et = s->et, pt = IR_PRED, pair[2] = {et, et};
+  int rank = s->rank, lead = 0;
+  sas_window_ok(in, &lead);
+  int64_t units = 1, part = 1, spart = 1, count = 1;
+  for (int d = 0; d < rank; d++) {
+    if (d < lead)
+      units *= s->dims[d];
+    else {
+      part *= s->dims[d];
+      spart *= ss->dims[d];
+    }
+    count *= w->dims[d].size;
+  }
+  fz_buffers bufs = {NULL, calloc(4, sizeof(LLVMValueRef)), 3, NULL};
+  for (int k = 0; k < 3; k++)
+    bufs.ptrs[k] = kf->values[in->operands[k]->id].leaves[0];
+  LLVMValueRef argv = pack_args(kf, &bufs, &out, 1);
+  char name[600];
+  snprintf(name, sizeof name, "hlo.loop.%s.%s", kf->comp->name.p, in->name.p);
+  range_fn r;
+  range_open(&r, kf, name, kf->comp->n_instrs, 4);
+  cg_function *rf = &r.rf;
+  LLVMValueRef op = range_arg(&r, 1), src = range_arg(&r, 2), res = range_arg(&r, 4);
+  LLVMValueRef iv = cg_load(rf, et, range_arg(&r, 3), cg_i64(cm, 0));
+  cg_loop u = loop_from(rf, r.begin, r.end, "sas.u");
+  LLVMValueRef obase = LLVMBuildMul(b, u.i, cg_i64(cm, part), "");
+  cg_loop fill = cg_loop_begin(rf, cg_i64(cm, part), "sas.fill");
+  cg_store(rf, et, res, LLVMBuildAdd(b, obase, fill.i, ""), iv);
+  cg_loop_end(rf, &fill);
+  LLVMValueRef om[64], ii[64];
+  cg_unflatten(rf, u.i, s->dims, lead, om);
+  cg_loop loops[64];
+  for (int d = lead; d < rank; d++) {
+    loops[d] = cg_loop_begin(rf, cg_i64(cm, ss->dims[d]), "sas.d");
+    om[d] = loops[d].i;
+  }
+  LLVMValueRef have = LLVMConstInt(cm->i1, 0, 0), cur = LLVMConstNull(cg_compute_type(cm, et)), at = cg_i64(cm, 0);
+  for (int64_t p = 0; p < count; p++) { /* window position p, the last dimension fastest */
+    LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
+    int64_t q = p;
+    for (int d = rank - 1; d >= 0; d--) {
+      const ir_window_dim *wd = &w->dims[d];
+      int64_t pos = q % wd->size;
+      q /= wd->size;
+      if (window_dim_plain(wd))
+        ii[d] = om[d];
+      else
+        ok = LLVMBuildAnd(b, ok, cg_window_input(rf, wd, s->dims[d], om[d], cg_i64(cm, pos), &ii[d]), "");
+    }
+    LLVMValueRef lin = cg_flatten(rf, ii, s->dims, rank), cand = cg_load(rf, et, op, lin), keep;
+    cg_call_scalar(rf, in->called[0], (LLVMValueRef[]){cur, cand}, pair, 2, &keep, &pt, 1);
+    /* take the candidate when it is in the operand and either nothing is selected yet or
+     * select(current, candidate) rejects the current one */
+    LLVMValueRef take = LLVMBuildAnd(b, ok, LLVMBuildOr(b, LLVMBuildNot(b, have, ""), LLVMBuildNot(b, keep, ""), ""), "take");
+    cur = LLVMBuildSelect(b, take, cand, cur, "");
+    at = LLVMBuildSelect(b, take, lin, at, "");
+    have = LLVMBuildOr(b, have, ok, "");
+  }
+  LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "sas.scatter");
+  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "sas.next");
+  LLVMBuildCondBr(b, have, yes, next);
+  LLVMPositionBuilderAtEnd(b, yes);
+  LLVMValueRef vals[2] = {cg_load(rf, et, res, at), cg_load(rf, et, src, cg_flatten(rf, om, ss->dims, rank))}, sum;
+  cg_call_scalar(rf, in->called[1], vals, pair, 2, &sum, &et, 1);
+  cg_store(rf, et, res, at, sum);
+  LLVMBuildBr(b, next);
+  LLVMPositionBuilderAtEnd(b, next);
+  for (int d = rank - 1; d >= lead; d--)
+    cg_loop_end(rf, &loops[d]);
+  loop_end_from(rf, &u, r.begin);
+  range_close_and_run(&r, kf, argv, units, count_of(s));
+  free(bufs.ptrs);
+}
+
+bool cg_select_and_scatter_loop_ok(const ir_instr *x) {
+  int lead;
+  return sas_window_ok(x, &lead);
+}
+
 /* ---- variadic reduce --------------------------------------------------------------------------
  * A reduce of several inputs (argmax: values and their indices) whose minor dimension is
  * reduced, alone: a loop kernel over its outputs, split over threads, each output folding its
@@ -2455,6 +2575,10 @@ bool cg_lower_fusion(cg_function *f, ir_instr *in) {
 }
 
 bool cg_lower_fused_single(cg_function *f, ir_instr *in) {
+  if (cg_select_and_scatter_loop_ok(in)) {
+    cg_outline(f, in, sas_value, true);
+    return true;
+  }
   if (variadic_reduce_ok(in)) {
     cg_outline_value(f, in, variadic_reduce_value, true);
     return true;

@@ -3,8 +3,8 @@
  * folds: fused.c's loop kernel takes the others), gather (complex and bounded dynamic shapes:
  * fused.c takes the others) and scatter (batching dimensions, XLA's start-index clamping;
  * scatter applies updates in order and skips windows that fall outside the operand), and
- * select-and-scatter.  Loops over elements with explicit index
- * arithmetic, as in data.c.
+ * select-and-scatter (windows over 64 positions, complex and dynamic shapes: fused.c takes the
+ * others).  Loops over elements with explicit index arithmetic, as in data.c.
  * cg_window_input, the input index under a window, is shared with convolution (conv.c).
  */
 #include <stdlib.h>
