@@ -1242,14 +1242,15 @@ static LLVMValueRef gather_value(fz *z, ir_instr *x, fz_index *idx) {
  * as a loop kernel (cg_lower_fused_single): each result element is its initial value folded
  * with its window's elements in window order, unrolled, each step rounded to the element type,
  * as window.c's loop does (a position in the padding or between dilated elements is skipped:
- * its load reads element 0 and a select keeps the accumulator).  The loop walks result rows, so a window that leaves the minor
- * dimension alone (NHWC pooling) reads runs of it and vectorizes; rows go to the threads. */
+ * its load reads element 0 and a select keeps the accumulator; so an empty operand stays with
+ * window.c).  The loop walks result rows, so a window that leaves the minor dimension alone
+ * (NHWC pooling) reads runs of it and vectorizes; rows go to the threads. */
 static int scan_dim(const ir_instr *x);
 
 bool cg_reduce_window_loop_ok(const ir_instr *x) {
   if (x->op != IR_OP_REDUCE_WINDOW || x->n_operands != 2 || x->n_called != 1 || x->shape->et == IR_TUPLE ||
       !ir_etype_is_array(x->shape->et) || ir_etype_is_complex(x->shape->et) || x->shape->dyn ||
-      x->operands[0]->shape->dyn)
+      x->operands[0]->shape->dyn || count_of(x->operands[0]->shape) <= 0)
     return false;
   const ir_window *w = &x->attrs.u.reduce_window.window;
   if (w->n != x->operands[0]->shape->rank)
@@ -2260,7 +2261,7 @@ static bool sas_window_ok(const ir_instr *x, int *lead) {
     return false;
   const ir_window *w = &x->attrs.u.reduce_window.window;
   const ir_shape *s = x->operands[0]->shape;
-  if (!ir_etype_is_array(s->et) ||
+  if (!ir_etype_is_array(s->et) || count_of(s) <= 0 || /* its loads are unconditional, masked by selects */
       ir_etype_is_complex(s->et) || s->dyn || x->operands[1]->shape->dyn || w->n != s->rank || s->rank > 64 ||
       !ir_shape_same_dims(s, x->shape))
     return false;
