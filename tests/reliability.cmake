@@ -28,3 +28,7 @@ set_tests_properties(reliability.cache_safety PROPERTIES TIMEOUT 300)
 add_test(NAME reliability.determinism COMMAND ${CMAKE_SOURCE_DIR}/tests/determinism.sh $<TARGET_FILE:hloc>
   $<TARGET_FILE:hlorun> ${CMAKE_SOURCE_DIR})
 set_tests_properties(reliability.determinism PROPERTIES TIMEOUT 600)
+# Copies of 8 MiB and more split over the pool (hlo_rt_copy): a dynamic-update-slice and a copy
+# of 16 MiB + a row, on 1, 2 and 3 threads, against numpy (tests/big_copy.py).
+add_test(NAME reliability.big_copy COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/big_copy.py $<TARGET_FILE:hlorun>)
+set_tests_properties(reliability.big_copy PROPERTIES TIMEOUT 120)

@@ -91,6 +91,10 @@ void cg_copy_leaf(cg_function *f, LLVMValueRef dst, LLVMValueRef src, const ir_s
   int64_t bytes;
   if (!ir_etype_is_array(s->et) || !ir_shape_byte_size(s, &bytes) || bytes == 0)
     return;
+  if (bytes >= CG_PARALLEL_COPY_MIN_BYTES && f->ctx_arg) { /* split over the pool */
+    cg_runtime_call(f->cm, CG_RT_hlo_rt_copy, (LLVMValueRef[]){f->ctx_arg, dst, src, cg_i64(f->cm, bytes)}, 4, "");
+    return;
+  }
   LLVMBuildMemCpy(f->cm->b, dst, 1, src, 1, cg_i64(f->cm, bytes));
 }
 

@@ -208,6 +208,28 @@ static void pool_start(hlo_pool *p, int num_threads) {
 
 HLO_RT_CTX_EXPORT int32_t hlo_rt_num_threads(hlo_context *c) { return c && hlo_ctx_same_layout(c) ? c->opts.num_threads : 1; }
 
+typedef struct copy_job {
+  char *dst;
+  const char *src;
+  int64_t bytes;
+} copy_job;
+
+enum { COPY_PIECE = 1 << 20 };
+
+static void copy_pieces(void *arg, int64_t begin, int64_t end) {
+  const copy_job *j = arg;
+  int64_t from = begin * COPY_PIECE, to = end * COPY_PIECE < j->bytes ? end * COPY_PIECE : j->bytes;
+  if (to > from)
+    memcpy(j->dst + from, j->src + from, (size_t)(to - from));
+}
+
+HLO_RT_CTX_EXPORT void hlo_rt_copy(hlo_context *c, void *dst, const void *src, int64_t bytes) {
+  if (bytes <= 0)
+    return;
+  copy_job j = {dst, src, bytes};
+  hlo_rt_parallel_for(c, (bytes + COPY_PIECE - 1) / COPY_PIECE, copy_pieces, &j);
+}
+
 HLO_RT_CTX_EXPORT void hlo_rt_parallel_for(hlo_context *c, int64_t n, hlo_rt_range_fn fn, void *arg) {
   if (n <= 0)
     return;
