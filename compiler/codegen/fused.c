@@ -7,7 +7,9 @@
  * loops split over the context's thread pool (hlo_rt_parallel_for); small ones call it once.
  * Loops are nests over the result's dimensions (outer rows x innermost dimension, no division
  * per element), 1-D when every member reads its operands at the result's linear index, and
- * 32x32 tiles of the two minor dimensions when a transpose moves the minor dimension.  A
+ * 32x32 tiles of the two minor dimensions when a transpose moves the minor dimension (a
+ * transpose of a buffer is first copied into a stack array per tile, 8x8 blocks transposed in
+ * registers: stage_transpose).  A
  * concatenate whose operand is the same along a whole row gets one copy of the row's loop per
  * operand, picked per row, instead of a branch per element (row_concat).
  * Reductions keep a register accumulator when the minor dimension is reduced (float add and
@@ -90,6 +92,11 @@ typedef struct fz {
    * (row_concat), and the operand this row's loop reads, or -1 (the branch per element). */
   const ir_instr *row_cat;
   int row_cat_part;
+  /* In a walk by tiles (emit_tiles): by id, the stack array that holds a staged transpose's
+   * values for the whole tile (stage_transpose), and the element index that reads it. */
+  LLVMValueRef *stage;
+  unsigned tile_serial;
+  LLVMValueRef tile_at;  /* the element's position in the tile, row-major */
 } fz;
 
 static int64_t count_of(const ir_shape *s) {
@@ -225,6 +232,8 @@ static LLVMValueRef same_linear_value(fz *z, ir_instr *x, fz_index *idx) {
 }
 
 static LLVMValueRef transpose_value(fz *z, ir_instr *x, fz_index *idx) {
+  if (z->stage && z->stage[x->id] && idx->serial == z->tile_serial)
+    return cg_load(z->f, x->shape->et, z->stage[x->id], z->tile_at);
   int r = x->shape->rank;
   LLVMValueRef *m = idx_multi(z, idx), *om = new_multi(r);
   for (int i = 0; i < r; i++)
@@ -639,6 +648,7 @@ static void fz_deinit(fz *z) {
   free(z->stash);
   free(z->stash_ready);
   free(z->out_ptr);
+  free(z->stage);
 }
 
 /* Whether every member reads its operands at its own linear index (a 1-D loop suffices). */
@@ -847,6 +857,136 @@ static int64_t tile_units(const ir_shape *s) {
   return pre * tr * tc;
 }
 
+/* ---- transpose tiles ----
+ * A transpose that moves the minor dimension reads its operand across rows: element by
+ * element, one load each.  Where such a member reads a buffer, has the tile's dimensions and
+ * takes the result's second-minor dimension from its operand's minor one, a full tile first
+ * copies its FZ_TILE x FZ_TILE block of the operand into a stack array in result order,
+ * FZ_STAGE x FZ_STAGE at a time: FZ_STAGE rows of FZ_STAGE contiguous elements loaded as
+ * vectors and transposed in registers by three rounds of shuffles; the tile's element loop
+ * then reads the array contiguously, as it reads every other operand.  The values are the
+ * operand's bits: the same results, in the same order.  Partial tiles (at the edges) read the
+ * operand directly. */
+enum { FZ_STAGE = 8 };
+
+static bool stages_transpose(const fz *z, const ir_instr *x) {
+  const ir_shape *s = z->root->shape;
+  int rank = s->rank;
+  if (x->op != IR_OP_TRANSPOSE || !z->member[x->id] || rank < 2 || z->member[x->operands[0]->id] ||
+      !ir_shape_same_dims(x->shape, s) || x->attrs.dimensions.v[rank - 2] != rank - 1 || x->shape->dyn ||
+      x->operands[0]->shape->dyn)
+    return false;
+  int es = ir_etype_table[x->shape->et].storage_bytes;
+  return es == 1 || es == 2 || es == 4 || es == 8;
+}
+
+/* shufflevector(a, b, mask[0..n-1]). */
+static LLVMValueRef shuffle(cg_module *cm, LLVMValueRef a, LLVMValueRef b, const int *mask, int n) {
+  LLVMValueRef c[FZ_STAGE];
+  for (int k = 0; k < n; k++)
+    c[k] = LLVMConstInt(cm->i32, (unsigned long long)mask[k], 0);
+  return LLVMBuildShuffleVector(cm->b, a, b, LLVMConstVector(c, (unsigned)n), "");
+}
+
+/* Rows r[0..7] of FZ_STAGE elements become the columns o[0..7]: pairs interleaved, then
+ * pairs of pairs, then halves (the unpack / shuffle / permute rounds of an 8 x 8 transpose). */
+static void transpose8(cg_module *cm, LLVMValueRef *r, LLVMValueRef *o) {
+  static const int lo1[8] = {0, 8, 1, 9, 4, 12, 5, 13}, hi1[8] = {2, 10, 3, 11, 6, 14, 7, 15};
+  static const int lo2[8] = {0, 1, 8, 9, 4, 5, 12, 13}, hi2[8] = {2, 3, 10, 11, 6, 7, 14, 15};
+  static const int lo3[8] = {0, 1, 2, 3, 8, 9, 10, 11}, hi3[8] = {4, 5, 6, 7, 12, 13, 14, 15};
+  LLVMValueRef t[8], u[8];
+  for (int k = 0; k < 4; k++) {
+    t[2 * k] = shuffle(cm, r[2 * k], r[2 * k + 1], lo1, 8);
+    t[2 * k + 1] = shuffle(cm, r[2 * k], r[2 * k + 1], hi1, 8);
+  }
+  for (int h = 0; h < 8; h += 4) {
+    u[h] = shuffle(cm, t[h], t[h + 2], lo2, 8);
+    u[h + 1] = shuffle(cm, t[h], t[h + 2], hi2, 8);
+    u[h + 2] = shuffle(cm, t[h + 1], t[h + 3], lo2, 8);
+    u[h + 3] = shuffle(cm, t[h + 1], t[h + 3], hi2, 8);
+  }
+  for (int k = 0; k < 4; k++) {
+    o[k] = shuffle(cm, u[k], u[k + 4], lo3, 8);
+    o[k + 4] = shuffle(cm, u[k], u[k + 4], hi3, 8);
+  }
+}
+
+/* Copies the operand of staged transpose x under the tile at (prefix m, r0, c0) into its stack
+ * array: array[i * FZ_TILE + j] = x's value at (m, r0 + i, c0 + j). */
+static void stage_transpose(fz *z, const ir_instr *x, const LLVMValueRef *m, LLVMValueRef r0, LLVMValueRef c0) {
+  cg_function *f = z->f;
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_instr *op = x->operands[0];
+  const ir_shape *os = op->shape;
+  const int64_t *perm = x->attrs.dimensions.v;
+  int rank = os->rank, p = (int)perm[rank - 1];
+  LLVMTypeRef et = LLVMIntTypeInContext(cm->ctx, 8 * (unsigned)ir_etype_table[x->shape->et].storage_bytes);
+  LLVMTypeRef vt = LLVMVectorType(et, FZ_STAGE);
+  if (!z->stage[x->id]) {
+    z->stage[x->id] = cg_entry_alloca(f, LLVMArrayType2(et, FZ_TILE * FZ_TILE), "fz.stage");
+    LLVMSetAlignment(z->stage[x->id], 64);
+  }
+  LLVMValueRef *om = new_multi(rank);
+  for (int k = 0; k < rank - 2; k++)
+    om[perm[k]] = m[k];
+  om[rank - 1] = r0; /* perm[rank - 2] == rank - 1 */
+  om[p] = c0;
+  LLVMValueRef base = cg_flatten(f, om, os->dims, rank);
+  free(om);
+  int64_t stride = 1; /* of the operand's dimension p: the tile's columns */
+  for (int d = p + 1; d < rank; d++)
+    stride *= os->dims[d];
+  int per = FZ_TILE / FZ_STAGE;
+  cg_loop blk = cg_loop_begin(f, cg_i64(cm, per * per), "fz.stage");
+  LLVMValueRef bi = LLVMBuildUDiv(b, blk.i, cg_i64(cm, per), ""), bj = LLVMBuildURem(b, blk.i, cg_i64(cm, per), "");
+  LLVMValueRef i0 = LLVMBuildMul(b, bi, cg_i64(cm, FZ_STAGE), ""), j0 = LLVMBuildMul(b, bj, cg_i64(cm, FZ_STAGE), "");
+  LLVMValueRef rows[FZ_STAGE], cols[FZ_STAGE];
+  for (int k = 0; k < FZ_STAGE; k++) {
+    LLVMValueRef j = LLVMBuildAdd(b, j0, cg_i64(cm, k), "");
+    LLVMValueRef at = LLVMBuildAdd(b, LLVMBuildAdd(b, base, i0, ""), LLVMBuildMul(b, j, cg_i64(cm, stride), ""), "");
+    LLVMValueRef ptr = LLVMBuildGEP2(b, et, z->buffer[op->id], &at, 1, "");
+    rows[k] = LLVMBuildLoad2(b, vt, ptr, "row");
+    LLVMSetAlignment(rows[k], (unsigned)ir_etype_table[x->shape->et].storage_bytes);
+  }
+  transpose8(cm, rows, cols);
+  for (int k = 0; k < FZ_STAGE; k++) {
+    LLVMValueRef i = LLVMBuildAdd(b, i0, cg_i64(cm, k), "");
+    LLVMValueRef at = LLVMBuildAdd(b, LLVMBuildMul(b, i, cg_i64(cm, FZ_TILE), ""), j0, "");
+    LLVMValueRef st = LLVMBuildStore(b, cols[k], LLVMBuildGEP2(b, et, z->stage[x->id], &at, 1, ""));
+    LLVMSetAlignment(st, (unsigned)ir_etype_table[x->shape->et].storage_bytes);
+  }
+  cg_loop_end(f, &blk);
+}
+
+/* The element loops of one tile: rows [r0, r1) x columns [c0, c1) under prefix m; staged
+ * transposes read their stack arrays. */
+static void tile_elements(fz *z, const LLVMValueRef *m, LLVMValueRef r0, LLVMValueRef r1, LLVMValueRef c0,
+                          LLVMValueRef c1, bool staged) {
+  cg_module *cm = z->f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *s = z->root->shape;
+  int rank = s->rank;
+  cg_loop li = loop_from(z->f, r0, r1, "fz.ti");
+  cg_loop lj = loop_from(z->f, c0, c1, "fz.tj");
+  LLVMValueRef *mm = new_multi(rank);
+  memcpy(mm, m, (size_t)(rank - 2) * sizeof *mm);
+  mm[rank - 2] = li.i;
+  mm[rank - 1] = lj.i;
+  fz_index idx = idx_local(z, s, NULL, mm);
+  z->gen++;
+  if (staged) {
+    z->tile_serial = idx.serial;
+    z->tile_at = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildSub(b, li.i, r0, ""), cg_i64(cm, FZ_TILE), ""),
+                              LLVMBuildSub(b, lj.i, c0, ""), "");
+  }
+  store_outputs(z, &idx);
+  z->tile_serial = 0;
+  free(mm);
+  loop_end_from(z->f, &lj, c0);
+  loop_end_from(z->f, &li, r0);
+}
+
 static void emit_tiles(fz *z, range_fn *r) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
@@ -864,18 +1004,32 @@ static void emit_tiles(fz *z, range_fn *r) {
   LLVMValueRef r0 = LLVMBuildMul(b, trow, cg_i64(cm, FZ_TILE), ""), c0 = LLVMBuildMul(b, tcol, cg_i64(cm, FZ_TILE), "");
   LLVMValueRef r1 = min_i64(cm, LLVMBuildAdd(b, r0, cg_i64(cm, FZ_TILE), ""), cg_i64(cm, R));
   LLVMValueRef c1 = min_i64(cm, LLVMBuildAdd(b, c0, cg_i64(cm, FZ_TILE), ""), cg_i64(cm, C));
-  cg_loop li = loop_from(z->f, r0, r1, "fz.ti");
-  cg_loop lj = loop_from(z->f, c0, c1, "fz.tj");
-  LLVMValueRef *mm = new_multi(rank);
-  memcpy(mm, m, (size_t)rank * sizeof *mm);
-  mm[rank - 2] = li.i;
-  mm[rank - 1] = lj.i;
-  fz_index idx = idx_local(z, s, NULL, mm);
-  z->gen++;
-  store_outputs(z, &idx);
-  free(mm);
-  loop_end_from(z->f, &lj, c0);
-  loop_end_from(z->f, &li, r0);
+  bool any = false;
+  for (int i = 0; i < z->comp->n_instrs && !any; i++)
+    any = stages_transpose(z, z->comp->instrs[i]);
+  if (!any) {
+    tile_elements(z, m, r0, r1, c0, c1, false);
+  } else {
+    if (!z->stage)
+      z->stage = calloc((size_t)z->comp->n_instrs + 1, sizeof *z->stage);
+    LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "fz.tile.full");
+    LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "fz.tile.part");
+    LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(cm->ctx, z->f->fn, "fz.tile.next");
+    LLVMValueRef whole = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildAdd(b, r0, cg_i64(cm, FZ_TILE - 1), ""), cg_i64(cm, R), ""),
+                                      LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildAdd(b, c0, cg_i64(cm, FZ_TILE - 1), ""), cg_i64(cm, C), ""), "whole");
+    LLVMBuildCondBr(b, whole, full, part);
+    LLVMPositionBuilderAtEnd(b, full);
+    for (int i = 0; i < z->comp->n_instrs; i++)
+      if (stages_transpose(z, z->comp->instrs[i]))
+        stage_transpose(z, z->comp->instrs[i], m, r0, c0);
+    tile_elements(z, m, r0, LLVMBuildAdd(b, r0, cg_i64(cm, FZ_TILE), ""), c0, LLVMBuildAdd(b, c0, cg_i64(cm, FZ_TILE), ""), true);
+    LLVMBuildBr(b, next);
+    LLVMPositionBuilderAtEnd(b, part);
+    tile_elements(z, m, r0, r1, c0, c1, false);
+    LLVMBuildBr(b, next);
+    LLVMPositionBuilderAtEnd(b, next);
+    z->gen++;
+  }
   free(m);
   loop_end_from(z->f, &t, r->begin);
 }
