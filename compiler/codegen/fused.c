@@ -2435,47 +2435,20 @@ static bool sas_window_ok(const ir_instr *x, int *lead) {
   return true;
 }
 
-static void sas_value(cg_function *kf, ir_instr *in, LLVMValueRef out) {
-  cg_module *cm = kf->cm;
+/* One source element at the source index om: its window's selection (positions in the
+ * padding skipped) and the scatter into the chosen result element. */
+static void sas_element(cg_function *rf, ir_instr *in, LLVMValueRef op, LLVMValueRef src, LLVMValueRef res,
+                        LLVMValueRef *om) {
+  cg_module *cm = rf->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *s = in->operands[0]->shape, *ss = in->operands[1]->shape;
   const ir_window *w = &in->attrs.u.reduce_window.window;
   ir_etype et = s->et, pt = IR_PRED, pair[2] = {et, et};
-  int rank = s->rank, lead = 0;
-  sas_window_ok(in, &lead);
-  int64_t units = 1, part = 1, spart = 1, count = 1;
-  for (int d = 0; d < rank; d++) {
-    if (d < lead)
-      units *= s->dims[d];
-    else {
-      part *= s->dims[d];
-      spart *= ss->dims[d];
-    }
+  int rank = s->rank;
+  int64_t count = 1;
+  for (int d = 0; d < rank; d++)
     count *= w->dims[d].size;
-  }
-  fz_buffers bufs = {NULL, calloc(4, sizeof(LLVMValueRef)), 3, NULL};
-  for (int k = 0; k < 3; k++)
-    bufs.ptrs[k] = kf->values[in->operands[k]->id].leaves[0];
-  LLVMValueRef argv = pack_args(kf, &bufs, &out, 1);
-  char name[600];
-  snprintf(name, sizeof name, "hlo.loop.%s.%s", kf->comp->name.p, in->name.p);
-  range_fn r;
-  range_open(&r, kf, name, kf->comp->n_instrs, 4);
-  cg_function *rf = &r.rf;
-  LLVMValueRef op = range_arg(&r, 1), src = range_arg(&r, 2), res = range_arg(&r, 4);
-  LLVMValueRef iv = cg_load(rf, et, range_arg(&r, 3), cg_i64(cm, 0));
-  cg_loop u = loop_from(rf, r.begin, r.end, "sas.u");
-  LLVMValueRef obase = LLVMBuildMul(b, u.i, cg_i64(cm, part), "");
-  cg_loop fill = cg_loop_begin(rf, cg_i64(cm, part), "sas.fill");
-  cg_store(rf, et, res, LLVMBuildAdd(b, obase, fill.i, ""), iv);
-  cg_loop_end(rf, &fill);
-  LLVMValueRef om[64], ii[64];
-  cg_unflatten(rf, u.i, s->dims, lead, om);
-  cg_loop loops[64];
-  for (int d = lead; d < rank; d++) {
-    loops[d] = cg_loop_begin(rf, cg_i64(cm, ss->dims[d]), "sas.d");
-    om[d] = loops[d].i;
-  }
+  LLVMValueRef ii[64];
   LLVMValueRef have = LLVMConstInt(cm->i1, 0, 0), cur = LLVMConstNull(cg_compute_type(cm, et)), at = cg_i64(cm, 0);
   for (int64_t p = 0; p < count; p++) { /* window position p, the last dimension fastest */
     LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
@@ -2507,7 +2480,135 @@ static void sas_value(cg_function *kf, ir_instr *in, LLVMValueRef out) {
   cg_store(rf, et, res, at, sum);
   LLVMBuildBr(b, next);
   LLVMPositionBuilderAtEnd(b, next);
-  for (int d = rank - 1; d >= lead; d--)
+}
+
+/* A row of the minor dimension (om[rank - 1] left out) when that dimension is plain and every
+ * window position of the row lies inside the operand: position p's operand and result
+ * elements sit at base + off[p] + c for the minor index c (off[p] a constant), the chosen
+ * position is kept as its number, and every position's result element is rewritten, with the
+ * scatter's value where chosen and its own value elsewhere: no branch and no data-dependent
+ * address, so LLVM vectorizes the loop along c.  Each result element still receives its
+ * sources in row-major source order (the lanes are different minor indices). */
+static void sas_row_inside(cg_function *rf, ir_instr *in, LLVMValueRef op, LLVMValueRef src, LLVMValueRef res,
+                           LLVMValueRef *om) {
+  cg_module *cm = rf->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *s = in->operands[0]->shape, *ss = in->operands[1]->shape;
+  const ir_window *w = &in->attrs.u.reduce_window.window;
+  ir_etype et = s->et, pt = IR_PRED, pair[2] = {et, et};
+  int rank = s->rank;
+  int64_t count = 1, stride[64];
+  for (int d = rank - 1, st = 1; d >= 0; d--) {
+    stride[d] = st;
+    st *= s->dims[d];
+    count *= w->dims[d].size;
+  }
+  LLVMValueRef ii[64], sm[64];
+  for (int d = 0; d < rank; d++) {
+    const ir_window_dim *wd = &w->dims[d];
+    ii[d] = window_dim_plain(wd) ? om[d]
+                                 : LLVMBuildSub(b, LLVMBuildMul(b, om[d], cg_i64(cm, wd->stride), ""), cg_i64(cm, wd->pad_lo), "");
+    sm[d] = om[d];
+  }
+  ii[rank - 1] = sm[rank - 1] = cg_i64(cm, 0);
+  LLVMValueRef base = cg_flatten(rf, ii, s->dims, rank), sbase = cg_flatten(rf, sm, ss->dims, rank);
+  int64_t *off = calloc((size_t)count, sizeof *off);
+  for (int64_t p = 0; p < count; p++)
+    for (int64_t d = rank - 1, q = p; d >= 0; d--) {
+      off[p] += q % w->dims[d].size * w->dims[d].rhs_dilate * stride[d];
+      q /= w->dims[d].size;
+    }
+  cg_loop c = cg_loop_begin(rf, cg_i64(cm, s->dims[rank - 1]), "sas.c");
+  LLVMValueRef row = LLVMBuildAdd(b, base, c.i, ""), cur = NULL, chosen = LLVMConstInt(cm->i32, 0, 0);
+  for (int64_t p = 0; p < count; p++) {
+    LLVMValueRef cand = cg_load(rf, et, op, LLVMBuildAdd(b, row, cg_i64(cm, off[p]), "")), keep;
+    if (!cur) {
+      cur = cand;
+      continue;
+    }
+    cg_call_scalar(rf, in->called[0], (LLVMValueRef[]){cur, cand}, pair, 2, &keep, &pt, 1);
+    cur = LLVMBuildSelect(b, keep, cur, cand, "");
+    chosen = LLVMBuildSelect(b, keep, chosen, LLVMConstInt(cm->i32, (unsigned long long)p, 0), "");
+  }
+  LLVMValueRef sv = cg_load(rf, et, src, LLVMBuildAdd(b, sbase, c.i, ""));
+  for (int64_t p = 0; p < count; p++) {
+    LLVMValueRef at = LLVMBuildAdd(b, row, cg_i64(cm, off[p]), ""), old = cg_load(rf, et, res, at), sum;
+    cg_call_scalar(rf, in->called[1], (LLVMValueRef[]){old, sv}, pair, 2, &sum, &et, 1);
+    LLVMValueRef here = LLVMBuildICmp(b, LLVMIntEQ, chosen, LLVMConstInt(cm->i32, (unsigned long long)p, 0), "");
+    cg_store(rf, et, res, at, LLVMBuildSelect(b, here, sum, old, ""));
+  }
+  cg_loop_end(rf, &c);
+  free(off);
+}
+
+static void sas_value(cg_function *kf, ir_instr *in, LLVMValueRef out) {
+  cg_module *cm = kf->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *s = in->operands[0]->shape, *ss = in->operands[1]->shape;
+  const ir_window *w = &in->attrs.u.reduce_window.window;
+  ir_etype et = s->et;
+  int rank = s->rank, lead = 0;
+  sas_window_ok(in, &lead);
+  int64_t units = 1, part = 1;
+  for (int d = 0; d < rank; d++)
+    if (d < lead)
+      units *= s->dims[d];
+    else
+      part *= s->dims[d];
+  /* rows along a plain minor dimension (NHWC's channels) take sas_row_inside where they can */
+  bool rows = lead < rank - 1 && window_dim_plain(&w->dims[rank - 1]);
+  fz_buffers bufs = {NULL, calloc(4, sizeof(LLVMValueRef)), 3, NULL};
+  for (int k = 0; k < 3; k++)
+    bufs.ptrs[k] = kf->values[in->operands[k]->id].leaves[0];
+  LLVMValueRef argv = pack_args(kf, &bufs, &out, 1);
+  char name[600];
+  snprintf(name, sizeof name, "hlo.loop.%s.%s", kf->comp->name.p, in->name.p);
+  range_fn r;
+  range_open(&r, kf, name, kf->comp->n_instrs, 4);
+  cg_function *rf = &r.rf;
+  LLVMValueRef op = range_arg(&r, 1), src = range_arg(&r, 2), res = range_arg(&r, 4);
+  LLVMValueRef iv = cg_load(rf, et, range_arg(&r, 3), cg_i64(cm, 0));
+  cg_loop u = loop_from(rf, r.begin, r.end, "sas.u");
+  LLVMValueRef obase = LLVMBuildMul(b, u.i, cg_i64(cm, part), "");
+  cg_loop fill = cg_loop_begin(rf, cg_i64(cm, part), "sas.fill");
+  cg_store(rf, et, res, LLVMBuildAdd(b, obase, fill.i, ""), iv);
+  cg_loop_end(rf, &fill);
+  LLVMValueRef om[64];
+  cg_unflatten(rf, u.i, s->dims, lead, om);
+  cg_loop loops[64];
+  int last = rows ? rank - 1 : rank; /* dimensions walked by loops here */
+  for (int d = lead; d < last; d++) {
+    loops[d] = cg_loop_begin(rf, cg_i64(cm, ss->dims[d]), "sas.d");
+    om[d] = loops[d].i;
+  }
+  if (!rows) {
+    sas_element(rf, in, op, src, res, om);
+  } else {
+    /* every window position of this row inside the operand? */
+    LLVMValueRef inside = LLVMConstInt(cm->i1, 1, 0), dummy;
+    for (int d = lead; d < rank - 1; d++) {
+      const ir_window_dim *wd = &w->dims[d];
+      if (window_dim_plain(wd))
+        continue;
+      inside = LLVMBuildAnd(b, inside, cg_window_input(rf, wd, s->dims[d], om[d], cg_i64(cm, 0), &dummy), "");
+      inside = LLVMBuildAnd(b, inside, cg_window_input(rf, wd, s->dims[d], om[d], cg_i64(cm, wd->size - 1), &dummy), "");
+    }
+    LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "sas.inside");
+    LLVMBasicBlockRef edge = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "sas.edge");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "sas.row.done");
+    LLVMBuildCondBr(b, inside, fast, edge);
+    LLVMPositionBuilderAtEnd(b, fast);
+    sas_row_inside(rf, in, op, src, res, om);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, edge);
+    cg_loop c = cg_loop_begin(rf, cg_i64(cm, ss->dims[rank - 1]), "sas.c");
+    om[rank - 1] = c.i;
+    sas_element(rf, in, op, src, res, om);
+    cg_loop_end(rf, &c);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, join);
+  }
+  for (int d = last - 1; d >= lead; d--)
     cg_loop_end(rf, &loops[d]);
   loop_end_from(rf, &u, r.begin);
   range_close_and_run(&r, kf, argv, units, count_of(s));

@@ -12,7 +12,10 @@ there by the scatter computation -- never hlorun's output.  They cover: NHWC max
 gradient 3x3 stride 2 with padding and ties (integer-valued inputs: GE keeps the first), NCHW
 2x2 stride 2, a window over every dimension (no leading dimension to split), an initial value
 1 and a max scatter, s32, and windows that overlap so that one element receives several
-sources (their order matters for the float sum).
+sources (their order matters for the float sum).  NHWC rows whose windows lie inside the
+operand take a branch-free loop along the channels (`sas_row_inside`), the others the element
+loop: cases with 13 channels and padded edges, ties under GT in overlapping windows (integer
+values: exact sums), window dilation, a plain middle dimension, and a max scatter under LE.
 
 Run:  /usr/bin/python3 testdata/golden/make_select_and_scatter.py
 """
@@ -29,12 +32,12 @@ CMP = {"GE": lambda a, b: a >= b, "LE": lambda a, b: a <= b, "GT": lambda a, b: 
 SCAT = {"add": lambda a, b: a + b, "maximum": max}
 
 
-def reference(x, src, init, size, stride, pad, sel, scat, dtype):
+def reference(x, src, init, size, stride, pad, sel, scat, dtype, dil):
     out = np.full(x.shape, init, dtype=np.float64 if dtype != np.int32 else np.int64)
     for o in itertools.product(*[range(n) for n in src.shape]):
         cur = at = None
         for w in itertools.product(*[range(n) for n in size]):
-            idx = [o[d] * stride[d] + w[d] - pad[d][0] for d in range(x.ndim)]
+            idx = [o[d] * stride[d] + w[d] * dil[d] - pad[d][0] for d in range(x.ndim)]
             if any(i < 0 or i >= x.shape[d] for d, i in enumerate(idx)):
                 continue
             cand = x[tuple(idx)]
@@ -45,13 +48,18 @@ def reference(x, src, init, size, stride, pad, sel, scat, dtype):
     return out.astype(dtype)
 
 
-def case(name, x, src_shape, size, stride, pad, init=0, sel="GE", scat="add", dtype=np.float32, tol=None):
-    src = (RNG.standard_normal(src_shape) if dtype != np.int32 else RNG.integers(-50, 50, src_shape)).astype(dtype)
+def case(name, x, src_shape, size, stride, pad, init=0, sel="GE", scat="add", dtype=np.float32, tol=None, dil=None,
+         src=None):
+    if src is None:
+        src = (RNG.standard_normal(src_shape) if dtype != np.int32 else RNG.integers(-50, 50, src_shape)).astype(dtype)
+    dil = dil or [1] * x.ndim
     t = "f32" if dtype == np.float32 else "s32"
-    e = reference(x, src, init, size, stride, pad, sel, scat, dtype)
+    e = reference(x, src, init, size, stride, pad, sel, scat, dtype, dil)
     sh = lambda a: "%s[%s]" % (t, ",".join(map(str, a.shape)))
     win = "size=%s stride=%s pad=%s" % ("x".join(map(str, size)), "x".join(map(str, stride)),
                                         "x".join("%d_%d" % p for p in pad))
+    if any(d != 1 for d in dil):
+        win += " rhs_dilate=%s" % "x".join(map(str, dil))
     hlo = """HloModule sas_%s
 
 sel {
@@ -91,3 +99,16 @@ if __name__ == "__main__":
     case("s32", x, (2, 3, 3, 3), [1, 3, 3, 1], [1, 2, 2, 1], [(0, 0)] * 4, dtype=np.int32)
     x = RNG.standard_normal((2, 20, 4)).astype(np.float32)
     case("overlap_stride1", x, (2, 16, 4), [1, 5, 1], [1, 1, 1], [(0, 0)] * 3, sel="GT")
+    x = RNG.standard_normal((2, 10, 9, 13)).astype(np.float32)
+    case("nhwc_c13_edges", x, (2, 5, 5, 13), [1, 3, 3, 1], [1, 2, 2, 1], [(0, 0), (1, 1), (1, 1), (0, 0)])
+    x = RNG.integers(-2, 3, size=(2, 7, 6, 16)).astype(np.float32)
+    src = RNG.integers(-9, 10, size=(2, 6, 5, 16)).astype(np.float32)
+    case("nhwc_ties_gt_overlap", x, src.shape, [1, 2, 2, 1], [1, 1, 1, 1], [(0, 0)] * 4, sel="GT", src=src,
+         tol={"exact": True})
+    x = RNG.standard_normal((1, 9, 9, 8)).astype(np.float32)
+    case("nhwc_dilated", x, (1, 7, 7, 8), [1, 2, 2, 1], [1, 1, 1, 1], [(0, 0)] * 4, dil=[1, 2, 2, 1])
+    x = RNG.standard_normal((2, 6, 3, 8)).astype(np.float32)
+    case("plain_middle_dim", x, (2, 6, 3, 8), [1, 3, 1, 1], [1, 1, 1, 1], [(0, 0), (1, 1), (0, 0), (0, 0)])
+    x = RNG.standard_normal((2, 8, 8, 24)).astype(np.float32)
+    case("nhwc_le_max_scatter", x, (2, 4, 4, 24), [1, 2, 2, 1], [1, 2, 2, 1], [(0, 0)] * 4, init=-1, sel="LE",
+         scat="maximum")
