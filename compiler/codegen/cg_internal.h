@@ -324,6 +324,9 @@ bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlock
 void cg_lower_reduce_window(cg_function *f, ir_instr *in);
 void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out);
 void cg_lower_scatter(cg_function *f, ir_instr *in);
+/* Scatter into outs, the result's leaves: copies each operand there unless it is the same
+ * buffer (an update in place), then applies the updates. */
+void cg_lower_scatter_into(cg_function *f, ir_instr *in, const LLVMValueRef *outs);
 void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out);
 
 /* fused.c: fused loop kernels.  cg_lower_fusion lowers a fusion instruction whose fused

@@ -196,7 +196,15 @@ static void lower_select_and_scatter(cg_function *f, ir_instr *in) {
 }
 static void lower_reduce(cg_function *f, ir_instr *in) { lower_value(f, in, cg_lower_reduce); }
 static void lower_reduce_window(cg_function *f, ir_instr *in) { lower_value(f, in, cg_lower_reduce_window); }
-static void lower_scatter(cg_function *f, ir_instr *in) { lower_value(f, in, cg_lower_scatter); }
+static void scatter_into(cg_function *f, ir_instr *in, LLVMValueRef out) { cg_lower_scatter_into(f, in, &out); }
+/* A scatter of one operand writes one array and may update that operand's buffer in place
+ * (cg_outline, as a dynamic-update-slice); several operands make a tuple. */
+static void lower_scatter(cg_function *f, ir_instr *in) {
+  if (in->shape->et != IR_TUPLE)
+    lower_single(f, in, scatter_into);
+  else
+    lower_value(f, in, cg_lower_scatter);
+}
 static void lower_sort(cg_function *f, ir_instr *in) { lower_value(f, in, cg_lower_sort); }
 static void lower_scan(cg_function *f, ir_instr *in) { lower_value(f, in, cg_lower_scan); }
 static void lower_topk(cg_function *f, ir_instr *in) { cg_outline_value(f, in, cg_lower_topk, true); }

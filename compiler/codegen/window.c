@@ -163,7 +163,15 @@ void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out) {
   cg_loop_end(f, &l);
 }
 
-void cg_lower_scatter(cg_function *f, ir_instr *in) {
+/* Scatter, one scatter position at a time (the update's dimensions outside
+ * update_window_dims, row-major): its start indices loaded, clamped by nothing and checked
+ * once (a window that does not lie wholly inside the operand is skipped, as XLA does), then
+ * its window walked by nested loops, the update's and the operand's minor elements
+ * contiguous where the window's last dimension is both's last, so that the innermost loop
+ * vectorizes.  Two updates of one element apply in scatter-position order (XLA's order).
+ * outs[i] may be operand i's own buffer (a scatter of one operand that dies here updates it in
+ * place, as a dynamic-update-slice does: buffer_plan.c, lower.c); else operand i is copied. */
+void cg_lower_scatter_into(cg_function *f, ir_instr *in, const LLVMValueRef *outs) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   int n = (in->n_operands - 1) / 2;
@@ -171,34 +179,29 @@ void cg_lower_scatter(cg_function *f, ir_instr *in) {
   const ir_shape *s = in->operands[0]->shape, *u = in->operands[n + 1]->shape;
   typeof(in->attrs.u.scatter) *sc = &in->attrs.u.scatter;
   int64_t ivd = sc->index_vector_dim;
-  cg_value out = cg_result_value(f, in);
-  f->values[in->id] = out;
   ir_etype ets[64];
   for (int i = 0; i < n; i++) {
     ets[i] = ets[n + i] = in->operands[i]->shape->et;
-    cg_copy_leaf(f, out.leaves[i], leaf(f, in->operands[i], 0), s);
+    cg_copy_leaf_if_distinct(f, outs[i], leaf(f, in->operands[i], 0), s); /* in place: the same buffer */
   }
   /* Sizes of the update window in operand space (for the in-bounds check). */
-  int64_t wsize[64];
+  int64_t wsize[64], sdims[64];
   for (int d = 0, kw = 0; d < s->rank; d++)
     wsize[d] = has(&sc->inserted_window_dims, d) || has(&sc->input_batching_dims, d)
                    ? 1 : u->dims[sc->update_window_dims.v[kw++]];
-  cg_loop l = cg_loop_begin(f, cg_i64(cm, count_dims(u->dims, u->rank)), "scatter");
-  LLVMValueRef ui[64], sidx[64], win[64], dst[64];
-  cg_unflatten(f, l.i, u->dims, u->rank, ui);
-  int ns = 0, nw = 0;
-  for (int d = 0; d < u->rank; d++) {
-    if (has(&sc->update_window_dims, d))
-      win[nw++] = ui[d];
-    else
-      sidx[ns++] = ui[d];
-  }
+  int ns = 0, nw = sc->update_window_dims.n;
+  for (int d = 0; d < u->rank; d++)
+    if (!has(&sc->update_window_dims, d))
+      sdims[ns++] = u->dims[d];
+  cg_loop l = cg_loop_begin(f, cg_i64(cm, count_dims(sdims, ns)), "scatter.at");
+  LLVMValueRef ui[64], sidx[64], dst[64];
+  cg_unflatten(f, l.i, sdims, ns, sidx);
   LLVMValueRef ibatch[64];
   for (int d = 0, ks = 0, k = 0; d < idx->shape->rank; d++)
     if (d != ivd)
       ibatch[k++] = sidx[ks++];
   LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
-  for (int d = 0, kw = 0; d < s->rank; d++) {
+  for (int d = 0; d < s->rank; d++) {
     int sm = position(&sc->scatter_dims_to_operand_dims, d), bd = position(&sc->input_batching_dims, d);
     LLVMValueRef start = sm >= 0 ? index_component(f, idx, ivd, ibatch, sm) : cg_i64(cm, 0);
     /* The whole window must lie inside the operand, else the update is skipped (XLA). */
@@ -207,23 +210,39 @@ void cg_lower_scatter(cg_function *f, ir_instr *in) {
     if (bd >= 0) {
       int64_t idim = sc->scatter_indices_batching_dims.v[bd];
       dst[d] = ibatch[idim - (idim > ivd ? 1 : 0)];
-    } else if (has(&sc->inserted_window_dims, d)) {
-      dst[d] = start;
     } else {
-      dst[d] = LLVMBuildAdd(b, start, win[kw++], "");
+      dst[d] = start;
     }
   }
   LLVMBasicBlockRef after = begin_if(f, ok, "scatter.in");
-  LLVMValueRef lin = cg_flatten(f, dst, s->dims, s->rank), vals[64], res[32];
+  cg_loop win[64];
+  for (int k = 0; k < nw; k++)
+    win[k] = cg_loop_begin(f, cg_i64(cm, u->dims[sc->update_window_dims.v[k]]), "scatter.win");
+  LLVMValueRef at[64];
+  for (int d = 0, kw = 0; d < s->rank; d++)
+    at[d] = has(&sc->inserted_window_dims, d) || has(&sc->input_batching_dims, d)
+                ? dst[d] : LLVMBuildAdd(b, dst[d], win[kw++].i, "");
+  for (int d = 0, ks = 0, kw = 0; d < u->rank; d++)
+    ui[d] = has(&sc->update_window_dims, d) ? win[kw++].i : sidx[ks++];
+  LLVMValueRef lin = cg_flatten(f, at, s->dims, s->rank), ulin = cg_flatten(f, ui, u->dims, u->rank);
+  LLVMValueRef vals[64], res[32];
   for (int i = 0; i < n; i++) {
-    vals[i] = cg_load(f, ets[i], out.leaves[i], lin);
-    vals[n + i] = cg_load(f, ets[i], leaf(f, in->operands[n + 1 + i], 0), l.i);
+    vals[i] = cg_load(f, ets[i], outs[i], lin);
+    vals[n + i] = cg_load(f, ets[i], leaf(f, in->operands[n + 1 + i], 0), ulin);
   }
   cg_call_scalar(f, in->called[0], vals, ets, 2 * n, res, ets, n);
   for (int i = 0; i < n; i++)
-    cg_store(f, ets[i], out.leaves[i], lin, res[i]);
+    cg_store(f, ets[i], outs[i], lin, res[i]);
+  for (int k = nw - 1; k >= 0; k--)
+    cg_loop_end(f, &win[k]);
   end_if(f, after);
   cg_loop_end(f, &l);
+}
+
+void cg_lower_scatter(cg_function *f, ir_instr *in) {
+  cg_value out = cg_result_value(f, in);
+  f->values[in->id] = out;
+  cg_lower_scatter_into(f, in, out.leaves);
 }
 
 void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out) {

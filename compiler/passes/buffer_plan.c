@@ -354,13 +354,20 @@ static bool *fusion_leaves_to_caller(const walk *w, const ir_instr *x) {
   return to;
 }
 
+/* A dynamic-update-slice, or a scatter of one operand: its kernel starts from a copy of operand
+ * 0 (none when it is the result's own buffer) and writes the updates over it. */
+static bool writes_over_operand0(const ir_instr *x) {
+  return x->op == IR_OP_DYNAMIC_UPDATE_SLICE || (x->op == IR_OP_SCATTER && x->n_operands == 3 && x->shape->et != IR_TUPLE);
+}
+
 /* Whether operand k's single buffer dies at x and x may take it over: x's kernel writes over
- * it (a dynamic-update-slice's operand 0, or an operand read only at the element written), no
+ * it (a dynamic-update-slice's or a one-operand scatter's operand 0, or an operand read only at
+ * the element written), no
  * other operand of x holds it, and no value holding it is read after x. */
 static int dying_operand_buffer(const walk *w, const ir_instr *x, int k) {
   const ir_instr *o = x->operands[k];
-  bool fits = x->op == IR_OP_DYNAMIC_UPDATE_SLICE ? k == 0 && o->shape->et == x->shape->et
-                                                 : buffer_plan_reads_only_own_element(x, k);
+  bool fits = writes_over_operand0(x) ? k == 0 && o->shape->et == x->shape->et
+                                      : buffer_plan_reads_only_own_element(x, k);
   if (!fits || n_leaves_of(w, o) != 1 || w->extra[o->id].n)
     return -1;
   int b = leaves_of(w, o)[0];
