@@ -323,6 +323,14 @@ bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlock
 /* window.c */
 void cg_lower_reduce_window(cg_function *f, ir_instr *in);
 void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out);
+/* Gather `in`'s operand index src[] for its result index oi[] (XLA's semantics: offset and
+ * batch dimensions split, start components clamped so the slice fits, collapsed and operand
+ * batching dimensions), the index vector's component k at batch position ibatch (the indices'
+ * dimensions without index_vector_dim) given by component(f, k, ibatch, arg) as an i64.  Shared
+ * by window.c's loop and fused.c's gather_value. */
+typedef LLVMValueRef cg_gather_component_fn(cg_function *f, int k, LLVMValueRef *ibatch, void *arg);
+void cg_gather_source(cg_function *f, const ir_instr *in, LLVMValueRef *oi, cg_gather_component_fn *component,
+                      void *arg, LLVMValueRef *src);
 void cg_lower_scatter(cg_function *f, ir_instr *in);
 /* Scatter into outs, the result's leaves: copies each operand there unless it is the same
  * buffer (an update in place), then applies the updates. */

@@ -1331,9 +1331,10 @@ static LLVMValueRef inline_reduce_value(fz *z, ir_instr *x, fz_index *idx) {
 /* ---- gather ------------------------------------------------------------------------------------
  * A gather alone is a loop kernel (cg_lower_fused_single) over its result's rows: each element
  * reads the operand at its slice's start (the index vector's components, clamped so that the
- * slice fits, XLA's rule) plus its offset, as window.c's loop did one element at a time with
- * a division per index; an embedding lookup's row (the minor dimension an offset dimension)
- * is one run of the operand, its start indices loaded once per row, and rows go to threads. */
+ * slice fits, XLA's rule) plus its offset -- the index rule is window.c's cg_gather_source,
+ * which window.c's element loop (complex and dynamic shapes) shares -- without a division per
+ * index; an embedding lookup's row (the minor dimension an offset dimension) is one run of the
+ * operand, its start indices loaded once per row, and rows go to threads. */
 bool cg_gather_loop_ok(const ir_instr *x) {
   return x->op == IR_OP_GATHER && x->n_operands == 2 && ir_etype_is_array(x->shape->et) && !x->shape->dyn &&
          !x->operands[0]->shape->dyn && !x->operands[1]->shape->dyn && x->shape->rank <= 64 &&
@@ -1341,51 +1342,32 @@ bool cg_gather_loop_ok(const ir_instr *x) {
          ir_etype_is_int(x->operands[1]->shape->et) && !ir_etype_is_complex(x->shape->et);
 }
 
+/* cg_gather_source's component: the indices operand's value, loaded or computed. */
+typedef struct gather_arg {
+  fz *z;
+  ir_instr *x;
+} gather_arg;
+
+static LLVMValueRef fused_component(cg_function *f, int k, LLVMValueRef *ibatch, void *arg) {
+  gather_arg *a = arg;
+  ir_instr *ind = a->x->operands[1];
+  const ir_shape *is = ind->shape;
+  int64_t ivd = a->x->attrs.u.gather.index_vector_dim;
+  LLVMValueRef *im = new_multi(is->rank);
+  for (int e = 0, kb = 0; e < is->rank; e++)
+    im[e] = e == ivd ? cg_i64(f->cm, k) : ibatch[kb++];
+  fz_index *ii = idx_from_multi(a->z, is, im);
+  LLVMValueRef v = LLVMBuildIntCast2(f->cm->b, value_at(a->z, ind, ii), f->cm->i64, ir_etype_is_signed(is->et), "start");
+  idx_free(ii);
+  return v;
+}
+
 static LLVMValueRef gather_value(fz *z, ir_instr *x, fz_index *idx) {
-  cg_module *cm = z->f->cm;
-  LLVMBuilderRef b = cm->b;
   const ir_instr *op = x->operands[0];
-  ir_instr *ind = x->operands[1];
-  const ir_shape *s = op->shape, *is = ind->shape;
-  typeof(x->attrs.u.gather) *g = &x->attrs.u.gather;
-  int64_t ivd = g->index_vector_dim;
-  LLVMValueRef *om = idx_multi(z, idx), batch[64], offs[64], ibatch[64];
-  int nb = 0, no = 0;
-  for (int d = 0; d < x->shape->rank; d++) {
-    if (ir_i64_list_find(&g->offset_dims, d) >= 0)
-      offs[no++] = om[d];
-    else
-      batch[nb++] = om[d];
-  }
-  for (int d = 0, kb = 0, k = 0; d < is->rank; d++) /* batch positions index the indices without ivd */
-    if (d != ivd)
-      ibatch[k++] = batch[kb++];
-  LLVMValueRef *src = new_multi(s->rank);
-  for (int d = 0, ko = 0; d < s->rank; d++) {
-    int sm = ir_i64_list_find(&g->start_index_map, d), bd = ir_i64_list_find(&g->operand_batching_dims, d);
-    LLVMValueRef start = cg_i64(cm, 0);
-    if (sm >= 0) { /* component sm of the index vector, clamped to [0, dim - slice size] */
-      LLVMValueRef *im = new_multi(is->rank);
-      for (int e = 0, kb = 0; e < is->rank; e++)
-        im[e] = e == ivd ? cg_i64(cm, sm) : ibatch[kb++];
-      fz_index *ii = idx_from_multi(z, is, im);
-      start = LLVMBuildIntCast2(b, value_at(z, ind, ii), cm->i64, ir_etype_is_signed(is->et), "start");
-      idx_free(ii);
-      int64_t hi = s->dims[d] - g->slice_sizes.v[d];
-      LLVMValueRef zero = cg_i64(cm, 0), top = cg_i64(cm, hi < 0 ? 0 : hi);
-      start = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, start, zero, ""), zero, start, "");
-      start = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, start, top, ""), top, start, "");
-    }
-    if (bd >= 0) {
-      int64_t idim = g->start_indices_batching_dims.v[bd];
-      src[d] = ibatch[idim - (idim > ivd ? 1 : 0)];
-    } else if (ir_i64_list_find(&g->collapsed_slice_dims, d) >= 0) {
-      src[d] = start;
-    } else {
-      src[d] = LLVMBuildAdd(b, start, offs[ko++], "");
-    }
-  }
-  fz_index *at = idx_from_multi(z, s, src);
+  LLVMValueRef *src = new_multi(op->shape->rank);
+  gather_arg a = {z, x};
+  cg_gather_source(z->f, x, idx_multi(z, idx), fused_component, &a, src);
+  fz_index *at = idx_from_multi(z, op->shape, src);
   LLVMValueRef v = value_at(z, (ir_instr *)op, at);
   idx_free(at);
   return v;

@@ -122,16 +122,14 @@ static bool has(const ir_i64_list *l, int64_t v) { return ir_i64_list_find(l, v)
 
 static int position(const ir_i64_list *l, int64_t v) { return ir_i64_list_find(l, v); }
 
-void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out) {
+void cg_gather_source(cg_function *f, const ir_instr *in, LLVMValueRef *oi, cg_gather_component_fn *component,
+                      void *arg, LLVMValueRef *src) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
-  const ir_instr *op = in->operands[0], *idx = in->operands[1];
-  const ir_shape *s = op->shape, *r = in->shape;
+  const ir_shape *s = in->operands[0]->shape, *r = in->shape;
   typeof(in->attrs.u.gather) *g = &in->attrs.u.gather;
   int64_t ivd = g->index_vector_dim;
-  cg_loop l = cg_loop_begin(f, cg_i64(cm, count_dims(r->dims, r->rank)), "gather");
-  LLVMValueRef oi[64], batch[64], offs[64], src[64];
-  cg_unflatten(f, l.i, r->dims, r->rank, oi);
+  LLVMValueRef batch[64], offs[64], ibatch[64];
   int nb = 0, no = 0;
   for (int d = 0; d < r->rank; d++) {
     if (has(&g->offset_dims, d))
@@ -140,15 +138,14 @@ void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out) {
       batch[nb++] = oi[d];
   }
   /* Batch positions index the indices array without index_vector_dim. */
-  LLVMValueRef ibatch[64];
-  for (int d = 0, kb = 0, k = 0; d < idx->shape->rank; d++)
+  for (int d = 0, kb = 0, k = 0; d < in->operands[1]->shape->rank; d++)
     if (d != ivd)
       ibatch[k++] = batch[kb++];
   for (int d = 0, ko = 0; d < s->rank; d++) {
     int sm = position(&g->start_index_map, d), bd = position(&g->operand_batching_dims, d);
     LLVMValueRef start = cg_i64(cm, 0);
-    if (sm >= 0)
-      start = clamp_i64(f, index_component(f, idx, ivd, ibatch, sm), s->dims[d] - g->slice_sizes.v[d]);
+    if (sm >= 0) /* component sm of the index vector, clamped to [0, dim - slice size] */
+      start = clamp_i64(f, component(f, sm, ibatch, arg), s->dims[d] - g->slice_sizes.v[d]);
     if (bd >= 0) {
       int64_t idim = g->start_indices_batching_dims.v[bd];
       src[d] = ibatch[idim - (idim > ivd ? 1 : 0)];
@@ -158,6 +155,22 @@ void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out) {
       src[d] = LLVMBuildAdd(b, start, offs[ko++], "");
     }
   }
+}
+
+/* cg_gather_source's component: loaded from the indices buffer. */
+static LLVMValueRef buffer_component(cg_function *f, int k, LLVMValueRef *ibatch, void *arg) {
+  const ir_instr *in = arg;
+  return index_component(f, in->operands[1], in->attrs.u.gather.index_vector_dim, ibatch, k);
+}
+
+void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  cg_module *cm = f->cm;
+  const ir_instr *op = in->operands[0];
+  const ir_shape *s = op->shape, *r = in->shape;
+  cg_loop l = cg_loop_begin(f, cg_i64(cm, count_dims(r->dims, r->rank)), "gather");
+  LLVMValueRef oi[64], src[64];
+  cg_unflatten(f, l.i, r->dims, r->rank, oi);
+  cg_gather_source(f, in, oi, buffer_component, in, src);
   LLVMValueRef v = cg_load(f, s->et, leaf(f, op, 0), cg_flatten(f, src, s->dims, s->rank));
   cg_store(f, r->et, out, l.i, v);
   cg_loop_end(f, &l);
