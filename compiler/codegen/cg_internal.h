@@ -336,6 +336,15 @@ void cg_lower_scatter(cg_function *f, ir_instr *in);
  * buffer (an update in place), then applies the updates. */
 void cg_lower_scatter_into(cg_function *f, ir_instr *in, const LLVMValueRef *outs);
 void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out);
+/* Select-and-scatter `in` for the source element at index oi[] (op, src, res: the operand,
+ * source and result buffers): its window's selection -- the first position inside the operand,
+ * replaced by each later one that select(current, later) rejects -- and the scatter of the
+ * source element into the chosen result element.  Windows of at most CG_SAS_UNROLL_MAX
+ * positions over a non-empty operand are unrolled.  Shared by window.c's loop and fused.c's
+ * sas_value. */
+enum { CG_SAS_UNROLL_MAX = 64 };
+void cg_sas_element(cg_function *f, const ir_instr *in, LLVMValueRef op, LLVMValueRef src, LLVMValueRef res,
+                    LLVMValueRef *oi);
 
 /* fused.c: fused loop kernels.  cg_lower_fusion lowers a fusion instruction whose fused
  * computation the emitter handles (false: the caller lowers it as a call);

@@ -2417,53 +2417,6 @@ static bool sas_window_ok(const ir_instr *x, int *lead) {
   return true;
 }
 
-/* One source element at the source index om: its window's selection (positions in the
- * padding skipped) and the scatter into the chosen result element. */
-static void sas_element(cg_function *rf, ir_instr *in, LLVMValueRef op, LLVMValueRef src, LLVMValueRef res,
-                        LLVMValueRef *om) {
-  cg_module *cm = rf->cm;
-  LLVMBuilderRef b = cm->b;
-  const ir_shape *s = in->operands[0]->shape, *ss = in->operands[1]->shape;
-  const ir_window *w = &in->attrs.u.reduce_window.window;
-  ir_etype et = s->et, pt = IR_PRED, pair[2] = {et, et};
-  int rank = s->rank;
-  int64_t count = 1;
-  for (int d = 0; d < rank; d++)
-    count *= w->dims[d].size;
-  LLVMValueRef ii[64];
-  LLVMValueRef have = LLVMConstInt(cm->i1, 0, 0), cur = LLVMConstNull(cg_compute_type(cm, et)), at = cg_i64(cm, 0);
-  for (int64_t p = 0; p < count; p++) { /* window position p, the last dimension fastest */
-    LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
-    int64_t q = p;
-    for (int d = rank - 1; d >= 0; d--) {
-      const ir_window_dim *wd = &w->dims[d];
-      int64_t pos = q % wd->size;
-      q /= wd->size;
-      if (window_dim_plain(wd))
-        ii[d] = om[d];
-      else
-        ok = LLVMBuildAnd(b, ok, cg_window_input(rf, wd, s->dims[d], om[d], cg_i64(cm, pos), &ii[d]), "");
-    }
-    LLVMValueRef lin = cg_flatten(rf, ii, s->dims, rank), cand = cg_load(rf, et, op, lin), keep;
-    cg_call_scalar(rf, in->called[0], (LLVMValueRef[]){cur, cand}, pair, 2, &keep, &pt, 1);
-    /* take the candidate when it is in the operand and either nothing is selected yet or
-     * select(current, candidate) rejects the current one */
-    LLVMValueRef take = LLVMBuildAnd(b, ok, LLVMBuildOr(b, LLVMBuildNot(b, have, ""), LLVMBuildNot(b, keep, ""), ""), "take");
-    cur = LLVMBuildSelect(b, take, cand, cur, "");
-    at = LLVMBuildSelect(b, take, lin, at, "");
-    have = LLVMBuildOr(b, have, ok, "");
-  }
-  LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "sas.scatter");
-  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "sas.next");
-  LLVMBuildCondBr(b, have, yes, next);
-  LLVMPositionBuilderAtEnd(b, yes);
-  LLVMValueRef vals[2] = {cg_load(rf, et, res, at), cg_load(rf, et, src, cg_flatten(rf, om, ss->dims, rank))}, sum;
-  cg_call_scalar(rf, in->called[1], vals, pair, 2, &sum, &et, 1);
-  cg_store(rf, et, res, at, sum);
-  LLVMBuildBr(b, next);
-  LLVMPositionBuilderAtEnd(b, next);
-}
-
 /* A row of the minor dimension (om[rank - 1] left out) when that dimension is plain and every
  * window position of the row lies inside the operand: position p's operand and result
  * elements sit at base + off[p] + c for the minor index c (off[p] a constant), the chosen
@@ -2564,7 +2517,7 @@ static void sas_value(cg_function *kf, ir_instr *in, LLVMValueRef out) {
     om[d] = loops[d].i;
   }
   if (!rows) {
-    sas_element(rf, in, op, src, res, om);
+    cg_sas_element(rf, in, op, src, res, om);
   } else {
     /* every window position of this row inside the operand? */
     LLVMValueRef inside = LLVMConstInt(cm->i1, 1, 0), dummy;
@@ -2585,7 +2538,7 @@ static void sas_value(cg_function *kf, ir_instr *in, LLVMValueRef out) {
     LLVMPositionBuilderAtEnd(b, edge);
     cg_loop c = cg_loop_begin(rf, cg_i64(cm, ss->dims[rank - 1]), "sas.c");
     om[rank - 1] = c.i;
-    sas_element(rf, in, op, src, res, om);
+    cg_sas_element(rf, in, op, src, res, om);
     cg_loop_end(rf, &c);
     LLVMBuildBr(b, join);
     LLVMPositionBuilderAtEnd(b, join);

@@ -1,10 +1,12 @@
 /* window.c — lowering of the windowed and indexed ops: reduce-window (padding, strides, base
  * and window dilation; the variadic ones and windows over 64 positions that are not running
  * folds: fused.c's loop kernel takes the others), gather (complex and bounded dynamic shapes:
- * fused.c takes the others) and scatter (batching dimensions, XLA's start-index clamping;
- * scatter applies updates in order and skips windows that fall outside the operand), and
- * select-and-scatter (windows over 64 positions, complex and dynamic shapes: fused.c takes the
- * others).  Loops over elements with explicit index arithmetic, as in data.c.
+ * fused.c takes the others; both use cg_gather_source, the index rule), scatter (batching
+ * dimensions; one scatter position at a time, a window not wholly inside the operand skipped;
+ * in place when its operand dies there), and select-and-scatter (windows over 64 positions,
+ * base dilation, complex and dynamic shapes: fused.c takes the others; both use
+ * cg_sas_element, the selection and scatter of one source element).  Loops over elements with
+ * explicit index arithmetic, as in data.c.
  * cg_window_input, the input index under a window, is shared with convolution (conv.c).
  */
 #include <stdlib.h>
@@ -258,40 +260,34 @@ void cg_lower_scatter(cg_function *f, ir_instr *in) {
   cg_lower_scatter_into(f, in, out.leaves);
 }
 
-void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out) {
+/* The selection over a window of more than CG_SAS_UNROLL_MAX positions, or of an empty
+ * operand: a loop over the positions, the candidate loaded only inside the operand. */
+static void sas_select_loop(cg_function *f, const ir_instr *in, LLVMValueRef op, LLVMValueRef *oi,
+                            LLVMValueRef *have_out, LLVMValueRef *at_out) {
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
-  const ir_instr *op = in->operands[0], *src = in->operands[1], *init = in->operands[2];
-  const ir_shape *s = op->shape, *ss = src->shape;
+  const ir_shape *s = in->operands[0]->shape;
   const ir_window *w = &in->attrs.u.reduce_window.window;
-  ir_etype et = s->et;
+  ir_etype et = s->et, pair[2] = {et, et}, pred_t = IR_PRED;
   LLVMTypeRef ct = cg_compute_type(cm, et);
   int rank = s->rank;
-  LLVMValueRef iv = cg_load(f, et, leaf(f, init, 0), cg_i64(cm, 0));
-  cg_loop fill = cg_loop_begin(f, cg_i64(cm, count_dims(s->dims, rank)), "sas.fill");
-  cg_store(f, et, out, fill.i, iv);
-  cg_loop_end(f, &fill);
   int64_t wsizes[64];
   for (int d = 0; d < rank; d++)
     wsizes[d] = w->dims[d].size;
   LLVMValueRef sel_idx = cg_entry_alloca(f, cm->i64, "sel.idx"), sel_val = cg_entry_alloca(f, ct, "sel.val");
   LLVMValueRef have = cg_entry_alloca(f, cm->i1, "sel.have");
-  cg_loop outer = cg_loop_begin(f, cg_i64(cm, count_dims(ss->dims, rank)), "sas.src");
-  LLVMValueRef oi[64], wi[64], ii[64];
-  cg_unflatten(f, outer.i, ss->dims, rank, oi);
   LLVMBuildStore(b, LLVMConstInt(cm->i1, 0, 0), have);
+  LLVMBuildStore(b, cg_i64(cm, 0), sel_idx);
   cg_loop inner = cg_loop_begin(f, cg_i64(cm, count_dims(wsizes, rank)), "sas.win");
+  LLVMValueRef wi[64], ii[64];
   cg_unflatten(f, inner.i, wsizes, rank, wi);
   LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
   for (int d = 0; d < rank; d++)
     ok = LLVMBuildAnd(b, ok, cg_window_input(f, &w->dims[d], s->dims[d], oi[d], wi[d], &ii[d]), "");
   LLVMBasicBlockRef after = begin_if(f, ok, "sas.in");
   LLVMValueRef lin = cg_flatten(f, ii, s->dims, rank);
-  LLVMValueRef cand = cg_load(f, et, leaf(f, op, 0), lin);
-  /* Keep the current selection when select(current, candidate) holds. */
-  LLVMValueRef cur = LLVMBuildLoad2(b, ct, sel_val, "cur");
-  ir_etype pair[2] = {et, et}, pred_t = IR_PRED;
-  LLVMValueRef keep;
+  LLVMValueRef cand = cg_load(f, et, op, lin);
+  LLVMValueRef cur = LLVMBuildLoad2(b, ct, sel_val, "cur"), keep;
   cg_call_scalar(f, in->called[0], (LLVMValueRef[]){cur, cand}, pair, 2, &keep, &pred_t, 1);
   LLVMValueRef had = LLVMBuildLoad2(b, cm->i1, have, "had");
   LLVMValueRef take = LLVMBuildOr(b, LLVMBuildNot(b, had, ""), LLVMBuildNot(b, keep, ""), "take");
@@ -300,11 +296,82 @@ void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out)
   LLVMBuildStore(b, LLVMConstInt(cm->i1, 1, 0), have);
   end_if(f, after);
   cg_loop_end(f, &inner);
-  LLVMBasicBlockRef done = begin_if(f, LLVMBuildLoad2(b, cm->i1, have, "have"), "sas.scatter");
-  LLVMValueRef at = LLVMBuildLoad2(b, cm->i64, sel_idx, "at"), res;
-  LLVMValueRef vals[2] = {cg_load(f, et, out, at), cg_load(f, et, leaf(f, src, 0), outer.i)};
-  cg_call_scalar(f, in->called[1], vals, pair, 2, &res, &et, 1);
-  cg_store(f, et, out, at, res);
+  *have_out = LLVMBuildLoad2(b, cm->i1, have, "have");
+  *at_out = LLVMBuildLoad2(b, cm->i64, sel_idx, "at");
+}
+
+/* The selection over a window of at most CG_SAS_UNROLL_MAX positions of a non-empty operand,
+ * unrolled: a position in the padding (or between base-dilated elements) loads a clamped
+ * element and a select ignores it. */
+static void sas_select_unrolled(cg_function *f, const ir_instr *in, LLVMValueRef op, LLVMValueRef *oi,
+                                LLVMValueRef *have_out, LLVMValueRef *at_out) {
+  cg_module *cm = f->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *s = in->operands[0]->shape;
+  const ir_window *w = &in->attrs.u.reduce_window.window;
+  ir_etype et = s->et, pt = IR_PRED, pair[2] = {et, et};
+  int rank = s->rank;
+  int64_t count = 1;
+  for (int d = 0; d < rank; d++)
+    count *= w->dims[d].size;
+  LLVMValueRef ii[64];
+  LLVMValueRef have = LLVMConstInt(cm->i1, 0, 0), cur = LLVMConstNull(cg_compute_type(cm, et)), at = cg_i64(cm, 0);
+  for (int64_t p = 0; p < count; p++) { /* window position p, the last dimension fastest */
+    LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
+    int64_t q = p;
+    for (int d = rank - 1; d >= 0; d--) {
+      const ir_window_dim *wd = &w->dims[d];
+      int64_t pos = q % wd->size;
+      q /= wd->size;
+      if (wd->size == 1 && wd->stride == 1 && wd->pad_lo == 0 && wd->pad_hi == 0 && wd->lhs_dilate == 1)
+        ii[d] = oi[d]; /* a dimension the window leaves alone: the source's own index */
+      else
+        ok = LLVMBuildAnd(b, ok, cg_window_input(f, wd, s->dims[d], oi[d], cg_i64(cm, pos), &ii[d]), "");
+    }
+    LLVMValueRef lin = cg_flatten(f, ii, s->dims, rank), cand = cg_load(f, et, op, lin), keep;
+    cg_call_scalar(f, in->called[0], (LLVMValueRef[]){cur, cand}, pair, 2, &keep, &pt, 1);
+    LLVMValueRef take = LLVMBuildAnd(b, ok, LLVMBuildOr(b, LLVMBuildNot(b, have, ""), LLVMBuildNot(b, keep, ""), ""), "take");
+    cur = LLVMBuildSelect(b, take, cand, cur, "");
+    at = LLVMBuildSelect(b, take, lin, at, "");
+    have = LLVMBuildOr(b, have, ok, "");
+  }
+  *have_out = have;
+  *at_out = at;
+}
+
+void cg_sas_element(cg_function *f, const ir_instr *in, LLVMValueRef op, LLVMValueRef src, LLVMValueRef res,
+                    LLVMValueRef *oi) {
+  const ir_shape *s = in->operands[0]->shape, *ss = in->operands[1]->shape;
+  const ir_window *w = &in->attrs.u.reduce_window.window;
+  ir_etype et = s->et, pair[2] = {et, et};
+  int64_t count = 1;
+  for (int d = 0; d < s->rank; d++)
+    count *= w->dims[d].size;
+  LLVMValueRef have, at, sum;
+  if (count <= CG_SAS_UNROLL_MAX && count_dims(s->dims, s->rank) > 0)
+    sas_select_unrolled(f, in, op, oi, &have, &at);
+  else
+    sas_select_loop(f, in, op, oi, &have, &at);
+  LLVMBasicBlockRef done = begin_if(f, have, "sas.scatter");
+  LLVMValueRef vals[2] = {cg_load(f, et, res, at), cg_load(f, et, src, cg_flatten(f, oi, ss->dims, s->rank))};
+  cg_call_scalar(f, in->called[1], vals, pair, 2, &sum, &et, 1);
+  cg_store(f, et, res, at, sum);
   end_if(f, done);
+}
+
+void cg_lower_select_and_scatter(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  cg_module *cm = f->cm;
+  const ir_instr *op = in->operands[0], *src = in->operands[1], *init = in->operands[2];
+  const ir_shape *s = op->shape, *ss = src->shape;
+  ir_etype et = s->et;
+  int rank = s->rank;
+  LLVMValueRef iv = cg_load(f, et, leaf(f, init, 0), cg_i64(cm, 0));
+  cg_loop fill = cg_loop_begin(f, cg_i64(cm, count_dims(s->dims, rank)), "sas.fill");
+  cg_store(f, et, out, fill.i, iv);
+  cg_loop_end(f, &fill);
+  cg_loop outer = cg_loop_begin(f, cg_i64(cm, count_dims(ss->dims, rank)), "sas.src");
+  LLVMValueRef oi[64];
+  cg_unflatten(f, outer.i, ss->dims, rank, oi);
+  cg_sas_element(f, in, leaf(f, op, 0), leaf(f, src, 0), out, oi);
   cg_loop_end(f, &outer);
 }

@@ -16,6 +16,7 @@ sources (their order matters for the float sum).  NHWC rows whose windows lie in
 operand take a branch-free loop along the channels (`sas_row_inside`), the others the element
 loop: cases with 13 channels and padded edges, ties under GT in overlapping windows (integer
 values: exact sums), window dilation, a plain middle dimension, and a max scatter under LE.
+A window of 81 positions takes the selection loop of window.c instead of the unrolled one.
 
 Run:  /usr/bin/python3 testdata/golden/make_select_and_scatter.py
 """
@@ -112,3 +113,7 @@ if __name__ == "__main__":
     x = RNG.standard_normal((2, 8, 8, 24)).astype(np.float32)
     case("nhwc_le_max_scatter", x, (2, 4, 4, 24), [1, 2, 2, 1], [1, 2, 2, 1], [(0, 0)] * 4, init=-1, sel="LE",
          scat="maximum")
+    x = RNG.integers(-3, 4, size=(1, 11, 12, 3)).astype(np.float32)
+    src = RNG.integers(-9, 10, size=(1, 3, 3, 3)).astype(np.float32)
+    case("window_81_positions", x, src.shape, [1, 9, 9, 1], [1, 2, 2, 1], [(0, 0), (1, 1), (2, 0), (0, 0)], src=src,
+         tol={"exact": True})
