@@ -1556,12 +1556,17 @@ static void row_reduce_body(fz *z, LLVMValueRef ri, LLVMValueRef *slot, void *ct
   idx_free(idx);
 }
 
-/* Reduced dimensions of the run: those after the last kept dimension of the input. */
-static int run_dims(const ir_shape *s, const red_dims *d) {
+/* A row reduction walks runs: the reduced dimensions after the input's last kept one are one
+ * contiguous run of *run elements at a linear index; returns how many reduced dimensions lie
+ * outside the run (the outer ones, walked by a loop of rcount / run steps). */
+static int run_split(const ir_shape *s, const red_dims *d, int64_t *run) {
   int n = 0;
   for (int i = s->rank - 1; i >= 0 && (d->reduced >> i & 1); i--)
     n++;
-  return n;
+  *run = 1;
+  for (int i = d->nr - n; i < d->nr; i++)
+    *run *= d->rdims[i];
+  return d->nr - n;
 }
 
 /* The parts a row reduction with few outputs is split into (0: none): each output's runs, or
@@ -1596,10 +1601,8 @@ static void emit_row_reduce(fz *z, range_fn *r, const red_dims *d, int parts) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *s = z->root->operands[0]->shape;
-  int n_outer = d->nr - run_dims(s, d);
-  int64_t run = 1;
-  for (int i = n_outer; i < d->nr; i++)
-    run *= d->rdims[i];
+  int64_t run;
+  int n_outer = run_split(s, d, &run);
   int64_t runs = run ? d->rcount / run : 0, n_parts = parts ? parts : 1;
   LLVMValueRef *acc = calloc((size_t)z->n_outs + 1, sizeof *acc), *lanes = calloc((size_t)z->n_outs + 1, sizeof *lanes);
   for (int k = 0; k < z->n_outs; k++)
@@ -2608,10 +2611,8 @@ static void variadic_reduce_value(cg_function *kf, ir_instr *in) {
     ets[i] = ets[n + i] = in->operands[i]->shape->et;
     acc[i] = cg_entry_alloca(rf, cg_compute_type(cm, ets[i]), "acc");
   }
-  int n_outer = d.nr - run_dims(s, &d);
-  int64_t run = 1;
-  for (int i = n_outer; i < d.nr; i++)
-    run *= d.rdims[i];
+  int64_t run;
+  int n_outer = run_split(s, &d, &run);
   cg_loop ko = loop_from(rf, r.begin, r.end, "vr.k");
   LLVMValueRef *km = new_multi(d.nk), *rm = new_multi(d.nr);
   cg_unflatten(rf, ko.i, d.kdims, d.nk, km);
