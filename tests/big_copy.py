@@ -39,16 +39,18 @@ def main():
             f.write(HLO)
         np.save(os.path.join(tmp, "x.npy"), x)
         np.save(os.path.join(tmp, "u.npy"), u)
-        for threads in (1, 2, 3):
-            out = os.path.join(tmp, "out%d" % threads)
+        for threads, stream in [(t, s) for t in (1, 2, 3) for s in (False, True)]:
+            out = os.path.join(tmp, "out%d%s" % (threads, "s" if stream else ""))
+            run_env = dict(env, HLO_RT_NONTEMPORAL_MIN_BYTES="1") if stream else env
             subprocess.run([hlorun, model, "--input", os.path.join(tmp, "x.npy"), "--input", os.path.join(tmp, "u.npy"),
-                            "--threads", str(threads), "--output-dir", out], check=True, env=env)
+                            "--threads", str(threads), "--output-dir", out], check=True, env=run_env)
             d, c = np.load(os.path.join(out, "out0.npy")), np.load(os.path.join(out, "out1.npy"))
+            how = "%d threads%s" % (threads, ", streamed" if stream else "")
             if not np.array_equal(d.view(np.uint32), want.view(np.uint32)):
-                print("FAIL: dynamic-update-slice on %d threads" % threads)
+                print("FAIL: dynamic-update-slice on %s" % how)
                 return 1
             if not np.array_equal(c.view(np.uint32), x.view(np.uint32)):
-                print("FAIL: copy on %d threads" % threads)
+                print("FAIL: copy on %s" % how)
                 return 1
     print("big_copy: ok")
     return 0

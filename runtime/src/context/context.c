@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "context_internal.h"
+#include "kernels/rt_copy.h"
+#include "kernels/rt_isa.h"
 #include "services.h"
 
 #define HLO_PUBLIC __attribute__((visibility("default")))
@@ -212,6 +214,7 @@ typedef struct copy_job {
   char *dst;
   const char *src;
   int64_t bytes;
+  bool stream; /* non-temporal stores (kernels/rt_copy.c) */
 } copy_job;
 
 enum { COPY_PIECE = 1 << 20 };
@@ -219,14 +222,19 @@ enum { COPY_PIECE = 1 << 20 };
 static void copy_pieces(void *arg, int64_t begin, int64_t end) {
   const copy_job *j = arg;
   int64_t from = begin * COPY_PIECE, to = end * COPY_PIECE < j->bytes ? end * COPY_PIECE : j->bytes;
-  if (to > from)
+  if (to <= from)
+    return;
+  if (j->stream)
+    rt_copy_stream(j->dst + from, j->src + from, to - from);
+  else
     memcpy(j->dst + from, j->src + from, (size_t)(to - from));
 }
 
 HLO_RT_CTX_EXPORT void hlo_rt_copy(hlo_context *c, void *dst, const void *src, int64_t bytes) {
   if (bytes <= 0)
     return;
-  copy_job j = {dst, src, bytes};
+  int64_t stream_min = rt_nontemporal_min_bytes(); /* -1: off */
+  copy_job j = {dst, src, bytes, stream_min >= 0 && bytes >= stream_min};
   hlo_rt_parallel_for(c, (bytes + COPY_PIECE - 1) / COPY_PIECE, copy_pieces, &j);
 }
 
