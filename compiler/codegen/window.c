@@ -179,8 +179,8 @@ void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out) {
 }
 
 /* Scatter, one scatter position at a time (the update's dimensions outside
- * update_window_dims, row-major): its start indices loaded, clamped by nothing and checked
- * once (a window that does not lie wholly inside the operand is skipped, as XLA does), then
+ * update_window_dims, row-major): its start indices loaded and checked once, not clamped (a
+ * window that does not lie wholly inside the operand is skipped, as XLA does), then
  * its window walked by nested loops, the update's and the operand's minor elements
  * contiguous where the window's last dimension is both's last, so that the innermost loop
  * vectorizes.  Two updates of one element apply in scatter-position order (XLA's order).
