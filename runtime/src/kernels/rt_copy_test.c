@@ -37,9 +37,14 @@ static void check_copy(unsigned char *dst_base, const unsigned char *src, int64_
 
 int main(void) {
   const int64_t big = (1 << 20) + 13;
-  unsigned char *src = malloc((size_t)big), *dst = aligned_alloc(64, (size_t)big + 256);
-  if (!src || !dst)
+  size_t dst_bytes = ((size_t)big + 256 + 63) / 64 * 64; /* aligned_alloc wants a multiple of 64 */
+  unsigned char *src = malloc((size_t)big), *dst = aligned_alloc(64, dst_bytes);
+  if (!src || !dst) {
+    free(src);
+    free(dst);
+    fprintf(stderr, "rt_copy_test: out of memory\n");
     return 1;
+  }
   for (int64_t i = 0; i < big; i++)
     src[i] = (unsigned char)(i * 131 + 7);
   const int64_t lens[] = {0, 1, 5, 15, 16, 17, 63, 64, 65, 127, 128, 200, 4096, 4099, big};
