@@ -2,7 +2,9 @@
  * convolution formula (rt.h), on pseudo-random data: depthwise NCHW (vectorized along the
  * width) with padding, stride 2 and dilation, depthwise NHWC (along features), grouped with
  * two input and two output features per group, a reversed window through a negative kernel
- * stride, 1-D (unit height), one thread and a 2-thread context.
+ * stride, 1-D (unit height), rows wide enough for register chunks (56; 71 at stride 2 with
+ * three input features per group), a window of 19 columns (bounds not cached), one thread
+ * and a 2-thread context.
  */
 #include <float.h>
 #include <math.h>
@@ -110,6 +112,9 @@ static void run_all(hlo_context *ctx) {
   run_case("dw nhwc reversed", ctx, 0, 1, 1, 6, 1, 1, 10, 12, 2, 3, 1, 1, 1);
   run_case("1-D dw nchw", ctx, 1, 0, 3, 8, 1, 1, 1, 40, 1, 5, 1, 2, 1);
   run_case("1x1 image", ctx, 0, 0, 1, 8, 1, 1, 1, 1, 3, 3, 1, 1, 1);
+  run_case("dw nchw 56 wide", ctx, 1, 0, 1, 9, 1, 1, 7, 56, 3, 3, 1, 1, 1);
+  run_case("grouped nchw kin3 stride2 wide", ctx, 1, 0, 1, 2, 3, 2, 6, 71, 3, 3, 2, 1, 1);
+  run_case("1-D dw nchw window 19", ctx, 1, 0, 1, 4, 1, 1, 1, 64, 1, 19, 1, 9, 1);
 }
 
 int main(void) {
