@@ -1,10 +1,12 @@
-/* rt_copy.c — streaming copies: hlo_rt_copy (context.c) writes the pieces of a copy of
- * rt_nontemporal_min_bytes() or more (64 MiB by default) through rt_copy_stream, so the
+/* rt_copy.c — streaming copies: context.c's hlo_rt_copy writes the pieces of a copy of
+ * rt_nontemporal_min_bytes or more (64 MiB by default) through rt_copy_stream, so the
  * destination goes to memory without first being read into the cache (an ordinary store
  * reads each line before writing it: a third of the traffic, and the cache filled with a
- * result nothing reads soon).  A 268 MB copy on 2 threads of the AMD EPYC family 25 host:
- * memcpy in 1 MiB pieces 37-41 ms, streamed 24-26 ms (docs/performance.md).
- * Tests: reliability.big_copy (tests/big_copy.py with HLO_RT_NONTEMPORAL_MIN_BYTES=1).
+ * result nothing reads soon).  A 268 MB copy on 2 threads of the AMD EPYC family 25 host: in
+ * a C loop, memcpy in 1 MiB pieces 37-41 ms, streamed 24-26 ms; a model's dynamic-update-slice
+ * of that size, not donated, 46 -> 21 ms (docs/performance.md).
+ * Tests: unit.rt_copy_test; reliability.big_copy (tests/big_copy.py, with
+ * HLO_RT_NONTEMPORAL_MIN_BYTES=1 as well).
  */
 #include "rt_copy.h"
 
