@@ -105,13 +105,40 @@ static bool conv_gemm_plan_make(const ir_instr *in, conv_gemm_plan *p) {
 }
 
 /* A scratch array of `elems` elements of type et. */
-static LLVMValueRef scratch(cg_function *f, ir_instr *in, ir_etype et, int64_t elems) {
-  ir_shape *s = ir_shape_array(in->parent->module, et, 1, &elems);
-  if (!s) {
-    cg_fail(f->cm, in, "out of memory");
-    return NULL;
+/* Alignment of each scratch slot (a cache line, as the arena's buffers). */
+enum { CONV_SLOT_ALIGN = 64 };
+
+/* A convolution's scratch buffers (patch and kernel matrices, f32 copies): n slots of elems[k]
+ * elements of type ets[k] (0 elements: no slot, NULL), carved from one block of the kernel
+ * scratch (cg_kernel_scratch: the arena's room for the computation's callees, planned once, so
+ * a call allocates nothing and touches no fresh page); where the kernel has none, each slot is
+ * a heap buffer of the call.  False when out of memory (the error is recorded). */
+static bool scratch_slots(cg_function *f, ir_instr *in, const ir_etype *ets, const int64_t *elems, int n,
+                          LLVMValueRef *slots) {
+  cg_module *cm = f->cm;
+  int64_t at[8], total = 0;
+  for (int k = 0; k < n; k++) {
+    at[k] = total;
+    int64_t bytes = elems[k] * ir_etype_table[ets[k]].storage_bytes;
+    total += (bytes + CONV_SLOT_ALIGN - 1) / CONV_SLOT_ALIGN * CONV_SLOT_ALIGN;
   }
-  return cg_alloc_leaf(f, s);
+  LLVMValueRef base = total ? cg_kernel_scratch(f, total, in) : NULL;
+  for (int k = 0; k < n; k++) {
+    slots[k] = NULL;
+    if (!elems[k])
+      continue;
+    if (base) {
+      slots[k] = LLVMBuildGEP2(cm->b, cm->i8, base, (LLVMValueRef[]){cg_i64(cm, at[k])}, 1, "conv.scratch");
+      continue;
+    }
+    ir_shape *s = ir_shape_array(in->parent->module, ets[k], 1, &elems[k]);
+    if (!s) {
+      cg_fail(cm, in, "out of memory");
+      return false;
+    }
+    slots[k] = cg_alloc_leaf(f, s);
+  }
+  return true;
 }
 
 /* B[kk, j] = kernel[input feature, window position of kk; output feature g*N + j]. */
@@ -265,10 +292,12 @@ static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
   ir_etype ct = half ? IR_F32 : ot;
   bool in_place = p.direct_out && ct == ot && (!half || p.groups == 1);
   bool rounded = half && ot == IR_BF16 && p.direct_out && p.groups == 1;
-  LLVMValueRef am = scratch(f, in, et, p.rows * p.k), bm = scratch(f, in, et, p.k * p.n);
-  LLVMValueRef cmat = in_place ? out : scratch(f, in, ct, p.rows * p.n);
-  if (!am || !bm || !cmat)
+  ir_etype ets[3] = {et, et, ct};
+  int64_t elems[3] = {p.rows * p.k, p.k * p.n, in_place ? 0 : p.rows * p.n};
+  LLVMValueRef slots[3];
+  if (!scratch_slots(f, in, ets, elems, 3, slots))
     return true; /* the error is recorded */
+  LLVMValueRef am = slots[0], bm = slots[1], cmat = in_place ? out : slots[2];
   int64_t chunks = (p.positions + p.rows - 1) / p.rows;
   cg_loop lg = cg_loop_begin(f, cg_i64(cm, p.groups), "conv.g");
   pack_kernel(f, in, &p, lg.i, bm);
@@ -365,29 +394,33 @@ static void convert_array(cg_function *f, LLVMValueRef src, ir_etype from, LLVMV
   cg_loop_end(f, &lp);
 }
 
-/* The operand as f32: itself, or a converted copy. */
-static LLVMValueRef operand_f32(cg_function *f, ir_instr *in, int k) {
+/* Operand k as f32: itself, or its copy converted into `copy`. */
+static LLVMValueRef operand_f32(cg_function *f, ir_instr *in, int k, LLVMValueRef copy) {
   const ir_instr *op = in->operands[k];
   LLVMValueRef v = f->values[op->id].leaves[0];
   if (op->shape->et == IR_F32)
     return v;
-  int64_t n = product(op->shape->dims, op->shape->rank);
-  LLVMValueRef t = scratch(f, in, IR_F32, n);
-  if (t)
-    convert_array(f, v, op->shape->et, t, IR_F32, n);
-  return t;
+  convert_array(f, v, op->shape->et, copy, IR_F32, product(op->shape->dims, op->shape->rank));
+  return copy;
 }
+
+/* Elements of the f32 copy operand or result x needs: 0 when it is f32 already. */
+static int64_t f32_copy_elems(const ir_shape *s) { return s->et == IR_F32 ? 0 : product(s->dims, s->rank); }
 
 static bool conv_direct(cg_function *f, ir_instr *in, LLVMValueRef out) {
   cg_module *cm = f->cm;
   int64_t desc[HLO_RT_CONV_DESC_LEN], k_first;
   if (!conv_direct_plan(in, desc, &k_first))
     return false;
-  LLVMValueRef x = operand_f32(f, in, 0), k = x ? operand_f32(f, in, 1) : NULL;
-  int64_t on = product(in->shape->dims, in->shape->rank);
-  LLVMValueRef y = in->shape->et == IR_F32 ? out : scratch(f, in, IR_F32, on);
-  if (!x || !k || !y)
+  ir_etype ets[3] = {IR_F32, IR_F32, IR_F32};
+  int64_t elems[3] = {f32_copy_elems(in->operands[0]->shape), f32_copy_elems(in->operands[1]->shape),
+                      f32_copy_elems(in->shape)};
+  LLVMValueRef slots[3];
+  if (!scratch_slots(f, in, ets, elems, 3, slots))
     return true; /* the error is recorded */
+  LLVMValueRef x = operand_f32(f, in, 0, slots[0]), k = operand_f32(f, in, 1, slots[1]);
+  int64_t on = product(in->shape->dims, in->shape->rank);
+  LLVMValueRef y = in->shape->et == IR_F32 ? out : slots[2];
   LLVMValueRef c[HLO_RT_CONV_DESC_LEN];
   for (int i = 0; i < HLO_RT_CONV_DESC_LEN; i++)
     c[i] = cg_i64(cm, desc[i]);

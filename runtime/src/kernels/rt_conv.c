@@ -47,97 +47,50 @@ static void column_bounds(const int64_t *d, int64_t kx, int64_t *ix0, int64_t *l
 
 /* Window widths whose column bounds conv_row_width computes once per row (wider ones per use). */
 enum { CONV_KW_CACHED = 16 };
-/* Output columns an interior chunk of conv_row_width keeps in registers. */
-enum { CONV_CHUNK = 8 };
 
-/* Adds the window's products to acc[x] for the output columns x in [from, to) of one output
- * feature (kern: its kernel at input feature 0; plane: its group's first input plane): every
- * input feature, window row and column in that order, each column only where it lies inside
- * the input row. */
-static inline void taps_into(const conv_job *j, int64_t oy, const float *plane, const float *kern,
-                             const int64_t (*bounds)[3], bool cached, int64_t from, int64_t to, float *acc) {
-  const int64_t *d = j->d;
-  int64_t st = d[HLO_RT_CONV_ST_W];
-  for (int64_t i = 0; i < d[HLO_RT_CONV_KIN]; i++) {
-    const float *pl = plane + i * d[HLO_RT_CONV_IN_C], *kn = kern + i * d[HLO_RT_CONV_K_I];
-    for (int64_t ky = 0; ky < d[HLO_RT_CONV_KH]; ky++) {
-      int64_t iy = oy * d[HLO_RT_CONV_ST_H] - d[HLO_RT_CONV_PAD_H] + ky * d[HLO_RT_CONV_DIL_H];
-      if (iy < 0 || iy >= d[HLO_RT_CONV_H])
-        continue;
-      const float *row = pl + iy * d[HLO_RT_CONV_IN_H];
-      for (int64_t kx = 0; kx < d[HLO_RT_CONV_KW]; kx++) {
-        float w = kn[ky * d[HLO_RT_CONV_K_H] + kx * d[HLO_RT_CONV_K_W]];
-        int64_t ix0, lo, hi;
-        if (cached)
-          ix0 = bounds[kx][0], lo = bounds[kx][1], hi = bounds[kx][2];
-        else
-          column_bounds(d, kx, &ix0, &lo, &hi);
-        lo = lo < from ? from : lo;
-        hi = hi > to ? to : hi;
-        if (st == 1) {
-          const float *src = row + ix0;
-          for (int64_t x = lo; x < hi; x++)
-            acc[x] += w * src[x];
-        } else {
-          for (int64_t x = lo; x < hi; x++)
-            acc[x] += w * row[x * st + ix0];
-        }
-      }
-    }
-  }
-}
-
-/* One output row (batch n, output row oy), vectorized along the width, for each output
- * feature.  The window columns' bounds are the same for every feature and window row:
- * computed once (two divisions each per feature and window position cost a depthwise 3x3 more
- * than its arithmetic).  Columns that every window column reads inside the input row go
- * CONV_CHUNK at a time with their sums in registers; the others (the padded edges) sum in acc,
- * window column by window column.  Each output adds its products in the same order either
- * way: input feature, window row, window column. */
+/* One output row (batch n, output row oy), vectorized along the width: acc holds OW sums of
+ * one output feature.  The window columns' bounds are the same for every feature and window
+ * row: computed once (two divisions each per feature and window position cost a depthwise
+ * 3x3 more than its arithmetic). */
 CONV_CLONES static void conv_row_width(const conv_job *j, int64_t n, int64_t oy, float *acc) {
   const int64_t *d = j->d;
-  int64_t ow_n = d[HLO_RT_CONV_OW], st = d[HLO_RT_CONV_ST_W], per_group = d[HLO_RT_CONV_M];
+  int64_t ow_n = d[HLO_RT_CONV_OW], st = d[HLO_RT_CONV_ST_W];
+  int64_t per_group = d[HLO_RT_CONV_M], k_in = d[HLO_RT_CONV_KIN];
   int64_t kw_n = d[HLO_RT_CONV_KW], bounds[CONV_KW_CACHED][3];
   bool cached = kw_n <= CONV_KW_CACHED;
-  int64_t inner_lo = 0, inner_hi = 0; /* columns inside the row for every window column */
-  if (cached) {
-    inner_hi = ow_n;
-    for (int64_t kx = 0; kx < kw_n; kx++) {
-      column_bounds(d, kx, &bounds[kx][0], &bounds[kx][1], &bounds[kx][2]);
-      inner_lo = bounds[kx][1] > inner_lo ? bounds[kx][1] : inner_lo;
-      inner_hi = bounds[kx][2] < inner_hi ? bounds[kx][2] : inner_hi;
-    }
-  }
-  int64_t chunks = inner_hi > inner_lo ? (inner_hi - inner_lo) / CONV_CHUNK : 0;
-  int64_t c0 = inner_lo, c1 = inner_lo + chunks * CONV_CHUNK; /* the columns done in registers */
+  for (int64_t kx = 0; cached && kx < kw_n; kx++)
+    column_bounds(d, kx, &bounds[kx][0], &bounds[kx][1], &bounds[kx][2]);
   for (int64_t o = 0; o < d[HLO_RT_CONV_O]; o++) {
-    const float *plane = j->in + n * d[HLO_RT_CONV_IN_N] + o / per_group * d[HLO_RT_CONV_KIN] * d[HLO_RT_CONV_IN_C];
-    const float *kern = j->k + o * d[HLO_RT_CONV_K_O];
-    float *dst = j->out + n * d[HLO_RT_CONV_OUT_N] + o * d[HLO_RT_CONV_OUT_O] + oy * d[HLO_RT_CONV_OUT_H];
     for (int64_t x = 0; x < ow_n; x++)
       acc[x] = 0;
-    taps_into(j, oy, plane, kern, bounds, cached, 0, c0, acc);
-    taps_into(j, oy, plane, kern, bounds, cached, c1, ow_n, acc);
-    for (int64_t x0 = c0; x0 < c1; x0 += CONV_CHUNK) {
-      float v[CONV_CHUNK] = {0};
-      for (int64_t i = 0; i < d[HLO_RT_CONV_KIN]; i++) {
-        const float *pl = plane + i * d[HLO_RT_CONV_IN_C], *kn = kern + i * d[HLO_RT_CONV_K_I];
-        for (int64_t ky = 0; ky < d[HLO_RT_CONV_KH]; ky++) {
-          int64_t iy = oy * d[HLO_RT_CONV_ST_H] - d[HLO_RT_CONV_PAD_H] + ky * d[HLO_RT_CONV_DIL_H];
-          if (iy < 0 || iy >= d[HLO_RT_CONV_H])
-            continue;
-          const float *row = pl + iy * d[HLO_RT_CONV_IN_H];
-          for (int64_t kx = 0; kx < kw_n; kx++) {
-            float w = kn[ky * d[HLO_RT_CONV_K_H] + kx * d[HLO_RT_CONV_K_W]];
-            const float *src = row + x0 * st + bounds[kx][0];
-            for (int t = 0; t < CONV_CHUNK; t++)
-              v[t] += w * src[t * st];
+    int64_t g = o / per_group;
+    for (int64_t i = 0; i < k_in; i++) {
+      const float *plane = j->in + n * d[HLO_RT_CONV_IN_N] + (g * k_in + i) * d[HLO_RT_CONV_IN_C];
+      const float *kern = j->k + i * d[HLO_RT_CONV_K_I] + o * d[HLO_RT_CONV_K_O];
+      for (int64_t ky = 0; ky < d[HLO_RT_CONV_KH]; ky++) {
+        int64_t iy = oy * d[HLO_RT_CONV_ST_H] - d[HLO_RT_CONV_PAD_H] + ky * d[HLO_RT_CONV_DIL_H];
+        if (iy < 0 || iy >= d[HLO_RT_CONV_H])
+          continue;
+        const float *row = plane + iy * d[HLO_RT_CONV_IN_H];
+        for (int64_t kx = 0; kx < kw_n; kx++) {
+          float w = kern[ky * d[HLO_RT_CONV_K_H] + kx * d[HLO_RT_CONV_K_W]];
+          int64_t ix0, lo, hi;
+          if (cached)
+            ix0 = bounds[kx][0], lo = bounds[kx][1], hi = bounds[kx][2];
+          else
+            column_bounds(d, kx, &ix0, &lo, &hi);
+          if (st == 1) {
+            const float *src = row + ix0;
+            for (int64_t x = lo; x < hi; x++)
+              acc[x] += w * src[x];
+          } else {
+            for (int64_t x = lo; x < hi; x++)
+              acc[x] += w * row[x * st + ix0];
           }
         }
       }
-      for (int t = 0; t < CONV_CHUNK; t++)
-        acc[x0 + t] = v[t];
     }
+    float *dst = j->out + n * d[HLO_RT_CONV_OUT_N] + o * d[HLO_RT_CONV_OUT_O] + oy * d[HLO_RT_CONV_OUT_H];
     for (int64_t x = 0; x < ow_n; x++)
       dst[x * d[HLO_RT_CONV_OUT_W]] = acc[x];
   }
