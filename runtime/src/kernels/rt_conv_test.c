@@ -2,9 +2,9 @@
  * convolution formula (rt.h), on pseudo-random data: depthwise NCHW (vectorized along the
  * width) with padding, stride 2 and dilation, depthwise NHWC (along features), grouped with
  * two input and two output features per group, a reversed window through a negative kernel
- * stride, 1-D (unit height), rows wide enough for register chunks (56; 71 at stride 2 with
- * three input features per group), a window of 19 columns (bounds not cached), one thread
- * and a 2-thread context.
+ * stride, 1-D (unit height), wide rows (56; 71 at stride 2 with three input features per
+ * group), a window of 19 columns (its bounds computed per use, not cached per row), one
+ * thread and a 2-thread context.
  */
 #include <float.h>
 #include <math.h>
