@@ -107,12 +107,18 @@ static bool conv_gemm_plan_make(const ir_instr *in, conv_gemm_plan *p) {
 /* A scratch array of `elems` elements of type et. */
 /* Alignment of each scratch slot (a cache line, as the arena's buffers). */
 enum { CONV_SLOT_ALIGN = 64 };
+/* Scratch of at most this many bytes is planned in the arena; more (a weight-gradient
+ * convolution's fallback GEMM packs its whole activation gradient: 467 MB in mobilenet_v2,
+ * where oneDNN runs it) stays a heap buffer of the call, so the arena does not reserve it for
+ * a path that seldom runs. */
+#define CONV_SCRATCH_ARENA_MAX ((int64_t)64 << 20)
 
 /* A convolution's scratch buffers (patch and kernel matrices, f32 copies): n slots of elems[k]
  * elements of type ets[k] (0 elements: no slot, NULL), carved from one block of the kernel
  * scratch (cg_kernel_scratch: the arena's room for the computation's callees, planned once, so
- * a call allocates nothing and touches no fresh page); where the kernel has none, each slot is
- * a heap buffer of the call.  False when out of memory (the error is recorded). */
+ * a call allocates nothing and touches no fresh page); where the kernel has none, or the block
+ * would pass CONV_SCRATCH_ARENA_MAX, each slot is a heap buffer of the call.  False when out
+ * of memory (the error is recorded). */
 static bool scratch_slots(cg_function *f, ir_instr *in, const ir_etype *ets, const int64_t *elems, int n,
                           LLVMValueRef *slots) {
   cg_module *cm = f->cm;
@@ -122,7 +128,7 @@ static bool scratch_slots(cg_function *f, ir_instr *in, const ir_etype *ets, con
     int64_t bytes = elems[k] * ir_etype_table[ets[k]].storage_bytes;
     total += (bytes + CONV_SLOT_ALIGN - 1) / CONV_SLOT_ALIGN * CONV_SLOT_ALIGN;
   }
-  LLVMValueRef base = total ? cg_kernel_scratch(f, total, in) : NULL;
+  LLVMValueRef base = total && total <= CONV_SCRATCH_ARENA_MAX ? cg_kernel_scratch(f, total, in) : NULL;
   for (int k = 0; k < n; k++) {
     slots[k] = NULL;
     if (!elems[k])
