@@ -207,6 +207,9 @@ void cg_loop_end(cg_function *f, cg_loop *l);
  * element (not padding, not a dilation hole); *out_idx is its index, 0 when it is not. */
 LLVMValueRef cg_window_input(cg_function *f, const ir_window_dim *wd, int64_t in_dim, LLVMValueRef o, LLVMValueRef w,
                              LLVMValueRef *out_idx);
+/* Whether window dimension wd reads the output's own index (size 1, stride 1, no padding, no
+ * dilation): no bound to check. */
+bool cg_window_dim_plain(const ir_window_dim *wd);
 /* The multi-index (rank values) of linear index i in dims (row-major). */
 void cg_unflatten(cg_function *f, LLVMValueRef i, const int64_t *dims, int rank, LLVMValueRef *out);
 /* Row-major linear index of a multi-index. */

@@ -1004,10 +1004,12 @@ static void emit_tiles(fz *z, range_fn *r) {
   LLVMValueRef r0 = LLVMBuildMul(b, trow, cg_i64(cm, FZ_TILE), ""), c0 = LLVMBuildMul(b, tcol, cg_i64(cm, FZ_TILE), "");
   LLVMValueRef r1 = min_i64(cm, LLVMBuildAdd(b, r0, cg_i64(cm, FZ_TILE), ""), cg_i64(cm, R));
   LLVMValueRef c1 = min_i64(cm, LLVMBuildAdd(b, c0, cg_i64(cm, FZ_TILE), ""), cg_i64(cm, C));
-  bool any = false;
-  for (int i = 0; i < z->comp->n_instrs && !any; i++)
-    any = stages_transpose(z, z->comp->instrs[i]);
-  if (!any) {
+  const ir_instr **staged = calloc((size_t)z->comp->n_instrs + 1, sizeof *staged);
+  int n_staged = 0;
+  for (int i = 0; i < z->comp->n_instrs; i++)
+    if (stages_transpose(z, z->comp->instrs[i]))
+      staged[n_staged++] = z->comp->instrs[i];
+  if (n_staged == 0) {
     tile_elements(z, m, r0, r1, c0, c1, false);
   } else {
     if (!z->stage)
@@ -1019,9 +1021,8 @@ static void emit_tiles(fz *z, range_fn *r) {
                                       LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildAdd(b, c0, cg_i64(cm, FZ_TILE - 1), ""), cg_i64(cm, C), ""), "whole");
     LLVMBuildCondBr(b, whole, full, part);
     LLVMPositionBuilderAtEnd(b, full);
-    for (int i = 0; i < z->comp->n_instrs; i++)
-      if (stages_transpose(z, z->comp->instrs[i]))
-        stage_transpose(z, z->comp->instrs[i], m, r0, c0);
+    for (int i = 0; i < n_staged; i++)
+      stage_transpose(z, staged[i], m, r0, c0);
     tile_elements(z, m, r0, LLVMBuildAdd(b, r0, cg_i64(cm, FZ_TILE), ""), c0, LLVMBuildAdd(b, c0, cg_i64(cm, FZ_TILE), ""), true);
     LLVMBuildBr(b, next);
     LLVMPositionBuilderAtEnd(b, part);
@@ -1030,6 +1031,7 @@ static void emit_tiles(fz *z, range_fn *r) {
     LLVMPositionBuilderAtEnd(b, next);
     z->gen++;
   }
+  free(staged);
   free(m);
   loop_end_from(z->f, &t, r->begin);
 }
@@ -1402,13 +1404,6 @@ bool cg_reduce_window_loop_ok(const ir_instr *x) {
   return true;
 }
 
-/* Whether window dimension wd reads the result's own index (size 1, stride 1, no padding, no
- * dilation): no bound to check. */
-static bool window_dim_plain(const ir_window_dim *wd) {
-  return wd->size == 1 && wd->stride == 1 && wd->pad_lo == 0 && wd->pad_hi == 0 && wd->lhs_dilate == 1 &&
-         wd->rhs_dilate == 1;
-}
-
 /* The dimension along which reduce-window x is a running fold (JAX's cumsum, cumprod, cummax):
  * its window spans the whole dimension, stride 1, padded by all but one element in front, so
  * result element i folds the operand's elements 0 .. i in order from the initial value; every
@@ -1421,7 +1416,7 @@ static int scan_dim(const ir_instr *x) {
     return -1;
   for (int d = 0; d < w->n; d++) {
     const ir_window_dim *wd = &w->dims[d];
-    if (window_dim_plain(wd))
+    if (cg_window_dim_plain(wd))
       continue;
     if (found >= 0 || wd->size != s->dims[d] || wd->size < 2 || wd->stride != 1 || wd->pad_lo != wd->size - 1 ||
         wd->pad_hi != 0 || wd->lhs_dilate != 1 || wd->rhs_dilate != 1)
@@ -1490,7 +1485,7 @@ static LLVMValueRef reduce_window_value(fz *z, ir_instr *x, fz_index *idx) {
       const ir_window_dim *wd = &w->dims[d];
       int64_t at = rest % wd->size;
       rest /= wd->size;
-      if (window_dim_plain(wd)) {
+      if (cg_window_dim_plain(wd)) {
         im[d] = om[d];
         continue;
       }
@@ -2411,7 +2406,7 @@ static bool sas_window_ok(const ir_instr *x, int *lead) {
     const ir_window_dim *wd = &w->dims[d];
     if (wd->size < 1 || wd->stride < 1 || wd->lhs_dilate != 1 || wd->rhs_dilate < 1)
       return false;
-    leading = leading && window_dim_plain(wd);
+    leading = leading && cg_window_dim_plain(wd);
     *lead += leading;
     count *= wd->size;
     if (count > FZ_WINDOW_MAX)
@@ -2444,7 +2439,7 @@ static void sas_row_inside(cg_function *rf, ir_instr *in, LLVMValueRef op, LLVMV
   LLVMValueRef ii[64], sm[64];
   for (int d = 0; d < rank; d++) {
     const ir_window_dim *wd = &w->dims[d];
-    ii[d] = window_dim_plain(wd) ? om[d]
+    ii[d] = cg_window_dim_plain(wd) ? om[d]
                                  : LLVMBuildSub(b, LLVMBuildMul(b, om[d], cg_i64(cm, wd->stride), ""), cg_i64(cm, wd->pad_lo), "");
     sm[d] = om[d];
   }
@@ -2494,7 +2489,7 @@ static void sas_value(cg_function *kf, ir_instr *in, LLVMValueRef out) {
     else
       part *= s->dims[d];
   /* rows along a plain minor dimension (NHWC's channels) take sas_row_inside where they can */
-  bool rows = lead < rank - 1 && window_dim_plain(&w->dims[rank - 1]);
+  bool rows = lead < rank - 1 && cg_window_dim_plain(&w->dims[rank - 1]);
   fz_buffers bufs = {NULL, calloc(4, sizeof(LLVMValueRef)), 3, NULL};
   for (int k = 0; k < 3; k++)
     bufs.ptrs[k] = kf->values[in->operands[k]->id].leaves[0];
@@ -2526,7 +2521,7 @@ static void sas_value(cg_function *kf, ir_instr *in, LLVMValueRef out) {
     LLVMValueRef inside = LLVMConstInt(cm->i1, 1, 0), dummy;
     for (int d = lead; d < rank - 1; d++) {
       const ir_window_dim *wd = &w->dims[d];
-      if (window_dim_plain(wd))
+      if (cg_window_dim_plain(wd))
         continue;
       inside = LLVMBuildAnd(b, inside, cg_window_input(rf, wd, s->dims[d], om[d], cg_i64(cm, 0), &dummy), "");
       inside = LLVMBuildAnd(b, inside, cg_window_input(rf, wd, s->dims[d], om[d], cg_i64(cm, wd->size - 1), &dummy), "");

@@ -38,6 +38,11 @@ static void end_if(cg_function *f, LLVMBasicBlockRef after) {
   LLVMPositionBuilderAtEnd(f->cm->b, after);
 }
 
+bool cg_window_dim_plain(const ir_window_dim *wd) {
+  return wd->size == 1 && wd->stride == 1 && wd->pad_lo == 0 && wd->pad_hi == 0 && wd->lhs_dilate == 1 &&
+         wd->rhs_dilate == 1;
+}
+
 LLVMValueRef cg_window_input(cg_function *f, const ir_window_dim *wd, int64_t in_dim, LLVMValueRef o, LLVMValueRef w,
                              LLVMValueRef *out_idx) {
   cg_module *cm = f->cm;
@@ -323,7 +328,7 @@ static void sas_select_unrolled(cg_function *f, const ir_instr *in, LLVMValueRef
       const ir_window_dim *wd = &w->dims[d];
       int64_t pos = q % wd->size;
       q /= wd->size;
-      if (wd->size == 1 && wd->stride == 1 && wd->pad_lo == 0 && wd->pad_hi == 0 && wd->lhs_dilate == 1)
+      if (cg_window_dim_plain(wd))
         ii[d] = oi[d]; /* a dimension the window leaves alone: the source's own index */
       else
         ok = LLVMBuildAnd(b, ok, cg_window_input(f, wd, s->dims[d], oi[d], cg_i64(cm, pos), &ii[d]), "");

@@ -6,7 +6,6 @@
  * is vectorized along the width when the input's width is unit-stride, else along features.
  * Tests: runtime/src/kernels/rt_conv_test.c.
  */
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "hlo/rt.h"
@@ -45,21 +44,13 @@ static void column_bounds(const int64_t *d, int64_t kx, int64_t *ix0, int64_t *l
   *hi = *hi > ow_n ? ow_n : *hi;
 }
 
-/* Window widths whose column bounds conv_row_width computes once per row (wider ones per use). */
-enum { CONV_KW_CACHED = 16 };
-
 /* One output row (batch n, output row oy), vectorized along the width: acc holds OW sums of
- * one output feature.  The window columns' bounds are the same for every feature and window
- * row: computed once (two divisions each per feature and window position cost a depthwise
- * 3x3 more than its arithmetic). */
+ * one output feature. */
 CONV_CLONES static void conv_row_width(const conv_job *j, int64_t n, int64_t oy, float *acc) {
   const int64_t *d = j->d;
   int64_t ow_n = d[HLO_RT_CONV_OW], st = d[HLO_RT_CONV_ST_W];
   int64_t per_group = d[HLO_RT_CONV_M], k_in = d[HLO_RT_CONV_KIN];
-  int64_t kw_n = d[HLO_RT_CONV_KW], bounds[CONV_KW_CACHED][3];
-  bool cached = kw_n <= CONV_KW_CACHED;
-  for (int64_t kx = 0; cached && kx < kw_n; kx++)
-    column_bounds(d, kx, &bounds[kx][0], &bounds[kx][1], &bounds[kx][2]);
+  int64_t kw_n = d[HLO_RT_CONV_KW];
   for (int64_t o = 0; o < d[HLO_RT_CONV_O]; o++) {
     for (int64_t x = 0; x < ow_n; x++)
       acc[x] = 0;
@@ -75,10 +66,7 @@ CONV_CLONES static void conv_row_width(const conv_job *j, int64_t n, int64_t oy,
         for (int64_t kx = 0; kx < kw_n; kx++) {
           float w = kern[ky * d[HLO_RT_CONV_K_H] + kx * d[HLO_RT_CONV_K_W]];
           int64_t ix0, lo, hi;
-          if (cached)
-            ix0 = bounds[kx][0], lo = bounds[kx][1], hi = bounds[kx][2];
-          else
-            column_bounds(d, kx, &ix0, &lo, &hi);
+          column_bounds(d, kx, &ix0, &lo, &hi);
           if (st == 1) {
             const float *src = row + ix0;
             for (int64_t x = lo; x < hi; x++)
