@@ -52,6 +52,12 @@ m("transpose_102", """  x = f32[512,64,512] parameter(0)
 m("transpose_0213_heads", """  x = f32[8,512,16,64] parameter(0)
   ROOT t = f32[8,16,512,64] transpose(x), dimensions={0,2,1,3}
 """, 2*8*512*16*64*4)
+m("transpose_nhwc_to_nchw", """  x = f32[32,56,56,128] parameter(0)
+  ROOT t = f32[32,128,56,56] transpose(x), dimensions={0,3,1,2}
+""", 2*32*56*56*128*4)
+m("transpose_nchw_to_nhwc", """  x = f32[32,128,56,56] parameter(0)
+  ROOT t = f32[32,56,56,128] transpose(x), dimensions={0,2,3,1}
+""", 2*32*56*56*128*4)
 m("gather_rows", """  t = f32[50000,512] parameter(0)
   i = s32[16384,1] parameter(1)
   ROOT g = f32[16384,512] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,512}

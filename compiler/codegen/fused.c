@@ -69,6 +69,31 @@ typedef struct fz_index {
   unsigned serial;  /* unique per index made: what the memo compares */
 } fz_index;
 
+/* The dimensions a walk by tiles sees: the root's, or with runs of them merged into one
+ * (tile_view).  A transpose that the view suits reads its operand in the view's terms. */
+typedef struct fz_view {
+  int rank;
+  int64_t *dims;   /* the view's dimensions */
+  int *group;      /* by root dimension: its view dimension; -1 for a dropped size-1 one */
+  bool merged;     /* a view dimension holds two root dimensions of size above 1 */
+  int **perm;      /* by id: a transpose member's permutation in the view, NULL if none */
+  int64_t **odims; /* by id: that transpose's operand's dimensions in the view */
+  bool *staged;    /* by id: staged through a stack array per full tile */
+} fz_view;
+
+static void view_free(fz_view *v, int n_instrs) {
+  for (int i = 0; v->perm && i < n_instrs; i++) {
+    free(v->perm[i]);
+    free(v->odims[i]);
+  }
+  free(v->perm);
+  free(v->odims);
+  free(v->staged);
+  free(v->dims);
+  free(v->group);
+  memset(v, 0, sizeof *v);
+}
+
 /* The emitter's state: which instructions of `comp` are computed (members) and which are
  * loaded from buffers, and a memo of values computed at the loop's own index. */
 typedef struct fz {
@@ -92,11 +117,15 @@ typedef struct fz {
    * (row_concat), and the operand this row's loop reads, or -1 (the branch per element). */
   const ir_instr *row_cat;
   int row_cat_part;
-  /* In a walk by tiles (emit_tiles): by id, the stack array that holds a staged transpose's
-   * values for the whole tile (stage_transpose), and the element index that reads it. */
+  /* In a walk by tiles (emit_tiles): the view of the root the tiles walk (tile_view); by
+   * id, the stack array that holds a staged transpose's values for the whole tile
+   * (stage_transpose), and the element index that reads it. */
+  fz_view view;
   LLVMValueRef *stage;
   unsigned tile_serial;
   LLVMValueRef tile_at;  /* the element's position in the tile, row-major */
+  unsigned view_serial;  /* the tile element's index, */
+  LLVMValueRef *view_at; /* and its multi-index in the view */
 } fz;
 
 static int64_t count_of(const ir_shape *s) {
@@ -234,6 +263,17 @@ static LLVMValueRef same_linear_value(fz *z, ir_instr *x, fz_index *idx) {
 static LLVMValueRef transpose_value(fz *z, ir_instr *x, fz_index *idx) {
   if (z->stage && z->stage[x->id] && idx->serial == z->tile_serial)
     return cg_load(z->f, x->shape->et, z->stage[x->id], z->tile_at);
+  const fz_view *v = &z->view;
+  if (v->perm && v->perm[x->id] && idx->serial == z->view_serial) { /* in the tiles' view */
+    LLVMValueRef *om = new_multi(v->rank);
+    for (int d = 0; d < v->rank; d++)
+      om[v->perm[x->id][d]] = z->view_at[d];
+    fz_index *oi = idx_from_lin(z, x->operands[0]->shape, cg_flatten(z->f, om, v->odims[x->id], v->rank));
+    free(om);
+    LLVMValueRef val = value_at(z, x->operands[0], oi);
+    idx_free(oi);
+    return val;
+  }
   int r = x->shape->rank;
   LLVMValueRef *m = idx_multi(z, idx), *om = new_multi(r);
   for (int i = 0; i < r; i++)
@@ -649,6 +689,7 @@ static void fz_deinit(fz *z) {
   free(z->stash_ready);
   free(z->out_ptr);
   free(z->stage);
+  view_free(&z->view, z->comp->n_instrs);
 }
 
 /* Whether every member reads its operands at its own linear index (a 1-D loop suffices). */
@@ -847,37 +888,169 @@ static void emit_rows(fz *z, range_fn *r) {
   loop_end_from(z->f, &rows, r->begin);
 }
 
-/* Units of work of a tiled loop: prefix rows x tile rows x tile columns. */
-static int64_t tile_units(const ir_shape *s) {
-  int rank = s->rank;
+/* Units of work of a tiled loop: prefix rows x tile rows x tile columns of the view. */
+static int64_t tile_units(const fz_view *v) {
+  int rank = v->rank;
   int64_t pre = 1;
   for (int d = 0; d < rank - 2; d++)
-    pre *= s->dims[d];
-  int64_t tr = (s->dims[rank - 2] + FZ_TILE - 1) / FZ_TILE, tc = (s->dims[rank - 1] + FZ_TILE - 1) / FZ_TILE;
+    pre *= v->dims[d];
+  int64_t tr = (v->dims[rank - 2] + FZ_TILE - 1) / FZ_TILE, tc = (v->dims[rank - 1] + FZ_TILE - 1) / FZ_TILE;
   return pre * tr * tc;
 }
 
 /* ---- transpose tiles ----
  * A transpose that moves the minor dimension reads its operand across rows: element by
- * element, one load each.  Where such a member reads a buffer, has the tile's dimensions and
- * takes the result's second-minor dimension from its operand's minor one, a full tile first
- * copies its FZ_TILE x FZ_TILE block of the operand into a stack array in result order,
- * FZ_STAGE x FZ_STAGE at a time: FZ_STAGE rows of FZ_STAGE contiguous elements loaded as
- * vectors and transposed in registers by three rounds of shuffles; the tile's element loop
- * then reads the array contiguously, as it reads every other operand.  The values are the
- * operand's bits: the same results, in the same order.  Partial tiles (at the edges) read the
- * operand directly. */
+ * element, one load each.  Tiles walk the result in FZ_TILE x FZ_TILE blocks of its two
+ * minor dimensions, in a view where runs of dimensions a transpose keeps together are one
+ * (tile_view: NHWC -> NCHW is [N, H*W, C] -> [N, C, H*W]).  Where a member transpose reads a
+ * buffer and takes the view's second-minor dimension from its operand's minor one, a full
+ * tile first copies its block of the operand into a stack array in result order, FZ_STAGE x
+ * FZ_STAGE at a time: FZ_STAGE rows of FZ_STAGE contiguous elements loaded as vectors and
+ * transposed in registers by three rounds of shuffles; the tile's element loop then reads the
+ * array contiguously, as it reads every other operand.  The values are the operand's bits: the
+ * same results, in the same order.  Partial tiles (at the edges) read the operand directly. */
 enum { FZ_STAGE = 8 };
 
-static bool stages_transpose(const fz *z, const ir_instr *x) {
+/* Whether transpose member x could be staged: it reads a buffer, has the root's dimensions
+ * and whole bytes of 1, 2, 4 or 8 per element. */
+static bool stage_candidate(const fz *z, const ir_instr *x) {
   const ir_shape *s = z->root->shape;
-  int rank = s->rank;
-  if (x->op != IR_OP_TRANSPOSE || !z->member[x->id] || rank < 2 || z->member[x->operands[0]->id] ||
-      !ir_shape_same_dims(x->shape, s) || x->attrs.dimensions.v[rank - 2] != rank - 1 || x->shape->dyn ||
-      x->operands[0]->shape->dyn)
+  if (x->op != IR_OP_TRANSPOSE || !z->member[x->id] || s->rank < 2 || z->member[x->operands[0]->id] ||
+      !ir_shape_same_dims(x->shape, s) || x->shape->dyn || x->operands[0]->shape->dyn)
     return false;
   int es = ir_etype_table[x->shape->et].storage_bytes;
   return es == 1 || es == 2 || es == 4 || es == 8;
+}
+
+/* Whether operand dimensions a < b have only dimensions of size 1 between them. */
+static bool next_in_operand(const ir_shape *os, int64_t a, int64_t b) {
+  if (b <= a)
+    return false;
+  for (int64_t e = a + 1; e < b; e++)
+    if (os->dims[e] != 1)
+      return false;
+  return true;
+}
+
+/* Transpose x (the root's dimensions) in view v: *perm (v->rank entries: the operand's view
+ * dimension of each result view dimension) and the operand's view dimensions *odims, when
+ * each view dimension's root dimensions come from operand dimensions that follow each other
+ * (size 1 ones aside) in order. */
+static bool view_perm(const fz_view *v, const ir_instr *x, int **perm, int64_t **odims) {
+  const ir_shape *s = x->shape, *os = x->operands[0]->shape;
+  const int64_t *p = x->attrs.dimensions.v;
+  int64_t *first = malloc((size_t)v->rank * sizeof *first), *last = malloc((size_t)v->rank * sizeof *last);
+  for (int g = 0; g < v->rank; g++)
+    first[g] = last[g] = -1;
+  bool ok = true;
+  for (int d = 0; d < s->rank && ok; d++) {
+    int g = v->group[d];
+    if (g < 0)
+      continue;
+    if (first[g] < 0)
+      first[g] = p[d];
+    else if (s->dims[d] != 1)
+      ok = next_in_operand(os, last[g], p[d]);
+    if (s->dims[d] != 1 || last[g] < 0)
+      last[g] = p[d];
+  }
+  *perm = ok ? malloc((size_t)v->rank * sizeof **perm) : NULL;
+  *odims = ok ? malloc((size_t)v->rank * sizeof **odims) : NULL;
+  for (int g = 0; ok && g < v->rank; g++) {
+    int at = 0;
+    for (int h = 0; h < v->rank; h++)
+      at += first[h] < first[g];
+    (*perm)[g] = at;
+    (*odims)[at] = v->dims[g];
+  }
+  free(first);
+  free(last);
+  return ok;
+}
+
+/* The identity view: the root's own dimensions. */
+static void view_identity(fz_view *v, const ir_shape *s) {
+  v->rank = s->rank;
+  v->dims = malloc((size_t)s->rank * sizeof *v->dims);
+  v->group = malloc((size_t)s->rank * sizeof *v->group);
+  for (int d = 0; d < s->rank; d++) {
+    v->dims[d] = s->dims[d];
+    v->group[d] = d;
+  }
+}
+
+/* The view that transpose x suggests: size 1 dimensions dropped, each run of result
+ * dimensions that follow each other in the operand merged. */
+static void view_of_transpose(fz_view *v, const ir_instr *x) {
+  const ir_shape *s = x->shape, *os = x->operands[0]->shape;
+  const int64_t *p = x->attrs.dimensions.v;
+  v->dims = malloc((size_t)s->rank * sizeof *v->dims);
+  v->group = malloc((size_t)s->rank * sizeof *v->group);
+  int g = -1, in_group = 0;
+  int64_t prev = -1;
+  for (int d = 0; d < s->rank; d++) {
+    v->group[d] = -1;
+    if (s->dims[d] == 1)
+      continue;
+    if (g < 0 || !next_in_operand(os, prev, p[d])) {
+      v->dims[++g] = 1;
+      in_group = 0;
+    }
+    v->dims[g] *= s->dims[d];
+    v->merged = v->merged || ++in_group > 1;
+    v->group[d] = g;
+    prev = p[d];
+  }
+  v->rank = g + 1;
+}
+
+/* Whether member x reads its operands at its own linear index, or is a transpose the view
+ * suits: what a merged view asks of every member (others would split the index again). */
+static bool reads_in_view(const fz *z, const ir_instr *x) {
+  if (ir_is_elementwise(x) || (z->view.perm && z->view.perm[x->id]))
+    return true;
+  switch (ir_opcode_table[x->op].family) {
+  case IR_FAM_CONSTANT: case IR_FAM_RESHAPE: case IR_FAM_BITCAST: case IR_FAM_COPY: case IR_FAM_CONVERT: return true;
+  default: return false;
+  }
+}
+
+/* Fills v's permutations for the transpose members it suits, and which of them stage (the
+ * view's second-minor dimension from the operand's minor one); false when none stages. */
+static bool view_transposes(fz *z) {
+  fz_view *v = &z->view;
+  size_t n = (size_t)z->comp->n_instrs + 1;
+  v->perm = calloc(n, sizeof *v->perm);
+  v->odims = calloc(n, sizeof *v->odims);
+  v->staged = calloc(n, sizeof *v->staged);
+  bool any = false;
+  for (int i = 0; i < z->comp->n_instrs; i++) {
+    const ir_instr *x = z->comp->instrs[i];
+    if (!stage_candidate(z, x) || !view_perm(v, x, &v->perm[i], &v->odims[i]))
+      continue;
+    v->staged[i] = v->rank >= 2 && v->perm[i][v->rank - 2] == v->rank - 1;
+    any = any || v->staged[i];
+  }
+  return any;
+}
+
+/* Chooses the view the tiles walk: the one the first stageable transpose suggests, when it has
+ * two dimensions or more and every member reads in it; else the root's own dimensions. */
+static void tile_view(fz *z) {
+  for (int i = 0; i < z->comp->n_instrs; i++) {
+    const ir_instr *x = z->comp->instrs[i];
+    if (!stage_candidate(z, x))
+      continue;
+    view_of_transpose(&z->view, x);
+    bool ok = z->view.rank >= 2 && view_transposes(z);
+    for (int k = 0; ok && z->view.merged && k < z->comp->n_instrs; k++)
+      ok = !z->member[k] || reads_in_view(z, z->comp->instrs[k]);
+    if (ok)
+      return;
+    view_free(&z->view, z->comp->n_instrs);
+  }
+  view_identity(&z->view, z->root->shape);
+  view_transposes(z);
 }
 
 /* shufflevector(a, b, mask[0..n-1]). */
@@ -911,16 +1084,16 @@ static void transpose8(cg_module *cm, LLVMValueRef *r, LLVMValueRef *o) {
   }
 }
 
-/* Copies the operand of staged transpose x under the tile at (prefix m, r0, c0) into its stack
- * array: array[i * FZ_TILE + j] = x's value at (m, r0 + i, c0 + j). */
+/* Copies the operand of staged transpose x under the tile at (view prefix m, r0, c0) into its
+ * stack array: array[i * FZ_TILE + j] = x's value at (m, r0 + i, c0 + j) of the view. */
 static void stage_transpose(fz *z, const ir_instr *x, const LLVMValueRef *m, LLVMValueRef r0, LLVMValueRef c0) {
   cg_function *f = z->f;
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_instr *op = x->operands[0];
-  const ir_shape *os = op->shape;
-  const int64_t *perm = x->attrs.dimensions.v;
-  int rank = os->rank, p = (int)perm[rank - 1];
+  const int *perm = z->view.perm[x->id];
+  const int64_t *odims = z->view.odims[x->id];
+  int rank = z->view.rank, p = perm[rank - 1];
   LLVMTypeRef et = LLVMIntTypeInContext(cm->ctx, 8 * (unsigned)ir_etype_table[x->shape->et].storage_bytes);
   LLVMTypeRef vt = LLVMVectorType(et, FZ_STAGE);
   if (!z->stage[x->id]) {
@@ -932,11 +1105,11 @@ static void stage_transpose(fz *z, const ir_instr *x, const LLVMValueRef *m, LLV
     om[perm[k]] = m[k];
   om[rank - 1] = r0; /* perm[rank - 2] == rank - 1 */
   om[p] = c0;
-  LLVMValueRef base = cg_flatten(f, om, os->dims, rank);
+  LLVMValueRef base = cg_flatten(f, om, odims, rank);
   free(om);
-  int64_t stride = 1; /* of the operand's dimension p: the tile's columns */
+  int64_t stride = 1; /* of the operand's view dimension p: the tile's columns */
   for (int d = p + 1; d < rank; d++)
-    stride *= os->dims[d];
+    stride *= odims[d];
   int per = FZ_TILE / FZ_STAGE;
   cg_loop blk = cg_loop_begin(f, cg_i64(cm, per * per), "fz.stage");
   LLVMValueRef bi = LLVMBuildUDiv(b, blk.i, cg_i64(cm, per), ""), bj = LLVMBuildURem(b, blk.i, cg_i64(cm, per), "");
@@ -959,22 +1132,30 @@ static void stage_transpose(fz *z, const ir_instr *x, const LLVMValueRef *m, LLV
   cg_loop_end(f, &blk);
 }
 
-/* The element loops of one tile: rows [r0, r1) x columns [c0, c1) under prefix m; staged
- * transposes read their stack arrays. */
+/* The element loops of one tile: view rows [r0, r1) x columns [c0, c1) under view prefix m;
+ * staged transposes read their stack arrays.  The element's index is the root's linear one
+ * (the view's is the same) and, unless the view merged dimensions, the root's multi-index. */
 static void tile_elements(fz *z, const LLVMValueRef *m, LLVMValueRef r0, LLVMValueRef r1, LLVMValueRef c0,
                           LLVMValueRef c1, bool staged) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *s = z->root->shape;
-  int rank = s->rank;
+  const fz_view *v = &z->view;
   cg_loop li = loop_from(z->f, r0, r1, "fz.ti");
   cg_loop lj = loop_from(z->f, c0, c1, "fz.tj");
-  LLVMValueRef *mm = new_multi(rank);
-  memcpy(mm, m, (size_t)(rank - 2) * sizeof *mm);
-  mm[rank - 2] = li.i;
-  mm[rank - 1] = lj.i;
-  fz_index idx = idx_local(z, s, NULL, mm);
+  LLVMValueRef *vm = new_multi(v->rank), *mm = NULL;
+  memcpy(vm, m, (size_t)(v->rank - 2) * sizeof *vm);
+  vm[v->rank - 2] = li.i;
+  vm[v->rank - 1] = lj.i;
+  if (!v->merged) {
+    mm = new_multi(s->rank);
+    for (int d = 0; d < s->rank; d++)
+      mm[d] = v->group[d] < 0 ? cg_i64(cm, 0) : vm[v->group[d]];
+  }
+  fz_index idx = idx_local(z, s, cg_flatten(z->f, vm, v->dims, v->rank), mm);
   z->gen++;
+  z->view_serial = idx.serial;
+  z->view_at = vm;
   if (staged) {
     z->tile_serial = idx.serial;
     z->tile_at = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildSub(b, li.i, r0, ""), cg_i64(cm, FZ_TILE), ""),
@@ -982,7 +1163,10 @@ static void tile_elements(fz *z, const LLVMValueRef *m, LLVMValueRef r0, LLVMVal
   }
   store_outputs(z, &idx);
   z->tile_serial = 0;
+  z->view_serial = 0;
+  z->view_at = NULL;
   free(mm);
+  free(vm);
   loop_end_from(z->f, &lj, c0);
   loop_end_from(z->f, &li, r0);
 }
@@ -990,9 +1174,9 @@ static void tile_elements(fz *z, const LLVMValueRef *m, LLVMValueRef r0, LLVMVal
 static void emit_tiles(fz *z, range_fn *r) {
   cg_module *cm = z->f->cm;
   LLVMBuilderRef b = cm->b;
-  const ir_shape *s = z->root->shape;
-  int rank = s->rank;
-  int64_t R = s->dims[rank - 2], C = s->dims[rank - 1];
+  const fz_view *v = &z->view;
+  int rank = v->rank;
+  int64_t R = v->dims[rank - 2], C = v->dims[rank - 1];
   int64_t tr = (R + FZ_TILE - 1) / FZ_TILE, tc = (C + FZ_TILE - 1) / FZ_TILE;
   cg_loop t = loop_from(z->f, r->begin, r->end, "fz.tile");
   LLVMValueRef tcol = LLVMBuildURem(b, t.i, cg_i64(cm, tc), "");
@@ -1000,16 +1184,14 @@ static void emit_tiles(fz *z, range_fn *r) {
   LLVMValueRef trow = LLVMBuildURem(b, rest, cg_i64(cm, tr), "");
   LLVMValueRef pre = LLVMBuildUDiv(b, rest, cg_i64(cm, tr), "");
   LLVMValueRef *m = new_multi(rank);
-  cg_unflatten(z->f, pre, s->dims, rank - 2, m);
+  cg_unflatten(z->f, pre, v->dims, rank - 2, m);
   LLVMValueRef r0 = LLVMBuildMul(b, trow, cg_i64(cm, FZ_TILE), ""), c0 = LLVMBuildMul(b, tcol, cg_i64(cm, FZ_TILE), "");
   LLVMValueRef r1 = min_i64(cm, LLVMBuildAdd(b, r0, cg_i64(cm, FZ_TILE), ""), cg_i64(cm, R));
   LLVMValueRef c1 = min_i64(cm, LLVMBuildAdd(b, c0, cg_i64(cm, FZ_TILE), ""), cg_i64(cm, C));
-  const ir_instr **staged = calloc((size_t)z->comp->n_instrs + 1, sizeof *staged);
-  int n_staged = 0;
+  bool any = false;
   for (int i = 0; i < z->comp->n_instrs; i++)
-    if (stages_transpose(z, z->comp->instrs[i]))
-      staged[n_staged++] = z->comp->instrs[i];
-  if (n_staged == 0) {
+    any = any || v->staged[i];
+  if (!any) {
     tile_elements(z, m, r0, r1, c0, c1, false);
   } else {
     if (!z->stage)
@@ -1021,8 +1203,9 @@ static void emit_tiles(fz *z, range_fn *r) {
                                       LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildAdd(b, c0, cg_i64(cm, FZ_TILE - 1), ""), cg_i64(cm, C), ""), "whole");
     LLVMBuildCondBr(b, whole, full, part);
     LLVMPositionBuilderAtEnd(b, full);
-    for (int i = 0; i < n_staged; i++)
-      stage_transpose(z, staged[i], m, r0, c0);
+    for (int i = 0; i < z->comp->n_instrs; i++)
+      if (v->staged[i])
+        stage_transpose(z, z->comp->instrs[i], m, r0, c0);
     tile_elements(z, m, r0, LLVMBuildAdd(b, r0, cg_i64(cm, FZ_TILE), ""), c0, LLVMBuildAdd(b, c0, cg_i64(cm, FZ_TILE), ""), true);
     LLVMBuildBr(b, next);
     LLVMPositionBuilderAtEnd(b, part);
@@ -1031,7 +1214,6 @@ static void emit_tiles(fz *z, range_fn *r) {
     LLVMPositionBuilderAtEnd(b, next);
     z->gen++;
   }
-  free(staged);
   free(m);
   loop_end_from(z->f, &t, r->begin);
 }
@@ -1070,8 +1252,8 @@ static bool streams_result(const fz *z, const fz_buffers *bufs, fz_walk w) {
       visits < 0)
     return false;
   int64_t es = bytes / count;
-  if (w == FZ_WALK_TILES && FZ_TILE * es % 64)
-    return false;
+  if (w == FZ_WALK_TILES)
+    return FZ_TILE * es % 64 == 0 && z->view.dims[z->view.rank - 1] * es % 64 == 0;
   return w == FZ_WALK_FLAT || (s->rank >= 1 && s->dims[s->rank - 1] * es % 64 == 0);
 }
 
@@ -2198,10 +2380,12 @@ static void emit_kernel(cg_function *kf, ir_computation *comp, ir_instr *const *
       emit_row_fusion(&z, &r, streams_result(&z, bufs, FZ_WALK_ROWS)); /* its last pass walks rows */
     } else {
       fz_walk w = s->rank <= 1 || flat(&z) ? FZ_WALK_FLAT : transposes_minor(&z) ? FZ_WALK_TILES : FZ_WALK_ROWS;
+      if (w == FZ_WALK_TILES)
+        tile_view(&z);
       if (w == FZ_WALK_FLAT)
         units = (elements + FZ_FLAT_CHUNK - 1) / FZ_FLAT_CHUNK;
       else if (w == FZ_WALK_TILES)
-        units = tile_units(s);
+        units = tile_units(&z.view);
       else
         units = s->dims[s->rank - 1] ? elements / s->dims[s->rank - 1] : 0;
       walk_args walk = {&r, w, elements};

@@ -9,8 +9,12 @@ is operand dimension perm[k], the semantics document's definition; the elementwi
 are single exact operations: an add, a negation, a doubling, a logical not) -- never hlorun's
 output.  They cover: whole tiles, edge tiles in both dimensions, a transpose under an add and
 two transposes in one loop, NCHW -> NHWC, element sizes 1 (s8, pred), 2 (bf16, f16), 4 and 8
-(f64, c64), and a transpose the tiles do not stage (its operand's minor dimension lands
-elsewhere than the result's second-minor).
+(f64, c64), and a transpose whose operand's minor dimension lands elsewhere than the result's
+second-minor (staged in the view that merges the dimensions it keeps together: [A, B, C] ->
+[C, A, B] is [A*B, C] -> [C, A*B]).  Merged views (fused.c `tile_view`): NHWC -> NCHW with
+whole and edge tiles and 3 channels, size-1 dimensions dropped, s8, a channel bias broadcast
+(a member that needs the root's multi-index: the tiles keep the root's dimensions) and two
+transposes that suit no common merged view.
 
 Run:  /usr/bin/python3 testdata/golden/make_transpose_tiles.py
 """
@@ -60,7 +64,7 @@ if __name__ == "__main__":
     pure("s8", RNG.integers(-128, 128, size=(96, 70)).astype(np.int8), (1, 0))
     c = (f32(64, 96) + 1j * f32(64, 96)).astype(np.complex64)
     pure("c64", c, (1, 0))
-    pure("not_staged_201_f32", f32(32, 40, 48), (2, 0, 1))
+    pure("not_staged_201_f32", f32(32, 40, 48), (2, 0, 1))  # named before merged views staged it
 
     x, y = f32(64, 128), f32(128, 64)
     case("under_add_f32", "  x = f32[64,128] parameter(0)\n  y = f32[128,64] parameter(1)\n"
@@ -81,3 +85,19 @@ if __name__ == "__main__":
     p = RNG.integers(0, 2, size=(64, 80)).astype(np.bool_)
     case("not_pred", "  x = pred[64,80] parameter(0)\n  t = pred[80,64] transpose(x), dimensions={1,0}\n"
          "  ROOT n = pred[80,64] not(t)\n", [p], [np.ascontiguousarray(~p.T)])
+
+    pure("nhwc_to_nchw_f32", f32(2, 8, 8, 64), (0, 3, 1, 2))
+    pure("nhwc_to_nchw_edges_f32", f32(3, 5, 13, 40), (0, 3, 1, 2))
+    pure("nhwc_to_nchw_rgb_f32", f32(2, 16, 20, 3), (0, 3, 1, 2))
+    pure("unit_dims_f32", f32(1, 48, 1, 72), (3, 2, 0, 1))
+    pure("nhwc_to_nchw_s8", RNG.integers(-128, 128, size=(2, 8, 8, 96)).astype(np.int8), (0, 3, 1, 2))
+    x, bias = f32(2, 8, 12, 64), f32(64)
+    case("nhwc_to_nchw_bias_f32", "  x = f32[2,8,12,64] parameter(0)\n  c = f32[64] parameter(1)\n"
+         "  t = f32[2,64,8,12] transpose(x), dimensions={0,3,1,2}\n"
+         "  b = f32[2,64,8,12] broadcast(c), dimensions={1}\n  ROOT a = f32[2,64,8,12] add(t, b)\n",
+         [x, bias], [np.ascontiguousarray(np.transpose(x, (0, 3, 1, 2)) + bias[None, :, None, None])])
+    x, y = f32(4, 12, 10, 40), f32(4, 40, 10, 12)
+    case("two_views_f32", "  x = f32[4,12,10,40] parameter(0)\n  y = f32[4,40,10,12] parameter(1)\n"
+         "  tx = f32[4,40,12,10] transpose(x), dimensions={0,3,1,2}\n"
+         "  ty = f32[4,40,12,10] transpose(y), dimensions={0,1,3,2}\n  ROOT a = f32[4,40,12,10] add(tx, ty)\n",
+         [x, y], [np.ascontiguousarray(np.transpose(x, (0, 3, 1, 2)) + np.transpose(y, (0, 1, 3, 2)))])
