@@ -2741,11 +2741,14 @@ bool cg_select_and_scatter_loop_ok(const ir_instr *x) {
  * A reduce of several inputs (argmax: values and their indices) whose minor dimension is
  * reduced, alone: a loop kernel over its outputs, split over threads, each output folding its
  * elements in index order through the reducer (called with the accumulators and the elements,
- * every input read at one linear index: the runs of emit_row_reduce), as control.c's loop did
- * on one thread with a division per element and per dimension.  No lanes: interleaved lanes
- * need the reducer commutative, and JAX's argmax keeps the first of two NaNs (its reducer
- * picks its first argument), which a lane tree would not. */
-enum { FZ_VARIADIC_MAX = 16 };
+ * every input read at one linear index: the runs of emit_row_reduce).  No lanes within an
+ * output: interleaved lanes need the reducer commutative, and JAX's argmax keeps the first of
+ * two NaNs (its reducer picks its first argument), which a lane tree would not.  Instead
+ * FZ_VARIADIC_CHAINS outputs fold side by side, each in its own order: one output's fold is a
+ * chain of dependent compares and selects (about 5 cycles per element on an AMD Zen 3), and
+ * independent chains overlap.  Four, not eight: LLVM's SLP vectorizer turns eight chains into
+ * vectors whose elements are loaded one insert at a time, no faster than one chain. */
+enum { FZ_VARIADIC_MAX = 16, FZ_VARIADIC_CHAINS = 4 };
 
 static bool variadic_reduce_ok(const ir_instr *x) {
   int n = x->n_operands / 2;
@@ -2767,6 +2770,59 @@ static bool variadic_reduce_ok(const ir_instr *x) {
   return minor;
 }
 
+/* The outputs first .. first + chains - 1 of variadic reduce `in` (range function r: inputs at
+ * arguments 1 .. n, initial values n + 1 .. 2n, results 2n + 1 .. 3n), folded side by side. */
+static void variadic_chains(range_fn *r, const ir_instr *in, const red_dims *d, LLVMValueRef first, int chains) {
+  cg_function *rf = &r->rf;
+  cg_module *cm = rf->cm;
+  LLVMBuilderRef b = cm->b;
+  int n = in->n_operands / 2;
+  const ir_shape *s = in->operands[0]->shape;
+  ir_etype ets[2 * FZ_VARIADIC_MAX];
+  LLVMValueRef acc[FZ_VARIADIC_CHAINS][FZ_VARIADIC_MAX], base[FZ_VARIADIC_CHAINS];
+  LLVMValueRef vals[2 * FZ_VARIADIC_MAX], res[FZ_VARIADIC_MAX];
+  for (int i = 0; i < n; i++)
+    ets[i] = ets[n + i] = in->operands[i]->shape->et;
+  for (int c = 0; c < chains; c++)
+    for (int i = 0; i < n; i++) {
+      acc[c][i] = cg_entry_alloca(rf, cg_compute_type(cm, ets[i]), "acc");
+      LLVMBuildStore(b, cg_load(rf, ets[i], range_arg(r, 1 + n + i), cg_i64(cm, 0)), acc[c][i]);
+    }
+  int64_t run;
+  int n_outer = run_split(s, d, &run);
+  LLVMValueRef *km = new_multi(d->nk), *rm = new_multi(d->nr);
+  /* runs in index order */
+  cg_loop ro = cg_loop_begin(rf, cg_i64(cm, run ? d->rcount / run : 0), "vr.run");
+  cg_unflatten(rf, ro.i, d->rdims, n_outer, rm);
+  for (int i = n_outer; i < d->nr; i++)
+    rm[i] = cg_i64(cm, 0);
+  for (int c = 0; c < chains; c++) {
+    cg_unflatten(rf, LLVMBuildAdd(b, first, cg_i64(cm, c), ""), d->kdims, d->nk, km);
+    LLVMValueRef *start = merge_index(s, d, km, rm);
+    base[c] = cg_flatten(rf, start, s->dims, s->rank);
+    free(start);
+  }
+  cg_loop e = cg_loop_begin(rf, cg_i64(cm, run), "vr.e");
+  for (int c = 0; c < chains; c++) {
+    LLVMValueRef at = LLVMBuildAdd(b, base[c], e.i, "");
+    for (int i = 0; i < n; i++) {
+      vals[i] = LLVMBuildLoad2(b, cg_compute_type(cm, ets[i]), acc[c][i], "a");
+      vals[n + i] = cg_load(rf, ets[i], range_arg(r, 1 + i), at);
+    }
+    cg_call_scalar(rf, in->called[0], vals, ets, 2 * n, res, ets, n);
+    for (int i = 0; i < n; i++)
+      LLVMBuildStore(b, res[i], acc[c][i]);
+  }
+  cg_loop_end(rf, &e);
+  cg_loop_end(rf, &ro);
+  for (int c = 0; c < chains; c++)
+    for (int i = 0; i < n; i++)
+      cg_store(rf, ets[i], range_arg(r, 1 + 2 * n + i), LLVMBuildAdd(b, first, cg_i64(cm, c), ""),
+               LLVMBuildLoad2(b, cg_compute_type(cm, ets[i]), acc[c][i], "a"));
+  free(km);
+  free(rm);
+}
+
 static void variadic_reduce_value(cg_function *kf, ir_instr *in) {
   cg_module *cm = kf->cm;
   LLVMBuilderRef b = cm->b;
@@ -2784,44 +2840,27 @@ static void variadic_reduce_value(cg_function *kf, ir_instr *in) {
   range_fn r;
   range_open(&r, kf, name, kf->comp->n_instrs, 3 * n);
   cg_function *rf = &r.rf;
-  ir_etype ets[2 * FZ_VARIADIC_MAX];
-  LLVMValueRef acc[FZ_VARIADIC_MAX], vals[2 * FZ_VARIADIC_MAX], res[FZ_VARIADIC_MAX];
-  for (int i = 0; i < n; i++) {
-    ets[i] = ets[n + i] = in->operands[i]->shape->et;
-    acc[i] = cg_entry_alloca(rf, cg_compute_type(cm, ets[i]), "acc");
-  }
-  int64_t run;
-  int n_outer = run_split(s, &d, &run);
-  cg_loop ko = loop_from(rf, r.begin, r.end, "vr.k");
-  LLVMValueRef *km = new_multi(d.nk), *rm = new_multi(d.nr);
-  cg_unflatten(rf, ko.i, d.kdims, d.nk, km);
-  for (int i = 0; i < n; i++)
-    LLVMBuildStore(b, cg_load(rf, ets[i], range_arg(&r, 1 + n + i), cg_i64(cm, 0)), acc[i]);
-  /* runs in index order, one accumulator */
-  cg_loop ro = cg_loop_begin(rf, cg_i64(cm, run ? d.rcount / run : 0), "vr.run");
-  cg_unflatten(rf, ro.i, d.rdims, n_outer, rm);
-  for (int i = n_outer; i < d.nr; i++)
-    rm[i] = cg_i64(cm, 0);
-  LLVMValueRef *start = merge_index(s, &d, km, rm);
-  LLVMValueRef base = cg_flatten(rf, start, s->dims, s->rank);
-  free(start);
-  cg_loop e = cg_loop_begin(rf, cg_i64(cm, run), "vr.e");
-  LLVMValueRef at = LLVMBuildAdd(b, base, e.i, "");
-  for (int i = 0; i < n; i++) {
-    vals[i] = LLVMBuildLoad2(b, cg_compute_type(cm, ets[i]), acc[i], "a");
-    vals[n + i] = cg_load(rf, ets[i], range_arg(&r, 1 + i), at);
-  }
-  cg_call_scalar(rf, in->called[0], vals, ets, 2 * n, res, ets, n);
-  for (int i = 0; i < n; i++)
-    LLVMBuildStore(b, res[i], acc[i]);
-  cg_loop_end(rf, &e);
-  cg_loop_end(rf, &ro);
-  for (int i = 0; i < n; i++)
-    cg_store(rf, ets[i], range_arg(&r, 1 + 2 * n + i), ko.i, LLVMBuildLoad2(b, cg_compute_type(cm, ets[i]), acc[i], "a"));
-  loop_end_from(rf, &ko, r.begin);
-  free(km);
-  free(rm);
-  range_close_and_run(&r, kf, argv, d.kcount, count_of(s));
+  /* units: blocks of FZ_VARIADIC_CHAINS outputs; the last may be short (one chain each) */
+  int64_t blocks = (d.kcount + FZ_VARIADIC_CHAINS - 1) / FZ_VARIADIC_CHAINS;
+  cg_loop blk = loop_from(rf, r.begin, r.end, "vr.block");
+  LLVMValueRef first = LLVMBuildMul(b, blk.i, cg_i64(cm, FZ_VARIADIC_CHAINS), "");
+  LLVMValueRef whole = LLVMBuildICmp(b, LLVMIntSLE, LLVMBuildAdd(b, first, cg_i64(cm, FZ_VARIADIC_CHAINS), ""),
+                                     cg_i64(cm, d.kcount), "whole");
+  LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "vr.full");
+  LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "vr.part");
+  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "vr.next");
+  LLVMBuildCondBr(b, whole, full, part);
+  LLVMPositionBuilderAtEnd(b, full);
+  variadic_chains(&r, in, &d, first, FZ_VARIADIC_CHAINS);
+  LLVMBuildBr(b, next);
+  LLVMPositionBuilderAtEnd(b, part);
+  cg_loop k = loop_from(rf, first, cg_i64(cm, d.kcount), "vr.k");
+  variadic_chains(&r, in, &d, k.i, 1);
+  loop_end_from(rf, &k, first);
+  LLVMBuildBr(b, next);
+  LLVMPositionBuilderAtEnd(b, next);
+  loop_end_from(rf, &blk, r.begin);
+  range_close_and_run(&r, kf, argv, blocks, count_of(s));
   free(bufs.ptrs);
   kf->values[in->id] = v;
 }

@@ -9,7 +9,9 @@ first, the smaller index on a tie).  Expected values are numpy's argmax/argmin (
 the extreme and the first occurrence wins, as in JAX) -- never hlorun's output.  They cover:
 rows of 300 with ties and several NaNs in one row (the first NaN's index), a reduction over
 the two minor dimensions of a 3-D array, over the outer and minor dimensions (runs), an s32
-argmin, a bf16 argmax, and a row of 100003 elements (one output, uneven length).
+argmin, a bf16 argmax, and a row of 100003 elements (one output, uneven length); outputs fold
+FZ_VARIADIC_CHAINS (4) side by side, so 11 rows with NaNs and ties in several rows of one
+block, and 9 outputs of runs (two blocks and a short one) check the blocks and their tail.
 
 Run:  /usr/bin/python3 testdata/golden/make_variadic_reduce.py
 """
@@ -96,3 +98,11 @@ if __name__ == "__main__":
     case("argmax_bf16", (bits.astype(np.uint32) << 16).view(np.float32), "bf16", [1], "GT", xin=bits)
     x = RNG.standard_normal((1, 100003)).astype(np.float32)
     case("argmax_long_row", x, "f32", [1], "GT")
+    x = RNG.integers(-20, 20, size=(11, 64)).astype(np.float32)  # ties in every row
+    x[1, [3, 60]] = np.nan
+    x[2, 0] = np.nan
+    x[5, 63] = np.nan
+    x[9, [10, 11]] = np.nan
+    case("argmax_blocks_nans", x, "f32", [1], "GT")
+    x = RNG.standard_normal((7, 9, 40)).astype(np.float32)
+    case("argmin_blocks_of_runs", x, "f32", [0, 2], "LT")
