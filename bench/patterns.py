@@ -152,8 +152,14 @@ m("select_and_scatter", """  x = f32[32,112,112,64] parameter(0)
   z = f32[] constant(0)
   ROOT r = f32[32,112,112,64] select-and-scatter(x, s, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, select=ge, scatter=add
 """, (2 * 32 * 112 * 112 * 64 + 32 * 56 * 56 * 64) * 4)
-h, n = cases["select_and_scatter"]
-cases["select_and_scatter"] = (h.replace("ENTRY main", SAS + "\nENTRY main"), n)
+m("select_and_scatter_nchw", """  x = f32[32,64,112,112] parameter(0)
+  s = f32[32,64,56,56] parameter(1)
+  z = f32[] constant(0)
+  ROOT r = f32[32,64,112,112] select-and-scatter(x, s, z), window={size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x0_1x0_1}, select=ge, scatter=add
+""", (2 * 32 * 112 * 112 * 64 + 32 * 56 * 56 * 64) * 4)
+for name in ("select_and_scatter", "select_and_scatter_nchw"):
+    h, n = cases[name]
+    cases[name] = (h.replace("ENTRY main", SAS + "\nENTRY main"), n)
 m("nchw_channel_sum", """  x = f32[96,32,112,112] parameter(0)
   z = f32[] constant(0)
   ROOT r = f32[32] reduce(x, z), dimensions={0,2,3}, to_apply=add

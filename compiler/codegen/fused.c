@@ -2599,46 +2599,57 @@ static bool sas_window_ok(const ir_instr *x, int *lead) {
   return true;
 }
 
-/* A row of the minor dimension (om[rank - 1] left out) when that dimension is plain and every
- * window position of the row lies inside the operand: position p's operand and result
- * elements sit at base + off[p] + c for the minor index c (off[p] a constant), the chosen
- * position is kept as its number, and every position's result element is rewritten, with the
- * scatter's value where chosen and its own value elsewhere: no branch and no data-dependent
- * address, so LLVM vectorizes the loop along c.  Each result element still receives its
- * sources in row-major source order (the lanes are different minor indices). */
-static void sas_row_inside(cg_function *rf, ir_instr *in, LLVMValueRef op, LLVMValueRef src, LLVMValueRef res,
-                           LLVMValueRef *om) {
+/* Where a row of select-and-scatter's sources (om[rank - 1] left out) reads and writes when
+ * its windows lie inside the operand: source minor index c's window position p is operand
+ * (and result) element base + c * step + off[p], its source element sbase + c. */
+typedef struct sas_row {
+  LLVMValueRef base, sbase;
+  int64_t step, count, *off;
+} sas_row;
+
+static sas_row sas_row_of(cg_function *rf, const ir_instr *in, LLVMValueRef *om) {
   cg_module *cm = rf->cm;
   LLVMBuilderRef b = cm->b;
   const ir_shape *s = in->operands[0]->shape, *ss = in->operands[1]->shape;
   const ir_window *w = &in->attrs.u.reduce_window.window;
-  ir_etype et = s->et, pt = IR_PRED, pair[2] = {et, et};
   int rank = s->rank;
-  int64_t count = 1, stride[64];
+  sas_row r = {.count = 1, .step = w->dims[rank - 1].stride};
+  int64_t stride[64];
   for (int d = rank - 1, st = 1; d >= 0; d--) {
     stride[d] = st;
     st *= s->dims[d];
-    count *= w->dims[d].size;
+    r.count *= w->dims[d].size;
   }
   LLVMValueRef ii[64], sm[64];
-  for (int d = 0; d < rank; d++) {
+  for (int d = 0; d < rank - 1; d++) {
     const ir_window_dim *wd = &w->dims[d];
     ii[d] = cg_window_dim_plain(wd) ? om[d]
-                                 : LLVMBuildSub(b, LLVMBuildMul(b, om[d], cg_i64(cm, wd->stride), ""), cg_i64(cm, wd->pad_lo), "");
+                                    : LLVMBuildSub(b, LLVMBuildMul(b, om[d], cg_i64(cm, wd->stride), ""), cg_i64(cm, wd->pad_lo), "");
     sm[d] = om[d];
   }
-  ii[rank - 1] = sm[rank - 1] = cg_i64(cm, 0);
-  LLVMValueRef base = cg_flatten(rf, ii, s->dims, rank), sbase = cg_flatten(rf, sm, ss->dims, rank);
-  int64_t *off = calloc((size_t)count, sizeof *off);
-  for (int64_t p = 0; p < count; p++)
+  ii[rank - 1] = cg_i64(cm, -w->dims[rank - 1].pad_lo);
+  sm[rank - 1] = cg_i64(cm, 0);
+  r.base = cg_flatten(rf, ii, s->dims, rank);
+  r.sbase = cg_flatten(rf, sm, ss->dims, rank);
+  r.off = calloc((size_t)r.count, sizeof *r.off);
+  for (int64_t p = 0; p < r.count; p++)
     for (int64_t d = rank - 1, q = p; d >= 0; d--) {
-      off[p] += q % w->dims[d].size * w->dims[d].rhs_dilate * stride[d];
+      r.off[p] += q % w->dims[d].size * w->dims[d].rhs_dilate * stride[d];
       q /= w->dims[d].size;
     }
-  cg_loop c = cg_loop_begin(rf, cg_i64(cm, s->dims[rank - 1]), "sas.c");
-  LLVMValueRef row = LLVMBuildAdd(b, base, c.i, ""), cur = NULL, chosen = LLVMConstInt(cm->i32, 0, 0);
-  for (int64_t p = 0; p < count; p++) {
-    LLVMValueRef cand = cg_load(rf, et, op, LLVMBuildAdd(b, row, cg_i64(cm, off[p]), "")), keep;
+  return r;
+}
+
+/* The position source c of row r selects (the first in window order, replaced by each later
+ * one that the select computation rejects), as a number, without branches; the window's
+ * first operand element is at `at`. */
+static LLVMValueRef sas_row_choice(cg_function *rf, ir_instr *in, const sas_row *r, LLVMValueRef op, LLVMValueRef at) {
+  cg_module *cm = rf->cm;
+  LLVMBuilderRef b = cm->b;
+  ir_etype et = in->operands[0]->shape->et, pt = IR_PRED, pair[2] = {et, et};
+  LLVMValueRef cur = NULL, chosen = LLVMConstInt(cm->i32, 0, 0);
+  for (int64_t p = 0; p < r->count; p++) {
+    LLVMValueRef cand = cg_load(rf, et, op, LLVMBuildAdd(b, at, cg_i64(cm, r->off[p]), "")), keep;
     if (!cur) {
       cur = cand;
       continue;
@@ -2647,15 +2658,107 @@ static void sas_row_inside(cg_function *rf, ir_instr *in, LLVMValueRef op, LLVMV
     cur = LLVMBuildSelect(b, keep, cur, cand, "");
     chosen = LLVMBuildSelect(b, keep, chosen, LLVMConstInt(cm->i32, (unsigned long long)p, 0), "");
   }
-  LLVMValueRef sv = cg_load(rf, et, src, LLVMBuildAdd(b, sbase, c.i, ""));
-  for (int64_t p = 0; p < count; p++) {
-    LLVMValueRef at = LLVMBuildAdd(b, row, cg_i64(cm, off[p]), ""), old = cg_load(rf, et, res, at), sum;
+  return chosen;
+}
+
+/* Sources [c0, c1) of a row whose windows lie inside the operand, along a plain minor
+ * dimension (NHWC's channels): every position's result element is rewritten, with the
+ * scatter's value where chosen and its own value elsewhere: no branch and no data-dependent
+ * address, so LLVM vectorizes the loop along c (the lanes' windows are disjoint).  Each
+ * result element receives its sources in row-major source order. */
+static void sas_row_plain(cg_function *rf, ir_instr *in, const sas_row *r, LLVMValueRef op, LLVMValueRef src,
+                          LLVMValueRef res, int64_t c0, int64_t c1) {
+  cg_module *cm = rf->cm;
+  LLVMBuilderRef b = cm->b;
+  ir_etype et = in->operands[0]->shape->et, pair[2] = {et, et};
+  cg_loop c = loop_from(rf, cg_i64(cm, c0), cg_i64(cm, c1), "sas.c");
+  LLVMValueRef row = LLVMBuildAdd(b, r->base, LLVMBuildMul(b, c.i, cg_i64(cm, r->step), ""), "");
+  LLVMValueRef chosen = sas_row_choice(rf, in, r, op, row);
+  LLVMValueRef sv = cg_load(rf, et, src, LLVMBuildAdd(b, r->sbase, c.i, ""));
+  for (int64_t p = 0; p < r->count; p++) {
+    LLVMValueRef at = LLVMBuildAdd(b, row, cg_i64(cm, r->off[p]), ""), old = cg_load(rf, et, res, at), sum;
     cg_call_scalar(rf, in->called[1], (LLVMValueRef[]){old, sv}, pair, 2, &sum, &et, 1);
     LLVMValueRef here = LLVMBuildICmp(b, LLVMIntEQ, chosen, LLVMConstInt(cm->i32, (unsigned long long)p, 0), "");
     cg_store(rf, et, res, at, LLVMBuildSelect(b, here, sum, old, ""));
   }
-  cg_loop_end(rf, &c);
-  free(off);
+  loop_end_from(rf, &c, cg_i64(cm, c0));
+}
+
+/* Chunk of sources whose choices sas_row_windowed keeps at once. */
+enum { SAS_CHUNK = 64 };
+
+/* Sources [c0, c1) of a row whose windows lie inside the operand, along a windowed minor
+ * dimension (NCHW's width), where neighbouring sources' windows overlap: per chunk of
+ * SAS_CHUNK sources, first every source's choice into a stack array (no branch, no store to
+ * the result: LLVM vectorizes it along c), then in source order each source folds itself into
+ * its chosen element (one load and store at an address looked up by the choice). */
+static void sas_row_windowed(cg_function *rf, ir_instr *in, const sas_row *r, LLVMValueRef op, LLVMValueRef src,
+                             LLVMValueRef res, int64_t c0, int64_t c1) {
+  cg_module *cm = rf->cm;
+  LLVMBuilderRef b = cm->b;
+  ir_etype et = in->operands[0]->shape->et, pair[2] = {et, et};
+  LLVMValueRef choice = cg_entry_alloca(rf, LLVMArrayType2(cm->i32, SAS_CHUNK), "sas.choice");
+  LLVMValueRef *offs = malloc((size_t)r->count * sizeof *offs);
+  for (int64_t p = 0; p < r->count; p++)
+    offs[p] = cg_i64(cm, r->off[p]);
+  LLVMValueRef table = cg_const_global(cm, LLVMConstArray2(cm->i64, offs, (uint64_t)r->count), "sas.offsets");
+  free(offs);
+  int64_t chunks = (c1 - c0 + SAS_CHUNK - 1) / SAS_CHUNK;
+  cg_loop k = cg_loop_begin(rf, cg_i64(cm, chunks), "sas.chunk");
+  LLVMValueRef first = LLVMBuildAdd(b, cg_i64(cm, c0), LLVMBuildMul(b, k.i, cg_i64(cm, SAS_CHUNK), ""), "");
+  LLVMValueRef n = min_i64(cm, cg_i64(cm, SAS_CHUNK), LLVMBuildSub(b, cg_i64(cm, c1), first, ""));
+  cg_loop j = cg_loop_begin(rf, n, "sas.choose");
+  LLVMValueRef c = LLVMBuildAdd(b, first, j.i, "");
+  LLVMValueRef row = LLVMBuildAdd(b, r->base, LLVMBuildMul(b, c, cg_i64(cm, r->step), ""), "");
+  LLVMBuildStore(b, sas_row_choice(rf, in, r, op, row),
+                 LLVMBuildGEP2(b, cm->i32, choice, &j.i, 1, ""));
+  cg_loop_end(rf, &j);
+  cg_loop t = cg_loop_begin(rf, n, "sas.scatter");
+  c = LLVMBuildAdd(b, first, t.i, "");
+  LLVMValueRef ch = LLVMBuildZExt(b, LLVMBuildLoad2(b, cm->i32, LLVMBuildGEP2(b, cm->i32, choice, &t.i, 1, ""), ""),
+                                  cm->i64, "");
+  LLVMValueRef off = LLVMBuildLoad2(b, cm->i64, LLVMBuildGEP2(b, cm->i64, table, &ch, 1, ""), "off");
+  LLVMValueRef at = LLVMBuildAdd(b, LLVMBuildAdd(b, r->base, LLVMBuildMul(b, c, cg_i64(cm, r->step), ""), ""), off, "");
+  LLVMValueRef sv = cg_load(rf, et, src, LLVMBuildAdd(b, r->sbase, c, "")), sum;
+  cg_call_scalar(rf, in->called[1], (LLVMValueRef[]){cg_load(rf, et, res, at), sv}, pair, 2, &sum, &et, 1);
+  cg_store(rf, et, res, at, sum);
+  cg_loop_end(rf, &t);
+  cg_loop_end(rf, &k);
+}
+
+/* Sources [c0, c1) of the row om whose windows lie inside the operand. */
+static void sas_row_inside(cg_function *rf, ir_instr *in, LLVMValueRef op, LLVMValueRef src, LLVMValueRef res,
+                           LLVMValueRef *om, int64_t c0, int64_t c1) {
+  if (c0 >= c1)
+    return;
+  sas_row r = sas_row_of(rf, in, om);
+  const ir_window *w = &in->attrs.u.reduce_window.window;
+  if (cg_window_dim_plain(&w->dims[in->operands[0]->shape->rank - 1]))
+    sas_row_plain(rf, in, &r, op, src, res, c0, c1);
+  else
+    sas_row_windowed(rf, in, &r, op, src, res, c0, c1);
+  free(r.off);
+}
+
+/* The source minor indices [*c0, *c1) whose windows lie inside the operand's minor dimension
+ * of size n (all of them for a plain dimension). */
+static void sas_inside_columns(const ir_window_dim *wd, int64_t n, int64_t sources, int64_t *c0, int64_t *c1) {
+  int64_t reach = (wd->size - 1) * wd->rhs_dilate; /* the last position's offset */
+  *c0 = wd->pad_lo <= 0 ? 0 : (wd->pad_lo + wd->stride - 1) / wd->stride;
+  *c1 = n - 1 - reach + wd->pad_lo < 0 ? 0 : (n - 1 - reach + wd->pad_lo) / wd->stride + 1;
+  *c1 = *c1 > sources ? sources : *c1;
+  *c0 = *c0 > *c1 ? *c1 : *c0;
+}
+
+/* cg_sas_element for source minor indices [c0, c1) of the row om. */
+static void sas_columns(cg_function *rf, ir_instr *in, LLVMValueRef op, LLVMValueRef src, LLVMValueRef res,
+                        LLVMValueRef *om, int64_t c0, int64_t c1) {
+  if (c0 >= c1)
+    return;
+  cg_loop c = loop_from(rf, cg_i64(rf->cm, c0), cg_i64(rf->cm, c1), "sas.c");
+  om[in->operands[0]->shape->rank - 1] = c.i;
+  cg_sas_element(rf, in, op, src, res, om);
+  loop_end_from(rf, &c, cg_i64(rf->cm, c0));
 }
 
 static void sas_value(cg_function *kf, ir_instr *in, LLVMValueRef out) {
@@ -2672,8 +2775,9 @@ static void sas_value(cg_function *kf, ir_instr *in, LLVMValueRef out) {
       units *= s->dims[d];
     else
       part *= s->dims[d];
-  /* rows along a plain minor dimension (NHWC's channels) take sas_row_inside where they can */
-  bool rows = lead < rank - 1 && cg_window_dim_plain(&w->dims[rank - 1]);
+  /* rows of the minor dimension (NHWC's channels, NCHW's width) take sas_row_inside where
+   * their windows lie inside the operand */
+  bool rows = lead < rank;
   fz_buffers bufs = {NULL, calloc(4, sizeof(LLVMValueRef)), 3, NULL};
   for (int k = 0; k < 3; k++)
     bufs.ptrs[k] = kf->values[in->operands[k]->id].leaves[0];
@@ -2713,15 +2817,16 @@ static void sas_value(cg_function *kf, ir_instr *in, LLVMValueRef out) {
     LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "sas.inside");
     LLVMBasicBlockRef edge = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "sas.edge");
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "sas.row.done");
+    int64_t c0, c1, n_src = ss->dims[rank - 1];
+    sas_inside_columns(&w->dims[rank - 1], s->dims[rank - 1], n_src, &c0, &c1);
     LLVMBuildCondBr(b, inside, fast, edge);
-    LLVMPositionBuilderAtEnd(b, fast);
-    sas_row_inside(rf, in, op, src, res, om);
+    LLVMPositionBuilderAtEnd(b, fast); /* in source order: edge columns, inside ones, edge ones */
+    sas_columns(rf, in, op, src, res, om, 0, c0);
+    sas_row_inside(rf, in, op, src, res, om, c0, c1);
+    sas_columns(rf, in, op, src, res, om, c1, n_src);
     LLVMBuildBr(b, join);
     LLVMPositionBuilderAtEnd(b, edge);
-    cg_loop c = cg_loop_begin(rf, cg_i64(cm, ss->dims[rank - 1]), "sas.c");
-    om[rank - 1] = c.i;
-    cg_sas_element(rf, in, op, src, res, om);
-    cg_loop_end(rf, &c);
+    sas_columns(rf, in, op, src, res, om, 0, n_src);
     LLVMBuildBr(b, join);
     LLVMPositionBuilderAtEnd(b, join);
   }

@@ -17,6 +17,11 @@ operand take a branch-free loop along the channels (`sas_row_inside`), the other
 loop: cases with 13 channels and padded edges, ties under GT in overlapping windows (integer
 values: exact sums), window dilation, a plain middle dimension, and a max scatter under LE.
 A window of 81 positions takes the selection loop of window.c instead of the unrolled one.
+Rows along a windowed minor dimension (NCHW's width), whose neighbouring windows overlap, first
+keep each source's choice, 64 sources at a time, then fold the sources in order
+(`sas_row_windowed`): 3x3 stride 2 rows of 75 sources with ties (two chunks), padding in
+front of the row, window dilation along the width, and a stride wider than the window with a
+max scatter.
 
 Run:  /usr/bin/python3 testdata/golden/make_select_and_scatter.py
 """
@@ -117,3 +122,16 @@ if __name__ == "__main__":
     src = RNG.integers(-9, 10, size=(1, 3, 3, 3)).astype(np.float32)
     case("window_81_positions", x, src.shape, [1, 9, 9, 1], [1, 2, 2, 1], [(0, 0), (1, 1), (2, 0), (0, 0)], src=src,
          tol={"exact": True})
+    x = RNG.integers(-3, 3, size=(1, 2, 9, 150)).astype(np.float32)
+    src = RNG.integers(-9, 10, size=(1, 2, 4, 75)).astype(np.float32)
+    case("nchw_ties_two_chunks", x, src.shape, [1, 1, 3, 3], [1, 1, 2, 2], [(0, 0), (0, 0), (0, 1), (0, 1)], src=src,
+         tol={"exact": True})
+    x = RNG.integers(-3, 3, size=(2, 3, 8, 70)).astype(np.float32)
+    src = RNG.integers(-9, 10, size=(2, 3, 4, 35)).astype(np.float32)
+    case("nchw_padded_front_gt", x, src.shape, [1, 1, 3, 3], [1, 1, 2, 2], [(0, 0), (0, 0), (1, 0), (1, 0)], sel="GT",
+         src=src, tol={"exact": True})
+    x = RNG.standard_normal((1, 2, 6, 20)).astype(np.float32)
+    case("nchw_dilated_width", x, (1, 2, 5, 16), [1, 1, 2, 3], [1, 1, 1, 1], [(0, 0)] * 4, dil=[1, 1, 1, 2])
+    x = RNG.standard_normal((2, 2, 7, 23)).astype(np.float32)
+    case("nchw_gaps_max_scatter", x, (2, 2, 2, 8), [1, 1, 2, 2], [1, 1, 3, 3], [(0, 0), (0, 0), (0, 0), (0, 1)],
+         init=-1, sel="LE", scat="maximum")
