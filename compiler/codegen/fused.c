@@ -2853,30 +2853,45 @@ bool cg_select_and_scatter_loop_ok(const ir_instr *x) {
  * chain of dependent compares and selects (about 5 cycles per element on an AMD Zen 3), and
  * independent chains overlap.  Four, not eight: LLVM's SLP vectorizer turns eight chains into
  * vectors whose elements are loaded one insert at a time, no faster than one chain. */
-enum { FZ_VARIADIC_MAX = 16, FZ_VARIADIC_CHAINS = 4 };
+enum { FZ_VARIADIC_MAX = FUSION_VARIADIC_MAX, FZ_VARIADIC_CHAINS = 4 };
 
-static bool variadic_reduce_ok(const ir_instr *x) {
-  int n = x->n_operands / 2;
-  if (x->op != IR_OP_REDUCE || n < 2 || n > FZ_VARIADIC_MAX || x->n_operands != 2 * n || x->n_called != 1 ||
-      x->shape->et != IR_TUPLE || ir_shape_count_leaves(x->shape) != n)
-    return false;
-  const ir_shape *s = x->operands[0]->shape;
-  if (s->dyn || s->rank < 1 || s->rank > 64)
-    return false;
-  bool minor = false;
-  for (int i = 0; i < x->attrs.dimensions.n; i++)
-    minor |= x->attrs.dimensions.v[i] == s->rank - 1;
-  for (int i = 0; i < 2 * n; i++) {
-    const ir_shape *o = x->operands[i]->shape;
-    if (!ir_etype_is_array(o->et) || ir_etype_is_complex(o->et) || o->dyn ||
-        (i < n ? !ir_shape_same_dims(o, s) : o->rank != 0))
-      return false;
+/* The variadic reduce `in` computes (itself, or the root of a fusion whose other members are
+ * iotas with its inputs' dimensions: fusion.c's), else NULL. */
+static const ir_instr *variadic_reduce_of(const ir_instr *in) {
+  if (in->op != IR_OP_FUSION)
+    return fusion_variadic_reduce_ok(in) ? in : NULL;
+  const ir_computation *c = in->n_called == 1 ? in->called[0] : NULL;
+  if (!c || !c->root || !fusion_variadic_reduce_ok(c->root))
+    return NULL;
+  for (int i = 0; i < c->n_instrs; i++) {
+    const ir_instr *x = c->instrs[i];
+    if (x != c->root && x->op != IR_OP_PARAMETER &&
+        (x->op != IR_OP_IOTA || !ir_shape_same_dims(x->shape, c->root->operands[0]->shape)))
+      return NULL;
   }
-  return minor;
+  return c->root;
+}
+
+/* Input x of a variadic reduce, an iota, at the element e of a run whose first element's
+ * multi-index is start (n_run: the dimensions the run walks, the minor ones). */
+static LLVMValueRef variadic_iota(cg_function *rf, const ir_instr *x, LLVMValueRef *start, int n_run, LLVMValueRef e) {
+  cg_module *cm = rf->cm;
+  LLVMBuilderRef b = cm->b;
+  const ir_shape *s = x->shape;
+  int id = (int)x->attrs.u.iota_dimension;
+  LLVMValueRef k = start[id];
+  if (id >= s->rank - n_run) { /* walked by the run: e's digit for dimension id */
+    int64_t inner = 1;
+    for (int i = id + 1; i < s->rank; i++)
+      inner *= s->dims[i];
+    k = id == s->rank - n_run && inner == 1 ? e : LLVMBuildURem(b, LLVMBuildUDiv(b, e, cg_i64(cm, inner), ""), cg_i64(cm, s->dims[id]), "");
+  }
+  return cg_convert(rf, k, IR_S64, s->et);
 }
 
 /* The outputs first .. first + chains - 1 of variadic reduce `in` (range function r: inputs at
- * arguments 1 .. n, initial values n + 1 .. 2n, results 2n + 1 .. 3n), folded side by side. */
+ * arguments 1 .. n, initial values n + 1 .. 2n, results 2n + 1 .. 3n), folded side by side;
+ * an iota input (inside a fusion) is computed, not loaded. */
 static void variadic_chains(range_fn *r, const ir_instr *in, const red_dims *d, LLVMValueRef first, int chains) {
   cg_function *rf = &r->rf;
   cg_module *cm = rf->cm;
@@ -2884,7 +2899,7 @@ static void variadic_chains(range_fn *r, const ir_instr *in, const red_dims *d, 
   int n = in->n_operands / 2;
   const ir_shape *s = in->operands[0]->shape;
   ir_etype ets[2 * FZ_VARIADIC_MAX];
-  LLVMValueRef acc[FZ_VARIADIC_CHAINS][FZ_VARIADIC_MAX], base[FZ_VARIADIC_CHAINS];
+  LLVMValueRef acc[FZ_VARIADIC_CHAINS][FZ_VARIADIC_MAX], base[FZ_VARIADIC_CHAINS], *start[FZ_VARIADIC_CHAINS];
   LLVMValueRef vals[2 * FZ_VARIADIC_MAX], res[FZ_VARIADIC_MAX];
   for (int i = 0; i < n; i++)
     ets[i] = ets[n + i] = in->operands[i]->shape->et;
@@ -2903,16 +2918,17 @@ static void variadic_chains(range_fn *r, const ir_instr *in, const red_dims *d, 
     rm[i] = cg_i64(cm, 0);
   for (int c = 0; c < chains; c++) {
     cg_unflatten(rf, LLVMBuildAdd(b, first, cg_i64(cm, c), ""), d->kdims, d->nk, km);
-    LLVMValueRef *start = merge_index(s, d, km, rm);
-    base[c] = cg_flatten(rf, start, s->dims, s->rank);
-    free(start);
+    start[c] = merge_index(s, d, km, rm);
+    base[c] = cg_flatten(rf, start[c], s->dims, s->rank);
   }
   cg_loop e = cg_loop_begin(rf, cg_i64(cm, run), "vr.e");
   for (int c = 0; c < chains; c++) {
     LLVMValueRef at = LLVMBuildAdd(b, base[c], e.i, "");
     for (int i = 0; i < n; i++) {
       vals[i] = LLVMBuildLoad2(b, cg_compute_type(cm, ets[i]), acc[c][i], "a");
-      vals[n + i] = cg_load(rf, ets[i], range_arg(r, 1 + i), at);
+      const ir_instr *x = in->operands[i];
+      vals[n + i] = x->op == IR_OP_IOTA ? variadic_iota(rf, x, start[c], d->nr - n_outer, e.i)
+                                        : cg_load(rf, ets[i], range_arg(r, 1 + i), at);
     }
     cg_call_scalar(rf, in->called[0], vals, ets, 2 * n, res, ets, n);
     for (int i = 0; i < n; i++)
@@ -2921,6 +2937,8 @@ static void variadic_chains(range_fn *r, const ir_instr *in, const red_dims *d, 
   cg_loop_end(rf, &e);
   cg_loop_end(rf, &ro);
   for (int c = 0; c < chains; c++)
+    free(start[c]);
+  for (int c = 0; c < chains; c++)
     for (int i = 0; i < n; i++)
       cg_store(rf, ets[i], range_arg(r, 1 + 2 * n + i), LLVMBuildAdd(b, first, cg_i64(cm, c), ""),
                LLVMBuildLoad2(b, cg_compute_type(cm, ets[i]), acc[c][i], "a"));
@@ -2928,17 +2946,23 @@ static void variadic_chains(range_fn *r, const ir_instr *in, const red_dims *d, 
   free(rm);
 }
 
+/* Variadic reduce `in`, or a fusion of one and its iota inputs (variadic_reduce_of). */
 static void variadic_reduce_value(cg_function *kf, ir_instr *in) {
   cg_module *cm = kf->cm;
   LLVMBuilderRef b = cm->b;
-  int n = in->n_operands / 2;
-  const ir_shape *s = in->operands[0]->shape;
+  const ir_instr *red = variadic_reduce_of(in);
+  int n = red->n_operands / 2;
+  const ir_shape *s = red->operands[0]->shape;
   cg_value v = cg_result_value(kf, in);
   red_dims d;
-  red_dims_of(in, &d);
+  red_dims_of(red, &d);
   fz_buffers bufs = {NULL, calloc((size_t)(2 * n) + 1, sizeof(LLVMValueRef)), 2 * n, NULL};
-  for (int i = 0; i < 2 * n; i++)
-    bufs.ptrs[i] = kf->values[in->operands[i]->id].leaves[0];
+  for (int i = 0; i < 2 * n; i++) {
+    const ir_instr *o = red->operands[i]; /* an iota is computed (variadic_chains) */
+    if (o->op == IR_OP_PARAMETER && red != in)
+      o = in->operands[o->attrs.u.parameter_number];
+    bufs.ptrs[i] = red->operands[i]->op == IR_OP_IOTA ? LLVMConstNull(cm->ptr) : kf->values[o->id].leaves[0];
+  }
   LLVMValueRef argv = pack_args(kf, &bufs, v.leaves, n);
   char name[600];
   snprintf(name, sizeof name, "hlo.loop.%s.%s", kf->comp->name.p, in->name.p);
@@ -2956,11 +2980,11 @@ static void variadic_reduce_value(cg_function *kf, ir_instr *in) {
   LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(cm->ctx, rf->fn, "vr.next");
   LLVMBuildCondBr(b, whole, full, part);
   LLVMPositionBuilderAtEnd(b, full);
-  variadic_chains(&r, in, &d, first, FZ_VARIADIC_CHAINS);
+  variadic_chains(&r, red, &d, first, FZ_VARIADIC_CHAINS);
   LLVMBuildBr(b, next);
   LLVMPositionBuilderAtEnd(b, part);
   cg_loop k = loop_from(rf, first, cg_i64(cm, d.kcount), "vr.k");
-  variadic_chains(&r, in, &d, k.i, 1);
+  variadic_chains(&r, red, &d, k.i, 1);
   loop_end_from(rf, &k, first);
   LLVMBuildBr(b, next);
   LLVMPositionBuilderAtEnd(b, next);
@@ -3080,6 +3104,10 @@ static bool fusion_supported(const ir_computation *c) {
 bool cg_fusion_supported(const ir_instr *in) { return in->n_called == 1 && fusion_supported(in->called[0]); }
 
 bool cg_lower_fusion(cg_function *f, ir_instr *in) {
+  if (variadic_reduce_of(in)) {
+    cg_outline_value(f, in, variadic_reduce_value, true);
+    return true;
+  }
   if (!cg_fusion_supported(in))
     return false;
   if (in->called[0]->root->op == IR_OP_TUPLE)
@@ -3094,7 +3122,7 @@ bool cg_lower_fused_single(cg_function *f, ir_instr *in) {
     cg_outline(f, in, sas_value, true);
     return true;
   }
-  if (variadic_reduce_ok(in)) {
+  if (variadic_reduce_of(in)) {
     cg_outline_value(f, in, variadic_reduce_value, true);
     return true;
   }

@@ -3,7 +3,9 @@
  * only such instructions (and adds cost choices of its own: fusion.c), and the code generator
  * (compiler/codegen/fused.c) asks the same predicate which members of a fusion, written or
  * made, and which single instructions it emits as loop kernels.
- * fusion_inline_reduce_ok: which reduces a loop computes inline, asked by both too.
+ * fusion_inline_reduce_ok: which reduces a loop computes inline, asked by both too;
+ * fusion_variadic_reduce_ok: which variadic reduces a loop kernel folds (and fusion.c gives
+ * their iota inputs).
  * Tests: the golden suites (fused and unfused forms of every op), tests/hloc_cli_cases.sh.
  */
 #include "passes/passes.h"
@@ -24,6 +26,26 @@ bool fusion_member_ok(const ir_instr *x) {
   case IR_FAM_REDUCE: return x->n_operands == 2 && x->n_called == 1;
   default: return false;
   }
+}
+
+bool fusion_variadic_reduce_ok(const ir_instr *x) {
+  int n = x->n_operands / 2;
+  if (x->op != IR_OP_REDUCE || n < 2 || n > FUSION_VARIADIC_MAX || x->n_operands != 2 * n || x->n_called != 1 ||
+      x->shape->et != IR_TUPLE || ir_shape_count_leaves(x->shape) != n)
+    return false;
+  const ir_shape *s = x->operands[0]->shape;
+  if (s->dyn || s->rank < 1 || s->rank > 64)
+    return false;
+  bool minor = false;
+  for (int i = 0; i < x->attrs.dimensions.n; i++)
+    minor |= x->attrs.dimensions.v[i] == s->rank - 1;
+  for (int i = 0; i < 2 * n; i++) {
+    const ir_shape *o = x->operands[i]->shape;
+    if (!ir_etype_is_array(o->et) || ir_etype_is_complex(o->et) || o->dyn ||
+        (i < n ? !ir_shape_same_dims(o, s) : o->rank != 0))
+      return false;
+  }
+  return minor;
 }
 
 bool fusion_inline_reduce_ok(const ir_instr *x) {

@@ -24,7 +24,8 @@
  * reaches the other; their fusion's root is a tuple and users read get-tuple-elements.
  * A reduce of at most 8 elements per result read by one group joins it (inline_reducible)
  * and is computed where it is read; read by two or three such groups, it joins each
- * (join_inline_copies).
+ * (join_inline_copies).  A variadic reduce that reads an iota (argmax) is a kInput root that
+ * only iotas join (variadic_fusible): its kernel computes the indices.
  * Existing fusions (XLA's optimized dumps) are kept as written.
  * Tests: testdata/golden/fusion_* (make_fusion.py; cli.hloc.fusion checks the printed modules),
  * the golden and conformance suites.
@@ -90,6 +91,17 @@ static bool loop_fusible(const ir_instr *in) {
 static bool input_fusible(const ir_instr *in) {
   return in->op == IR_OP_REDUCE && in->n_operands == 2 && in->n_called == 1 && computable_array(in->shape) &&
          computable_array(in->operands[0]->shape) && !in->common.n_control_predecessors;
+}
+
+/* A variadic reduce that reads an iota (argmax's indices): the root of a kInput group that
+ * the iota joins, so that the kernel computes the indices instead of reading them. */
+static bool variadic_fusible(const ir_instr *in) {
+  if (!fusion_variadic_reduce_ok(in) || in->common.n_control_predecessors)
+    return false;
+  for (int i = 0; i < in->n_operands / 2; i++)
+    if (in->operands[i]->op == IR_OP_IOTA)
+      return true;
+  return false;
 }
 
 /* Cheap enough to recompute in every group that reads it. */
@@ -331,6 +343,8 @@ static bool join_users(fuser *z, ir_instr *p) {
       return true; /* read outside every group: p is materialized */
     if (user->op == IR_OP_DOT || user->op == IR_OP_CONVOLUTION)
       return true; /* a kOutput producer reads its operands from buffers */
+    if (fusion_variadic_reduce_ok(user) && p->op != IR_OP_IOTA)
+      return true; /* a variadic reduce's group computes only iotas */
     if (expensive(p) && user->op == IR_OP_BROADCAST && !row_broadcast(user))
       return true;
     if (first < 0)
@@ -522,7 +536,9 @@ static hlo_status assign_groups(fuser *z, int *n_groups, int **roots) {
     ir_instr *in = c->instrs[i];
     if (!join_users(z, in))
       return oom();
-    if (z->mem[i].n || elements(in->shape) <= 1 || !(loop_fusible(in) || input_fusible(in)))
+    bool variadic = variadic_fusible(in);
+    if (z->mem[i].n || elements(variadic ? in->operands[0]->shape : in->shape) <= 1 ||
+        !(loop_fusible(in) || input_fusible(in) || variadic))
       continue;
     if (in->op == IR_OP_CONSTANT || in->op == IR_OP_PARAMETER)
       continue;

@@ -38,7 +38,9 @@ static void sib_classify(fusion_siblings *s) {
   for (int g = 0; g < s->n_groups; g++) {
     const ir_instr *root = s->c->instrs[s->roots[g]];
     bool red = root->op == IR_OP_REDUCE;
-    s->kind[g] = red ? FUSION_SIB_REDUCE : FUSION_SIB_LOOP;
+    s->kind[g] = red && root->n_operands != 2 ? FUSION_SIB_NONE /* variadic: its own kernel */
+                 : red                        ? FUSION_SIB_REDUCE
+                                              : FUSION_SIB_LOOP;
     s->space[g] = red ? root->operands[0]->shape : root->shape;
     for (int k = 0; red && k < root->attrs.dimensions.n; k++)
       s->reduced[g] |= 1ull << root->attrs.dimensions.v[k];

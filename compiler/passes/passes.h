@@ -38,6 +38,15 @@ enum { FUSION_INLINE_REDUCE_MAX = 8 };
  * reduce to its users' group, fused.c computes it there). */
 bool fusion_inline_reduce_ok(const ir_instr *x);
 
+/* The most inputs of a variadic reduce a loop kernel folds. */
+enum { FUSION_VARIADIC_MAX = 16 };
+
+/* Whether x is a variadic reduce (argmax: values and their indices) that a loop kernel
+ * computes: 2 to FUSION_VARIADIC_MAX real array inputs of one shape, scalar initial values,
+ * the minor dimension reduced (fusible.c; fused.c emits it, reading its inputs' buffers or,
+ * inside a fusion, computing its iota inputs; fusion.c fuses iota inputs into it). */
+bool fusion_variadic_reduce_ok(const ir_instr *x);
+
 /* Pre: verified, broadcasts canonical.  Groups elementwise and data-movement producers with
  * their consumers (and reduces with their producers) into `fusion` instructions calling new
  * fused computations (kinds kLoop and kInput); fusions already written are kept. */

@@ -12,6 +12,11 @@ the two minor dimensions of a 3-D array, over the outer and minor dimensions (ru
 argmin, a bf16 argmax, and a row of 100003 elements (one output, uneven length); outputs fold
 FZ_VARIADIC_CHAINS (4) side by side, so 11 rows with NaNs and ties in several rows of one
 block, and 9 outputs of runs (two blocks and a short one) check the blocks and their tail.
+An iota input is fused into the reduce and computed by its kernel (fusion.c
+`variadic_fusible`, fused.c `variadic_iota`): iotas along a kept dimension, along a dimension
+inside the run of two reduced minor dimensions, along an outer reduced dimension, and one that
+another output reads too (values without ties: the index output is the maximum's coordinate
+along the iota's dimension).
 
 Run:  /usr/bin/python3 testdata/golden/make_variadic_reduce.py
 """
@@ -43,6 +48,39 @@ red {
   ROOT r = (%s[], s32[]) tuple(v, vi)
 }
 """ % (t, t, direction, nan, t, t)
+
+
+def iota_case(name, x, dims, iota_dim, extra=False):
+    """argmax of f32 x over dims with an s32 iota along iota_dim as the index input."""
+    r = x.ndim
+    kept = [d for d in range(r) if d not in dims]
+    moved = np.moveaxis(x, dims, list(range(r - len(dims), r)))
+    flat = moved.reshape([x.shape[d] for d in kept] + [-1])
+    at = np.argmax(flat, axis=-1)
+    vals = np.take_along_axis(flat, at[..., None], axis=-1)[..., 0]
+    coord = np.indices(x.shape)[iota_dim]
+    cflat = np.moveaxis(coord, dims, list(range(r - len(dims), r))).reshape(flat.shape)
+    idx = np.take_along_axis(cflat, at[..., None], axis=-1)[..., 0].astype(np.int32)
+    shape = lambda s: ",".join(map(str, s))
+    xs, ks = shape(x.shape), shape([x.shape[d] for d in kept])
+    root = "(f32[%s], s32[%s])" % (ks, ks)
+    body = """  x = f32[%s] parameter(0)
+  io = s32[%s] iota(), iota_dimension=%d
+  i = f32[] constant(-inf)
+  z = s32[] constant(0)
+  r = %s reduce(x, io, i, z), dimensions={%s}, to_apply=red
+  v = f32[%s] get-tuple-element(r), index=0
+  k = s32[%s] get-tuple-element(r), index=1
+""" % (xs, xs, iota_dim, root, ",".join(map(str, dims)), ks, ks)
+    outs = [vals.astype(np.float32), idx]
+    if extra:
+        body += "  sq = s32[%s] multiply(io, io)\n  ROOT t = (f32[%s], s32[%s], s32[%s]) tuple(v, k, sq)\n" % (xs, ks, ks, xs)
+        outs.append((coord * coord).astype(np.int32))
+    else:
+        body += "  ROOT t = %s tuple(v, k)\n" % root
+    hlo = "HloModule vr_%s\n%s\nENTRY main {\n%s}\n" % (name, reducer("f32", "GT"), body)
+    write_case(os.path.join(HERE, "variadic_reduce_" + name), "testdata/golden/make_variadic_reduce.py", hlo, [x],
+               outs, {"exact": True})
 
 
 def case(name, x, t, dims, direction, xin=None):
@@ -106,3 +144,7 @@ if __name__ == "__main__":
     case("argmax_blocks_nans", x, "f32", [1], "GT")
     x = RNG.standard_normal((7, 9, 40)).astype(np.float32)
     case("argmin_blocks_of_runs", x, "f32", [0, 2], "LT")
+    iota_case("iota_kept_dim", RNG.standard_normal((6, 50)).astype(np.float32), [1], 0)
+    iota_case("iota_in_run", RNG.standard_normal((3, 4, 5, 30)).astype(np.float32), [2, 3], 2)
+    iota_case("iota_outer_reduced", RNG.standard_normal((7, 5, 40)).astype(np.float32), [0, 2], 0)
+    iota_case("iota_shared", RNG.standard_normal((9, 33)).astype(np.float32), [1], 1, extra=True)
