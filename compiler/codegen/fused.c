@@ -7,9 +7,10 @@
  * loops split over the context's thread pool (hlo_rt_parallel_for); small ones call it once.
  * Loops are nests over the result's dimensions (outer rows x innermost dimension, no division
  * per element), 1-D when every member reads its operands at the result's linear index, and
- * 32x32 tiles of the two minor dimensions when a transpose moves the minor dimension (a
- * transpose of a buffer is first copied into a stack array per tile, 8x8 blocks transposed in
- * registers: stage_transpose).  A
+ * 32x32 tiles of the two minor dimensions when a transpose moves the minor dimension, in a
+ * view that merges the dimensions the transpose keeps together (tile_view: NHWC -> NCHW is
+ * [N, H*W, C] -> [N, C, H*W]; a transpose of a buffer is first copied into a stack array per
+ * tile, 8x8 blocks transposed in registers: stage_transpose).  A
  * concatenate whose operand is the same along a whole row gets one copy of the row's loop per
  * operand, picked per row, instead of a branch per element (row_concat).
  * Reductions keep a register accumulator when the minor dimension is reduced (float add and
