@@ -936,7 +936,8 @@ static bool next_in_operand(const ir_shape *os, int64_t a, int64_t b) {
 /* Transpose x (the root's dimensions) in view v: *perm (v->rank entries: the operand's view
  * dimension of each result view dimension) and the operand's view dimensions *odims, when
  * each view dimension's root dimensions come from operand dimensions that follow each other
- * (size 1 ones aside) in order. */
+ * (size 1 ones aside) in order.  A view dimension holds one root dimension (the identity
+ * view) or several of size above 1 (a merged view drops size 1 ones: group -1). */
 static bool view_perm(const fz_view *v, const ir_instr *x, int **perm, int64_t **odims) {
   const ir_shape *s = x->shape, *os = x->operands[0]->shape;
   const int64_t *p = x->attrs.dimensions.v;
@@ -950,10 +951,9 @@ static bool view_perm(const fz_view *v, const ir_instr *x, int **perm, int64_t *
       continue;
     if (first[g] < 0)
       first[g] = p[d];
-    else if (s->dims[d] != 1)
+    else
       ok = next_in_operand(os, last[g], p[d]);
-    if (s->dims[d] != 1 || last[g] < 0)
-      last[g] = p[d];
+    last[g] = p[d];
   }
   *perm = ok ? malloc((size_t)v->rank * sizeof **perm) : NULL;
   *odims = ok ? malloc((size_t)v->rank * sizeof **odims) : NULL;
