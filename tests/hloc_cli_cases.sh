@@ -42,17 +42,22 @@ case $case_name in
     tail -1 out.txt | grep -Eq '^f32\[1024\] \{(2\.7182817, ){1023}2\.7182817\}$' || fail "y * e^y of ones: $(tail -1 out.txt | head -c 80)"
     ;;
   codegen_threads)
-    # Object code on several threads (compiler/driver/emit_parallel.c): a module with
-    # constant data and eleven results written as chunks on 3 threads gives the results of
-    # the one-object build bit for bit and exports the same symbols (the kernels became
-    # hidden symbols, not exported ones); HLOC_CODEGEN_THREADS asks the same; a small module
-    # left to the default is one object; bad counts are usage errors.
+    # Optimization and object code on several threads (compiler/driver/emit_parallel.c): a
+    # module with constant data and eleven results, and one whose entry calls many kernels (a
+    # hub once split) with a while loop, a sort, reducers and small constant tables
+    # (testdata/driver/chunk_groups.hlo), optimized and written as chunks on 3 threads, give
+    # the results of the one-object build bit for bit and export the same symbols (the kernels
+    # became hidden symbols, not exported ones); the split build's stages are the whole
+    # module's function merging, then the chunks; HLOC_CODEGEN_THREADS asks the same; a small
+    # module left to the default is one object; bad counts are usage errors.
     model=$src/testdata/golden/reuse_constant_writers
     inputs="--input=$model/in0.npy --input=$model/in1.npy --input=$model/in2.npy"
     "$hloc" "$model/model.hlo" -o one.so --codegen-threads=1 -v 2> one.txt || fail "compile on 1 thread"
     ! grep -q "written on" one.txt || fail "1 thread: $(grep 'written on' one.txt)"
-    "$hloc" "$model/model.hlo" -o three.so --codegen-threads=3 -v 2> three.txt || fail "compile on 3 threads"
-    grep -q "object code written on 3 threads (10 objects)" three.txt || fail "3 threads: $(tail -1 three.txt)"
+    "$hloc" "$model/model.hlo" -o three.so --codegen-threads=3 -v --time-passes 2> three.txt || fail "compile on 3 threads"
+    grep -q "object code optimized and written on 3 threads (10 objects)" three.txt || fail "3 threads: $(grep hloc: three.txt | tail -1)"
+    grep -q "^  llvm-mergefunc " three.txt && grep -q "^  optimize, emit object and link " three.txt ||
+      fail "3 threads: stages $(grep '^  [a-z]' three.txt | tr -s ' ' | tr '\n' ';')"
     HLOC_CODEGEN_THREADS=3 "$hloc" "$model/model.hlo" -o env.so -v 2> env.txt || fail "compile with HLOC_CODEGEN_THREADS"
     grep -q "written on 3 threads" env.txt || fail "HLOC_CODEGEN_THREADS=3: $(tail -1 env.txt)"
     "$hloc" "$mlp" -o mlp.so -v 2> mlp.txt || fail "mlp"
@@ -65,6 +70,14 @@ case $case_name in
     "$hlorun" three.so $inputs --output-dir out3 > /dev/null || fail "run the 3-thread build"
     for i in $(seq 0 10); do
       cmp -s "out1/out$i.npy" "out3/out$i.npy" || fail "result $i differs between 1 and 3 threads"
+    done
+    groups=$src/testdata/driver/chunk_groups.hlo
+    "$hloc" "$groups" -o g1.so --codegen-threads=1 || fail "chunk_groups on 1 thread"
+    "$hloc" "$groups" -o g3.so --codegen-threads=3 || fail "chunk_groups on 3 threads"
+    "$hlorun" g1.so --random-inputs=3 --output-dir g1 > /dev/null || fail "run chunk_groups' 1-thread build"
+    "$hlorun" g3.so --random-inputs=3 --output-dir g3 > /dev/null || fail "run chunk_groups' 3-thread build"
+    for i in 0 1 2; do
+      cmp -s "g1/out$i.npy" "g3/out$i.npy" || fail "chunk_groups: result $i differs between 1 and 3 threads"
     done
     "$hloc" "$mlp" -o x.so --codegen-threads=9 2> bad.txt && fail "--codegen-threads=9 accepted"
     grep -q "needs a count from 1 to 8" bad.txt || fail "--codegen-threads=9: $(cat bad.txt)"

@@ -189,39 +189,53 @@ static bool targets_x86(LLVMTargetMachineRef tm) {
   return x86;
 }
 
-static hlo_status optimize(const drv_options *o, LLVMModuleRef mod, LLVMTargetMachineRef tm) {
+/* hloc's IR checked, and its functions told the vector width to prefer, before LLVM's passes. */
+static hlo_status prepare_for_optimization(const drv_options *o, LLVMModuleRef mod) {
   char *err = NULL;
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err))
     return llvm_error("internal error: hloc generated invalid LLVM IR", err);
   LLVMDisposeMessage(err);
   if (wide_vectors(o))
     prefer_vector_width(mod, "512");
-  /* LLVM's function merging before and after the pipeline: a model's repeated layers give
-   * kernels that differ only in their values' names (gemma3 1B: 3,446 functions), so the
-   * pipeline and the code generator see each body once.  gemma3 1B at -O2 on an AMD EPYC
-   * family 25: 28.5 -> 16.0 s (optimization 17.4 -> 14.3 s, object code 10.4 -> 1.2 s),
-   * the same results bit for bit. */
-  char passes[64];
-  snprintf(passes, sizeof passes, "mergefunc,default<O%d>,mergefunc", o->opt_level & 3);
+  return NULL;
+}
+
+static hlo_status run_passes(LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *passes, int opt_level) {
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMPassBuilderOptionsSetLoopVectorization(po, o->opt_level >= 2);
-  LLVMPassBuilderOptionsSetSLPVectorization(po, o->opt_level >= 2);
+  LLVMPassBuilderOptionsSetLoopVectorization(po, opt_level >= 2);
+  LLVMPassBuilderOptionsSetSLPVectorization(po, opt_level >= 2);
   LLVMErrorRef e = LLVMRunPasses(mod, passes, tm, po);
   LLVMDisposePassBuilderOptions(po);
-  if (e) {
-    char *msg = LLVMGetErrorMessage(e);
-    hlo_status s = hlo_status_make(HLO_INTERNAL, "LLVM optimization failed: %s", msg);
-    LLVMDisposeErrorMessage(msg);
-    return s;
-  }
-  cg_mark_nontemporal_stores(mod, targets_x86(tm));
-  if (!o->verify_each)
+  if (!e)
     return NULL;
-  err = NULL;
+  char *msg = LLVMGetErrorMessage(e);
+  hlo_status s = hlo_status_make(HLO_INTERNAL, "LLVM optimization failed: %s", msg);
+  LLVMDisposeErrorMessage(msg);
+  return s;
+}
+
+hlo_status drv_run_pipeline(LLVMModuleRef mod, LLVMTargetMachineRef tm, const drv_pipeline *p) {
+  HLO_RETURN_IF_ERROR(run_passes(mod, tm, p->passes, p->opt_level));
+  cg_mark_nontemporal_stores(mod, p->x86);
+  if (!p->verify)
+    return NULL;
+  char *err = NULL;
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err))
     return llvm_error("internal error: LLVM's optimizer left invalid LLVM IR", err);
   LLVMDisposeMessage(err);
   return NULL;
+}
+
+/* LLVM's function merging before and after the pipeline: a model's repeated layers give
+ * kernels that differ only in their values' names (gemma3 1B: 4,610 functions, 2,702 after
+ * merging), so the pipeline and the code generator see each body once.  gemma3 1B at -O2 on an
+ * AMD EPYC family 25: 28.5 -> 16.0 s (optimization 17.4 -> 14.3 s, object code 10.4 -> 1.2 s),
+ * the same results bit for bit.  A module optimized in chunks (emit_parallel.c) is merged
+ * whole first; `passes` is then what each chunk runs. */
+static drv_pipeline make_pipeline(const drv_options *o, LLVMTargetMachineRef tm, bool in_chunks) {
+  drv_pipeline p = {.opt_level = o->opt_level & 3, .x86 = targets_x86(tm), .verify = o->verify_each};
+  snprintf(p.passes, sizeof p.passes, "%sdefault<O%d>,mergefunc", in_chunks ? "" : "mergefunc,", p.opt_level);
+  return p;
 }
 
 /* The runtime archive: next to the build, else <exe dir>/../lib/libhlort.a (installed). */
@@ -325,11 +339,11 @@ static int codegen_threads(const drv_options *o) {
   return n < 1 ? 1 : n > DRV_MAX_CODEGEN_THREADS ? DRV_MAX_CODEGEN_THREADS : n;
 }
 
-/* The object code, in one file or in chunks written on several threads (emit_parallel.c),
- * linked with the runtime into out_path. */
-static hlo_status emit_shared_object(const drv_options *o, LLVMTargetMachineRef tm, LLVMModuleRef mod,
-                                     const char *out_path) {
-  int threads = drv_codegen_threads(mod, codegen_threads(o), o->codegen_threads > 0);
+/* The object code, in one file or in chunks written on `threads` threads (emit_parallel.c),
+ * each chunk run through `pipeline` first when it is not NULL, linked with the runtime into
+ * out_path. */
+static hlo_status emit_shared_object(const drv_options *o, LLVMTargetMachineRef tm, LLVMModuleRef mod, int threads,
+                                     const drv_pipeline *pipeline, const char *out_path) {
   int n_objs = drv_codegen_objects(threads);
   char objs[1 + DRV_MAX_CODEGEN_CHUNKS][PATH_MAX];
   const char *names[1 + DRV_MAX_CODEGEN_CHUNKS];
@@ -343,12 +357,13 @@ static hlo_status emit_shared_object(const drv_options *o, LLVMTargetMachineRef 
     }
   }
   if (!s && o->verbose && threads)
-    fprintf(stderr, "hloc: object code written on %d threads (%d objects)\n", threads, n_objs);
+    fprintf(stderr, "hloc: object code %swritten on %d threads (%d objects)\n", pipeline ? "optimized and " : "",
+            threads, n_objs);
   char *err = NULL;
   if (!s && !threads && LLVMTargetMachineEmitToFile(tm, mod, objs[0], LLVMObjectFile, &err))
     s = llvm_error(objs[0], err);
   else if (!s && threads)
-    s = drv_emit_partitioned(tm, codegen_level(o), mod, threads, names);
+    s = drv_emit_partitioned(tm, codegen_level(o), pipeline, mod, threads, names);
   if (!s)
     s = run_linker(names, n_objs, out_path);
   for (int i = 0; i < made; i++)
@@ -376,12 +391,12 @@ static hlo_status emit_to_stdout(LLVMTargetMachineRef tm, LLVMModuleRef mod, drv
 }
 
 static hlo_status emit_output(const drv_options *o, LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *out_path,
-                              drv_emit emit) {
+                              drv_emit emit, int threads) {
   char *err = NULL;
   if (strcmp(out_path, "-") == 0)
     return emit_to_stdout(tm, mod, emit);
   if (emit == DRV_EMIT_SO)
-    return emit_shared_object(o, tm, mod, out_path);
+    return emit_shared_object(o, tm, mod, threads, NULL, out_path);
   if (emit == DRV_EMIT_LLVM) {
     if (LLVMPrintModuleToFile(mod, out_path, &err))
       return llvm_error(out_path, err);
@@ -405,6 +420,26 @@ static void print_plan(FILE *out, const char *prefix, const ir_module *m, const 
   for (int i = 0; i < co->n_largest; i++)
     fprintf(out, "%s  %12lld bytes  %%%s in %%%s\n", prefix, (long long)co->largest[i].bytes,
             co->largest[i].instruction, co->largest[i].computation);
+}
+
+/* A .so's module merged whole (identical functions become one), then optimized and written
+ * in chunks on `threads` threads (emit_parallel.c): LLVM's pipeline takes most of a large
+ * model's compile time and runs on one function's group at a time. */
+static hlo_status optimize_and_emit_in_chunks(const drv_options *o, LLVMTargetMachineRef tm, LLVMModuleRef mod,
+                                              const char *out_path, int threads) {
+  double t0 = drv_now_ms();
+  hlo_status s = run_passes(mod, tm, "mergefunc", o->opt_level);
+  drv_time_stage(o, "llvm-mergefunc", t0);
+  HLO_RETURN_IF_ERROR(s);
+  t0 = drv_now_ms();
+  drv_pipeline p = make_pipeline(o, tm, true);
+  threads = drv_codegen_threads(mod, threads, true); /* merging may leave one function */
+  if (!threads)
+    s = drv_run_pipeline(mod, tm, &p);
+  if (!s)
+    s = emit_shared_object(o, tm, mod, threads, threads ? &p : NULL, out_path);
+  drv_time_stage(o, "optimize, emit object and link", t0);
+  return s;
 }
 
 static hlo_status lower_and_emit(ir_module *m, const char *out_path, drv_emit emit, const drv_options *o,
@@ -434,13 +469,18 @@ static hlo_status lower_and_emit(ir_module *m, const char *out_path, drv_emit em
   }
   HLO_RETURN_IF_ERROR(s);
   HLO_RETURN_IF_ERROR(dump_llvm(o, *mod, "llvm-before-opt.ll"));
+  HLO_RETURN_IF_ERROR(prepare_for_optimization(o, *mod));
+  int threads = emit == DRV_EMIT_SO ? drv_codegen_threads(*mod, codegen_threads(o), o->codegen_threads > 0) : 0;
+  if (threads && !o->dump_dir) /* optimized and written in chunks, after merging whole */
+    return optimize_and_emit_in_chunks(o, tm, *mod, out_path, threads);
   t0 = drv_now_ms();
-  s = optimize(o, *mod, tm);
+  drv_pipeline p = make_pipeline(o, tm, false);
+  s = drv_run_pipeline(*mod, tm, &p);
   drv_time_stage(o, "llvm-optimize", t0);
   HLO_RETURN_IF_ERROR(s);
   HLO_RETURN_IF_ERROR(dump_llvm(o, *mod, "llvm-after-opt.ll"));
   t0 = drv_now_ms();
-  s = emit_output(o, tm, *mod, out_path, emit);
+  s = emit_output(o, tm, *mod, out_path, emit, threads);
   drv_time_stage(o, emit == DRV_EMIT_SO ? "emit object and link" : "emit", t0);
   return s;
 }

@@ -21,7 +21,7 @@ double drv_now_ms(void);
  * printed to stderr at once when o->timings is NULL. */
 void drv_time_stage(const drv_options *o, const char *stage, double t0);
 
-/* ---- emit_parallel.c: a shared object's code generated on several threads ---- */
+/* ---- emit_parallel.c: a shared object optimized and its code generated on several threads ---- */
 
 #include <llvm-c/TargetMachine.h>
 
@@ -36,12 +36,26 @@ int drv_codegen_threads(LLVMModuleRef mod, int threads, bool asked);
  * one for 0, else the data and 3 chunks per thread (drv_emit_partitioned). */
 int drv_codegen_objects(int threads);
 
+/* LLVM's optimization pipeline as compile.c runs it: the pass text, vectorizers at -O2 and
+ * up, then non-temporal stores marked (on x86) and, with `verify`, the result verified. */
+typedef struct drv_pipeline {
+  char passes[64];
+  int opt_level;
+  bool x86;
+  bool verify;
+} drv_pipeline;
+
+/* Runs p on mod for tm's target (compile.c).  Any thread, on a module of its own context. */
+HLO_MUST_USE hlo_status drv_run_pipeline(LLVMModuleRef mod, LLVMTargetMachineRef tm, const drv_pipeline *p);
+
 /* Writes mod's code on `threads` threads (this one included) as drv_codegen_objects(threads)
  * object files objs[], to be linked together: objs[0] the data (global initializers), the
- * others chunks of functions.  tm writes objs[0]; the other threads use target machines like
- * it at `level`.  mod keeps the data and no function body afterwards. */
-HLO_MUST_USE hlo_status drv_emit_partitioned(LLVMTargetMachineRef tm, LLVMCodeGenOptLevel level, LLVMModuleRef mod,
-                                             int threads, const char *const *objs);
+ * others chunks of functions, each run through `pipeline` first unless it is NULL (mod came
+ * optimized).  tm writes objs[0]; the other threads use target machines like it at `level`.
+ * mod keeps the data and no function body afterwards. */
+HLO_MUST_USE hlo_status drv_emit_partitioned(LLVMTargetMachineRef tm, LLVMCodeGenOptLevel level,
+                                             const drv_pipeline *pipeline, LLVMModuleRef mod, int threads,
+                                             const char *const *objs);
 
 /* Writes the C header of m's typed entry point to `path` ("-": standard output). */
 HLO_MUST_USE hlo_status drv_write_header(const ir_module *m, const drv_options *o, const char *path);
