@@ -304,6 +304,11 @@ void cg_lower_tuple_constant(cg_function *f, ir_instr *in);
 /* The address of an array constant's literal: a read-only global of the module, which is the
  * constant's value where the plan reads it in place (buffer_plan_constant_by_reference). */
 LLVMValueRef cg_constant_literal(cg_function *f, const ir_instr *in);
+/* A literal's bytes as a 64-byte aligned constant global (data.c).  unnamed_addr: code only
+ * reads it and the runtime keys nothing by its address alone, so identical literals (a
+ * model's repeated layers' constants) become one global (LLVM's constmerge) and the kernels
+ * that read them identical functions (mergefunc). */
+LLVMValueRef cg_literal_global(cg_module *cm, const ir_literal *lit, const char *name);
 void cg_lower_reduce(cg_function *f, ir_instr *in);
 void cg_lower_dot(cg_function *f, ir_instr *in, LLVMValueRef out);
 void cg_lower_while(cg_function *f, ir_instr *in);

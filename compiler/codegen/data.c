@@ -34,12 +34,16 @@ static void copy_bytes(cg_function *f, LLVMValueRef dst, LLVMValueRef src, const
   cg_copy_leaf(f, dst, src, s);
 }
 
-static LLVMValueRef literal_global(cg_function *f, const ir_instr *in, const ir_literal *lit) {
-  cg_module *cm = f->cm;
+LLVMValueRef cg_literal_global(cg_module *cm, const ir_literal *lit, const char *name) {
   LLVMValueRef init = LLVMConstStringInContext(cm->ctx, lit->data ? lit->data : "", (unsigned)lit->nbytes, 1);
-  LLVMValueRef g = cg_const_global(cm, init, in->name.p);
+  LLVMValueRef g = cg_const_global(cm, init, name);
   LLVMSetAlignment(g, 64);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
   return g;
+}
+
+static LLVMValueRef literal_global(cg_function *f, const ir_instr *in, const ir_literal *lit) {
+  return cg_literal_global(f->cm, lit, in->name.p);
 }
 
 LLVMValueRef cg_constant_literal(cg_function *f, const ir_instr *in) {

@@ -192,10 +192,7 @@ static LLVMValueRef load_buffer(fz *z, ir_instr *x, fz_index *idx) {
 
 static LLVMValueRef constant_value(fz *z, ir_instr *x, fz_index *idx) {
   cg_module *cm = z->f->cm;
-  const ir_literal *lit = x->attrs.u.literal;
-  LLVMValueRef init = LLVMConstStringInContext(cm->ctx, lit->data ? lit->data : "", (unsigned)lit->nbytes, 1);
-  LLVMValueRef g = cg_const_global(cm, init, x->name.p);
-  LLVMSetAlignment(g, 64);
+  LLVMValueRef g = cg_literal_global(cm, x->attrs.u.literal, x->name.p);
   LLVMValueRef at = x->shape->rank == 0 ? cg_i64(cm, 0) : idx_lin(z, idx);
   return cg_load(z->f, x->shape->et, g, at);
 }

@@ -462,6 +462,7 @@ hlo_status cg_emit_module(ir_module *m, cg_options *opts, LLVMContextRef ctx, LL
     cm.frame_globals[i] = LLVMAddGlobal(cm.mod, cm.i64, name);
     LLVMSetGlobalConstant(cm.frame_globals[i], 1);
     LLVMSetLinkage(cm.frame_globals[i], LLVMPrivateLinkage);
+    LLVMSetUnnamedAddress(cm.frame_globals[i], LLVMGlobalUnnamedAddr); /* read for its value only */
   }
   buffer_plan *own_plan = NULL;
   cm.plan = opts->plan;

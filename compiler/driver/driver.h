@@ -35,7 +35,7 @@ typedef struct drv_options {
   bool verbose;             /* -v: say what was decided (the arena size) on stderr */
   int64_t *arena_out;       /* when set, code generation stores the entry's arena bytes here */
   int64_t nontemporal_min_bytes; /* --nontemporal-min-bytes (cg_options'); 0 default, < 0 never */
-  int codegen_threads;      /* --codegen-threads: threads writing a .so's object code (any
+  int codegen_threads;      /* --codegen-threads: threads optimizing and writing a .so's code (any
                              * module of 2 functions or more); 0: one per CPU this process may
                              * use (at most DRV_MAX_CODEGEN_THREADS) for modules of 4000 LLVM instructions or more */
 } drv_options;

@@ -1,5 +1,6 @@
 /* driver_internal.h — what the driver's files share and nothing else sees: stage timing
- * for --time-passes (pipeline.c owns the table) and the C header writer (header.c).
+ * for --time-passes (pipeline.c owns the table), LLVM's pipeline (compile.c) and the chunks
+ * that run it on several threads (emit_parallel.c), and the C header writer (header.c).
  */
 #ifndef HLOC_DRIVER_INTERNAL_H
 #define HLOC_DRIVER_INTERNAL_H
