@@ -56,7 +56,7 @@ case $case_name in
     ! grep -q "written on" one.txt || fail "1 thread: $(grep 'written on' one.txt)"
     "$hloc" "$model/model.hlo" -o three.so --codegen-threads=3 -v --time-passes 2> three.txt || fail "compile on 3 threads"
     grep -q "object code optimized and written on 3 threads (10 objects)" three.txt || fail "3 threads: $(grep hloc: three.txt | tail -1)"
-    grep -q "^  llvm-mergefunc " three.txt && grep -q "^  optimize, emit object and link " three.txt ||
+    grep -q "^  llvm-merge " three.txt && grep -q "^  optimize, emit object and link " three.txt ||
       fail "3 threads: stages $(grep '^  [a-z]' three.txt | tr -s ' ' | tr '\n' ';')"
     HLOC_CODEGEN_THREADS=3 "$hloc" "$model/model.hlo" -o env.so -v 2> env.txt || fail "compile with HLOC_CODEGEN_THREADS"
     grep -q "written on 3 threads" env.txt || fail "HLOC_CODEGEN_THREADS=3: $(tail -1 env.txt)"

@@ -236,9 +236,12 @@ hlo_status drv_run_pipeline(LLVMModuleRef mod, LLVMTargetMachineRef tm, const dr
  * thread: 4,610 functions, 2,702 after mergefunc alone, 352 after both; 28.5 s without merging,
  * 16 s with mergefunc, 3.5 s with both; the same results bit for bit.  A module optimized in
  * chunks (emit_parallel.c) is merged whole first; `passes` is then what each chunk runs. */
+#define MERGE_PASSES "constmerge,mergefunc"
+
 static drv_pipeline make_pipeline(const drv_options *o, LLVMTargetMachineRef tm, bool in_chunks) {
   drv_pipeline p = {.opt_level = o->opt_level & 3, .x86 = targets_x86(tm), .verify = o->verify_each};
-  snprintf(p.passes, sizeof p.passes, "%sdefault<O%d>,mergefunc", in_chunks ? "" : "constmerge,mergefunc,", p.opt_level);
+  const char *merge_first = in_chunks ? "" : MERGE_PASSES ",";
+  snprintf(p.passes, sizeof p.passes, "%sdefault<O%d>,mergefunc", merge_first, p.opt_level);
   return p;
 }
 
@@ -432,8 +435,8 @@ static void print_plan(FILE *out, const char *prefix, const ir_module *m, const 
 static hlo_status optimize_and_emit_in_chunks(const drv_options *o, LLVMTargetMachineRef tm, LLVMModuleRef mod,
                                               const char *out_path, int threads) {
   double t0 = drv_now_ms();
-  hlo_status s = run_passes(mod, tm, "constmerge,mergefunc", o->opt_level);
-  drv_time_stage(o, "llvm-mergefunc", t0);
+  hlo_status s = run_passes(mod, tm, MERGE_PASSES, o->opt_level);
+  drv_time_stage(o, "llvm-merge", t0);
   HLO_RETURN_IF_ERROR(s);
   t0 = drv_now_ms();
   drv_pipeline p = make_pipeline(o, tm, true);

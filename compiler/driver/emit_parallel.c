@@ -1,17 +1,17 @@
 /* emit_parallel.c — a shared object optimized and its object code generated on several
  * threads.  The module's functions are dealt into chunks, a few per thread, a call-graph group
  * at a time: a function stays with every function it calls and takes the address of, except
- * through a hub, a computation that calls many kernels (form_groups).  The module, its data left out, goes
- * to bitcode once; each thread takes the next chunk from a queue, reads the bitcode into an
- * LLVM context of its own (a context is one thread's at a time), keeps that chunk's functions,
- * runs LLVM's pipeline on them (when the module was not optimized whole) and writes their
- * object file.  The original module keeps the data (global initializers) and becomes one more
- * object; compile.c links them all into one .so.  A function referenced from outside its group
- * becomes a hidden symbol first, so the objects reach each other's functions and data inside
- * the .so and nothing more is exported; the others stay local, as in the whole module, so the
- * optimizer may inline, specialize and delete them as before.  Constant data of up to
- * PAR_FOLDED_CONSTANT_BYTES goes with each chunk as available_externally, so loads of it fold
- * as they would in the whole module.  A queue rather than one partition per thread: a
+ * through a hub, a computation that calls many kernels (form_groups).  The module, its data
+ * left out, goes to bitcode once; each thread takes the next chunk from a queue, reads the
+ * bitcode into an LLVM context of its own (a context is one thread's at a time), keeps that
+ * chunk's functions, runs LLVM's pipeline on them (when the module was not optimized whole)
+ * and writes their object file.  The original module keeps the data (global initializers) and
+ * becomes one more object; compile.c links them all into one .so.  A function referenced from
+ * outside its group becomes a hidden symbol first, so the objects reach each other's functions
+ * and data inside the .so and nothing more is exported; the others stay local, as in the whole
+ * module, so the optimizer may inline, specialize and delete them as before.  Constant data of
+ * up to PAR_FOLDED_CONSTANT_BYTES goes with each chunk as available_externally, so loads of it
+ * fold as they would in the whole module.  A queue rather than one partition per thread: a
  * function's time follows its instruction count only roughly.  LLVM's optimizer and code
  * generator keep floating-point semantics (hloc's IR carries no fast-math flags; fmuladd is
  * the only fusion and is in the IR), so a function's results do not depend on the chunks:
@@ -177,7 +177,8 @@ static int widest_in_oversized_group(const par_deal *d, int64_t limit) {
   int widest = -1;
   if (largest >= 0 && size[largest] > limit)
     for (int i = 0; i < d->n; i++)
-      if (d->group[i] == largest && !d->hub[i] && d->fan_out[i] >= 2 && (widest < 0 || d->fan_out[i] > d->fan_out[widest]))
+      if (d->group[i] == largest && !d->hub[i] && d->fan_out[i] >= 2 &&
+          (widest < 0 || d->fan_out[i] > d->fan_out[widest]))
         widest = i;
   free(size);
   return widest;
