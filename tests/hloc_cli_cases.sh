@@ -31,7 +31,8 @@ case $case_name in
     ;;
   merged_kernels)
     # Two layers' identical kernels become one LLVM function at -O2 and at -O0 (mergefunc in
-    # the pass pipeline), and the one body still computes each layer on its own operands.
+    # the pass pipeline), and the one body still computes each layer on its own operands;
+    # two layers' equal constants become one global.
     model=$src/testdata/driver/repeated_layers.hlo
     for level in -O2 -O0; do
       n=$("$hloc" "$model" --emit=llvm $level -o - | grep -c '^define .*@hlo\.kernel\.') || fail "$level: compile"
@@ -40,6 +41,16 @@ case $case_name in
     "$hlorun" "$model" --input="f32[1024] {$(seq -s, 0 1023)}" --input="f32[1024] {$(yes 1 | head -1024 | paste -sd,)}" > out.txt || fail "run"
     head -1 out.txt | grep -q '^f32\[1024\] {0, 2.7182817, 14.778112, 60.25661, ' || fail "x * e^x of 0, 1, 2, 3: $(head -c 80 out.txt)"
     tail -1 out.txt | grep -Eq '^f32\[1024\] \{(2\.7182817, ){1023}2\.7182817\}$' || fail "y * e^y of ones: $(tail -1 out.txt | head -c 80)"
+    # Equal constants of two layers become one global (constmerge; literals are unnamed_addr),
+    # so the kernels that read them are the same before LLVM's pipeline; each layer still sums
+    # its own rows: 8 * e^0 and 8 * e^1.
+    model=$src/testdata/driver/repeated_constants.hlo
+    n=$("$hloc" "$model" --emit=llvm -O0 -o - | grep -c '^@z[xy]\.f = ') || fail "repeated_constants: compile"
+    [ "$n" = 1 ] || fail "repeated_constants: $n globals for the two equal constants, expected 1"
+    zeros=$(yes '{0,0,0,0,0,0,0,0}' | head -16 | paste -sd,) ones=$(yes '{1,1,1,1,1,1,1,1}' | head -16 | paste -sd,)
+    "$hlorun" "$model" --input="f32[16,8] {$zeros}" --input="f32[16,8] {$ones}" > sums.txt || fail "repeated_constants: run"
+    head -1 sums.txt | grep -Eq '^f32\[16\] \{(8, ){15}8\}$' || fail "row sums of e^0: $(head -1 sums.txt)"
+    tail -1 sums.txt | grep -Eq '^f32\[16\] \{(21\.74625[0-9]*, ){15}21\.74625[0-9]*\}$' || fail "row sums of e^1: $(tail -1 sums.txt)"
     ;;
   codegen_threads)
     # Optimization and object code on several threads (compiler/driver/emit_parallel.c): a
