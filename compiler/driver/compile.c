@@ -11,7 +11,6 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -199,32 +198,6 @@ static hlo_status prepare_for_optimization(const drv_options *o, LLVMModuleRef m
   LLVMDisposeMessage(err);
   if (wide_vectors(o))
     prefer_vector_width(mod, "512");
-  return NULL;
-}
-
-static hlo_status run_passes(LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *passes, int opt_level) {
-  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMPassBuilderOptionsSetLoopVectorization(po, opt_level >= 2);
-  LLVMPassBuilderOptionsSetSLPVectorization(po, opt_level >= 2);
-  LLVMErrorRef e = LLVMRunPasses(mod, passes, tm, po);
-  LLVMDisposePassBuilderOptions(po);
-  if (!e)
-    return NULL;
-  char *msg = LLVMGetErrorMessage(e);
-  hlo_status s = hlo_status_make(HLO_INTERNAL, "LLVM optimization failed: %s", msg);
-  LLVMDisposeErrorMessage(msg);
-  return s;
-}
-
-hlo_status drv_run_pipeline(LLVMModuleRef mod, LLVMTargetMachineRef tm, const drv_pipeline *p) {
-  HLO_RETURN_IF_ERROR(run_passes(mod, tm, p->passes, p->opt_level));
-  cg_mark_nontemporal_stores(mod, p->x86);
-  if (!p->verify)
-    return NULL;
-  char *err = NULL;
-  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err))
-    return llvm_error("internal error: LLVM's optimizer left invalid LLVM IR", err);
-  LLVMDisposeMessage(err);
   return NULL;
 }
 
@@ -435,7 +408,7 @@ static void print_plan(FILE *out, const char *prefix, const ir_module *m, const 
 static hlo_status optimize_and_emit_in_chunks(const drv_options *o, LLVMTargetMachineRef tm, LLVMModuleRef mod,
                                               const char *out_path, int threads) {
   double t0 = drv_now_ms();
-  hlo_status s = run_passes(mod, tm, MERGE_PASSES, o->opt_level);
+  hlo_status s = drv_run_passes(mod, tm, MERGE_PASSES, o->opt_level);
   drv_time_stage(o, "llvm-merge", t0);
   HLO_RETURN_IF_ERROR(s);
   t0 = drv_now_ms();

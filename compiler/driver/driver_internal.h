@@ -1,6 +1,6 @@
 /* driver_internal.h — what the driver's files share and nothing else sees: stage timing
- * for --time-passes (pipeline.c owns the table), LLVM's pipeline (compile.c) and the chunks
- * that run it on several threads (emit_parallel.c), and the C header writer (header.c).
+ * for --time-passes (pipeline.c owns the table), LLVM's pipeline (llvm_passes.c) and the
+ * chunks that run it on several threads (emit_parallel.c), and the C header writer (header.c).
  */
 #ifndef HLOC_DRIVER_INTERNAL_H
 #define HLOC_DRIVER_INTERNAL_H
@@ -37,8 +37,11 @@ int drv_codegen_threads(LLVMModuleRef mod, int threads, bool asked);
  * one for 0, else the data and 3 chunks per thread (drv_emit_partitioned). */
 int drv_codegen_objects(int threads);
 
-/* LLVM's optimization pipeline as compile.c runs it: the pass text, vectorizers at -O2 and
- * up, then non-temporal stores marked (on x86) and, with `verify`, the result verified. */
+/* ---- llvm_passes.c: LLVM's pipeline, on a whole module or a chunk ---- */
+
+/* LLVM's optimization pipeline as hloc runs it (compile.c make_pipeline): the pass text,
+ * vectorizers at -O2 and up, then non-temporal stores marked (on x86) and, with `verify`, the
+ * result verified. */
 typedef struct drv_pipeline {
   char passes[64];
   int opt_level;
@@ -46,7 +49,11 @@ typedef struct drv_pipeline {
   bool verify;
 } drv_pipeline;
 
-/* Runs p on mod for tm's target (compile.c).  Any thread, on a module of its own context. */
+/* Runs `passes` (the new pass manager's text) on mod for tm's target, the vectorizers on from
+ * opt_level 2 (llvm_passes.c).  Any thread, on a module of its own context. */
+HLO_MUST_USE hlo_status drv_run_passes(LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *passes, int opt_level);
+
+/* Runs p on mod for tm's target (llvm_passes.c).  Any thread, on a module of its own context. */
 HLO_MUST_USE hlo_status drv_run_pipeline(LLVMModuleRef mod, LLVMTargetMachineRef tm, const drv_pipeline *p);
 
 /* Writes mod's code on `threads` threads (this one included) as drv_codegen_objects(threads)
