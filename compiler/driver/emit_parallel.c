@@ -135,7 +135,7 @@ static int user_function(const par_deal *d, LLVMValueRef user) {
 }
 
 /* Unites each function with the functions whose instructions call it or take its address,
- * except through hubs; then marks the functions referenced from outside their group. */
+ * except through hubs. */
 static void group_functions(par_deal *d) {
   for (int i = 0; i < d->n; i++)
     d->group[i] = i;
@@ -150,13 +150,16 @@ static void group_functions(par_deal *d) {
   }
   for (int i = 0; i < d->n; i++)
     d->group[i] = find_group(d->group, i);
-  for (int i = 0; i < d->n; i++) {
-    d->cross[i] = false;
+}
+
+/* Marks the functions referenced from outside their group (by another group's instruction,
+ * or by a constant: a global's initializer). */
+static void mark_cross_references(par_deal *d) {
+  for (int i = 0; i < d->n; i++)
     for (LLVMUseRef u = LLVMGetFirstUse(d->fns[i]); u && !d->cross[i]; u = LLVMGetNextUse(u)) {
       int j = user_function(d, LLVMGetUser(u));
       d->cross[i] = j < 0 || d->group[j] != d->group[i];
     }
-  }
 }
 
 static int64_t function_size(LLVMValueRef fn) { return (int64_t)cg_count_instructions(fn) + 1; }
@@ -211,6 +214,7 @@ static void form_groups(par_deal *d, int chunks) {
     d->hub[widest] = true;
     group_functions(d);
   }
+  mark_cross_references(d);
 }
 
 /* Sizes of the groups to deal, for qsort: the largest first, then in module order. */
