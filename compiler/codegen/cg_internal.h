@@ -328,6 +328,8 @@ void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out);
  * declines (the caller lowers the convolution there and branches to *out_join) and returns
  * true; else emits nothing and returns false. */
 bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlockRef *out_join);
+/* conv.c: whether the runtime's direct kernel runs `in` plane by plane (then not oneDNN). */
+bool cg_conv_plane_path(const ir_instr *in);
 /* window.c */
 void cg_lower_reduce_window(cg_function *f, ir_instr *in);
 void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out);

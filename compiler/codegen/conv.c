@@ -393,6 +393,16 @@ static bool conv_direct_plan(const ir_instr *in, int64_t *desc, int64_t *k_first
   return true;
 }
 
+/* Whether the direct kernel runs this convolution plane by plane (f32, one input feature per
+ * group, a unit-stride input width: hlo/rt.h hlo_rt_conv_plane_fits), where it is faster than
+ * oneDNN's kernels on their blocked layouts (conv_dnnl.c asks before routing to oneDNN). */
+bool cg_conv_plane_path(const ir_instr *in) {
+  int64_t desc[HLO_RT_CONV_DESC_LEN], k_first;
+  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;
+  return l->et == IR_F32 && r->et == IR_F32 && o->et == IR_F32 && conv_direct_plan(in, desc, &k_first) &&
+         hlo_rt_conv_plane_fits(desc);
+}
+
 /* Copies n elements of type `from` at src to type `to` at dst. */
 static void convert_array(cg_function *f, LLVMValueRef src, ir_etype from, LLVMValueRef dst, ir_etype to, int64_t n) {
   cg_loop lp = cg_loop_begin(f, cg_i64(f->cm, n), "conv.cvt");

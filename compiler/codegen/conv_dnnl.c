@@ -9,7 +9,8 @@
  *  - backward weights: batch_group_count > 1 (depthwise weight gradients), or an output window
  *    smaller than the kernel's ("weights gradient shaped": fb01_io01->01bf); lhs batch is
  *    oneDNN's channels, lhs feature its batch, window dilation its stride.
- * Dense NCHW 1x1 convolutions of large images stay on hloc's GEMM path (own_kernel_faster).
+ * Dense NCHW 1x1 convolutions of large images stay on hloc's GEMM path (own_kernel_faster),
+ * f32 depthwise NCHW ones on the direct kernel's plane path (conv.c cg_conv_plane_path).
  * Everything else, and anything oneDNN declines at run time, runs the lowering of conv.c: the
  * call returns 0 and the generated code falls through to it.  Constant weights carry a hash of
  * their bytes in the descriptor (weights_key), so the runtime can keep them in oneDNN's layout
@@ -235,7 +236,7 @@ static int64_t weights_key(const cg_function *f, const ir_instr *in, const int64
 
 bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlockRef *out_join) {
   int64_t desc[HLO_RT_DNNL_DESC_LEN];
-  if (!dnnl_plan(in, desc) || own_kernel_faster(desc))
+  if (!dnnl_plan(in, desc) || own_kernel_faster(desc) || cg_conv_plane_path(in))
     return false;
   desc[HLO_RT_DNNL_WEI_KEY] = weights_key(f, in, desc);
   cg_module *cm = f->cm;

@@ -1095,6 +1095,19 @@ def model_convolution_cases():
     model_conv_case(rng, "conv_model_3x3_nhwc_wide", (2, 10, 9, 40), (3, 3, 40, 48), "b01f_01io->b01f", (3, 3), pad=p1)
     model_conv_case(rng, "conv_model_3x3_s2_nhwc_wide", (1, 11, 12, 32), (3, 3, 32, 40), "b01f_01io->b01f", (3, 3),
                     (2, 2), ((0, 1), (1, 1)))
+    # NCHW depthwise on the direct kernel's plane path (runtime/src/kernels/rt_conv.c): rows of
+    # 41 (one pass per row, not one flat run), a channel multiplier of 2 with uneven padding
+    # and stride 3 across (three phases per cached row), a 5x5 window with dilation 2 (three
+    # taps then two per pass)
+    model_conv_case(rng, "conv_model_dw_wide_nchw", (2, 6, 11, 41), (6, 1, 3, 3), "bf01_oi01->bf01", (3, 3), pad=p1,
+                    fgc=6)
+    model_conv_case(rng, "conv_model_dw_multiplier_nchw", (2, 4, 12, 40), (8, 1, 3, 3), "bf01_oi01->bf01", (3, 3),
+                    (1, 3), ((2, 0), (0, 2)), fgc=4)
+    model_conv_case(rng, "conv_model_dw_5x5_dil2_nchw", (1, 5, 14, 36), (5, 1, 5, 5), "bf01_oi01->bf01", (5, 5),
+                    pad=((4, 4), (3, 5)), rhs_dilate=(2, 2), fgc=5)
+    # short rows in 64 planes and more: one flat run over each zero-padded plane
+    model_conv_case(rng, "conv_model_dw_7x7_nchw", (4, 24, 7, 7), (24, 1, 3, 3), "bf01_oi01->bf01", (3, 3), pad=p1,
+                    fgc=24)
 
 
 def half_conv_case(rng, name, dt, out_dt, xs, ws, labels, size, stride=(1, 1), pad=((0, 0), (0, 0)), fgc=1):

@@ -76,6 +76,25 @@ enum {
 /* The largest output width and output feature count hlo_rt_conv_grouped_f32 takes. */
 #define HLO_RT_CONV_MAX_ROW 4096
 
+/* hlo_rt_conv_grouped_f32's plane path: one output feature of one image at a time, its input
+ * rows zero-padded in a row cache of HLO_RT_CONV_PLANE_CACHE floats holding up to
+ * HLO_RT_CONV_PLANE_MAX_RING rows (the window's reach in rows; windows up to
+ * HLO_RT_CONV_PLANE_MAX_KW columns).  It takes convolutions with one input feature per group
+ * (depthwise, any channel multiplier) and a unit-stride input width (NCHW); hloc runs f32 ones
+ * through it rather than oneDNN (docs/performance.md, "Depthwise convolutions by planes"). */
+#define HLO_RT_CONV_PLANE_CACHE 16384
+#define HLO_RT_CONV_PLANE_MAX_RING 64
+#define HLO_RT_CONV_PLANE_MAX_KW 64
+
+/* Whether the plane path takes descriptor d (HLO_RT_CONV_* indices). */
+static inline int hlo_rt_conv_plane_fits(const int64_t *d) {
+  int64_t st = d[HLO_RT_CONV_ST_W];
+  int64_t padded = (d[HLO_RT_CONV_OW] - 1) * st + (d[HLO_RT_CONV_KW] - 1) * d[HLO_RT_CONV_DIL_W] + 1;
+  int64_t ring = (d[HLO_RT_CONV_KH] - 1) * d[HLO_RT_CONV_DIL_H] + 1;
+  return d[HLO_RT_CONV_IN_W] == 1 && d[HLO_RT_CONV_KIN] == 1 && st >= 1 && d[HLO_RT_CONV_KW] <= HLO_RT_CONV_PLANE_MAX_KW &&
+         ring <= HLO_RT_CONV_PLANE_MAX_RING && ring * st * ((padded + st - 1) / st) <= HLO_RT_CONV_PLANE_CACHE;
+}
+
 /* Descriptor of hlo_rt_conv_dnnl: the element type of all three arrays (HLO_RT_DNNL_F32 or
  * _BF16: bf16 operands and result, accumulated in f32 and rounded once), the kind (HLO_RT_DNNL_FWD: lhs is the source, rhs the
  * weights, out the destination; _BWD_DATA: lhs is the destination's gradient, rhs the weights,

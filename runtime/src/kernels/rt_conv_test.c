@@ -4,7 +4,8 @@
  * two input and two output features per group, a reversed window through a negative kernel
  * stride, 1-D (unit height), wide rows (56; 71 at stride 2 with three input features per
  * group), a window of 19 columns (its bounds computed per use, not cached per row), one
- * thread and a 2-thread context.
+ * thread and a 2-thread context; the plane path's cases (a multiplier, dilation, bands of rows,
+ * small images, rows too wide for its cache, wide padding) at the end.
  */
 #include <float.h>
 #include <math.h>
@@ -115,6 +116,18 @@ static void run_all(hlo_context *ctx) {
   run_case("dw nchw 56 wide", ctx, 1, 0, 1, 9, 1, 1, 7, 56, 3, 3, 1, 1, 1);
   run_case("grouped nchw kin3 stride2 wide", ctx, 1, 0, 1, 2, 3, 2, 6, 71, 3, 3, 2, 1, 1);
   run_case("1-D dw nchw window 19", ctx, 1, 0, 1, 4, 1, 1, 1, 64, 1, 19, 1, 9, 1);
+  /* the plane path (depthwise, unit-stride width): a channel multiplier with stride 3, a
+   * 5x5 window with dilation 3, few planes split into bands of rows, short rows as one flat
+   * run per plane (64 planes and more; with dilation 2 and a reversed window), rows too wide
+   * for its cache (5 rows of 4,002: the row path), and padding wider than the window */
+  run_case("dw nchw multiplier 2 stride 3", ctx, 1, 0, 2, 5, 1, 2, 17, 29, 3, 3, 3, 0, 1);
+  run_case("dw nchw 5x5 dil3", ctx, 1, 0, 1, 3, 1, 1, 26, 31, 5, 5, 1, 4, 3);
+  run_case("dw nchw bands", ctx, 1, 1, 1, 2, 1, 1, 150, 40, 3, 3, 1, 1, 1);
+  run_case("dw nchw 7x7 bands", ctx, 1, 0, 3, 11, 1, 1, 7, 7, 3, 3, 1, 1, 1);
+  run_case("dw nchw 7x7 flat", ctx, 1, 0, 3, 24, 1, 1, 7, 7, 3, 3, 1, 1, 1);
+  run_case("dw nchw 9x11 flat dil2", ctx, 1, 1, 2, 40, 1, 1, 9, 11, 3, 3, 1, 2, 2);
+  run_case("dw nchw wide rows", ctx, 1, 0, 1, 2, 1, 1, 6, 4000, 5, 3, 1, 2, 1);
+  run_case("dw nchw wide padding", ctx, 1, 0, 1, 3, 1, 1, 5, 6, 2, 2, 2, 3, 1);
 }
 
 int main(void) {
