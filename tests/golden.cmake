@@ -60,3 +60,23 @@ foreach(level O0 O3)
   endif()
   set_tests_properties(golden_at.${level} PROPERTIES TIMEOUT 1800 ENVIRONMENT "${env}")
 endforeach()
+# The cross-CPU checks and golden_at.generic's settings (dropped by mistake with
+# golden_at.codegen_threads in 14f056d; restored in the eighth session of 2026-11-28).  The
+# compile-only check names one Intel and one AMD AVX-512 CPU (znver5 and x86-64-v2 compile the
+# same way as znver4 and generic: kept out to hold CI near its 30 minutes on two cores).
+set(CROSS_CPU ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/cross_cpu.py)
+add_test(NAME cross_cpu.golden COMMAND ${CROSS_CPU} --hlorun $<TARGET_FILE:hlorun> ${CMAKE_SOURCE_DIR}/testdata/golden)
+add_test(NAME cross_cpu.compile_only
+  COMMAND ${CROSS_CPU} --hloc $<TARGET_FILE:hloc> --compile-only --cpus sapphirerapids,znver4
+          ${CMAKE_SOURCE_DIR}/testdata/golden)
+if(EXISTS ${HLOC_SHARED_DIR}/conformance/cases)
+  add_test(NAME cross_cpu.conformance
+    COMMAND ${CROSS_CPU} --hlorun $<TARGET_FILE:hlorun> ${HLOC_SHARED_DIR}/conformance/cases)
+  set_tests_properties(cross_cpu.conformance PROPERTIES TIMEOUT 1800)
+endif()
+set_tests_properties(cross_cpu.golden cross_cpu.compile_only PROPERTIES
+  TIMEOUT 1800 ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache-generic")
+# At generic the runtime's kernels are held to the baseline too (HLO_RT_ISA), as on a CPU
+# without AVX: the run such a host makes, checked against the expected values.
+set_tests_properties(golden_at.generic PROPERTIES
+  TIMEOUT 1800 ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache-generic;HLO_RT_ISA=baseline")
