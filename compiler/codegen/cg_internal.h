@@ -330,6 +330,9 @@ void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out);
 bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlockRef *out_join);
 /* conv.c: whether the runtime's direct kernel runs `in` plane by plane (then not oneDNN). */
 bool cg_conv_plane_path(const ir_instr *in);
+/* conv.c: whether `in` is a 1x1 convolution over minor positions (NCHW) that conv.c computes as
+ * one product per image, operands in place. */
+bool cg_conv_pointwise_path(const ir_instr *in);
 /* window.c */
 void cg_lower_reduce_window(cg_function *f, ir_instr *in);
 void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out);

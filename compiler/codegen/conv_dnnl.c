@@ -9,8 +9,8 @@
  *  - backward weights: batch_group_count > 1 (depthwise weight gradients), or an output window
  *    smaller than the kernel's ("weights gradient shaped": fb01_io01->01bf); lhs batch is
  *    oneDNN's channels, lhs feature its batch, window dilation its stride.
- * Dense NCHW 1x1 convolutions of large images stay on hloc's GEMM path (own_kernel_faster),
- * f32 depthwise NCHW ones on the direct kernel's plane path (conv.c cg_conv_plane_path).
+ * Dense NCHW 1x1 convolutions of large images stay on hloc's own product per image or GEMM
+ * path, f32 depthwise NCHW ones on the direct kernel's plane path (own_kernel_faster).
  * Everything else, and anything oneDNN declines at run time, runs the lowering of conv.c: the
  * call returns 0 and the generated code falls through to it.  Constant weights carry a hash of
  * their bytes in the descriptor (weights_key), so the runtime can keep them in oneDNN's layout
@@ -115,19 +115,23 @@ static int conv_kind(const ir_instr *in, int ns) {
   return HLO_RT_DNNL_FWD;
 }
 
-/* Output positions per image from which hloc's GEMM path beats oneDNN on a dense 1x1
- * convolution whose channels are not the minor dimension (NCHW): oneDNN 2.6 runs those
- * through its GEMM-based kernel, per image, and loses 2-8x at mobilenet_v2's 56x56 and 112x112
- * layers while winning at 28x28 and below (docs/performance.md "Convolution"). */
-enum { DNNL_NCHW_1X1_MAX_POSITIONS = 56 * 56 - 1 };
+/* Output positions per image from which hloc's own kernels beat oneDNN on a dense 1x1
+ * convolution whose channels are not the minor dimension (NCHW): oneDNN 2.6 runs those through
+ * its GEMM-based kernel, per image.  With the positions the minor dimensions, in order, conv.c
+ * multiplies each image in place (cg_conv_pointwise_path), faster than oneDNN from 28x28 on an
+ * AMD EPYC family 25 (mobilenet_v2's 32 -> 192 at 28x28: 9.6-10.2 ms against 11.4-13.3; at 14x14
+ * and 7x7 oneDNN wins by 1.2-1.4x); else its GEMM path gathers the features, faster from 56x56
+ * (loses 2-8x below; docs/performance.md "Convolution"). */
+enum { DNNL_NCHW_1X1_MAX_POSITIONS = 56 * 56 - 1, DNNL_NCHW_POINTWISE_MAX_POSITIONS = 28 * 28 - 1 };
 
 /* Is this (planned) convolution one that hloc's own kernels run faster? */
-static bool own_kernel_faster(const int64_t *desc) {
+static bool own_kernel_faster(const ir_instr *in, const int64_t *desc) {
   const int64_t *src = desc + HLO_RT_DNNL_SRC, *wei = desc + HLO_RT_DNNL_WEI, *dst = desc + HLO_RT_DNNL_DST;
   bool dense_1x1 = desc[HLO_RT_DNNL_KIND] != HLO_RT_DNNL_BWD_WEIGHTS && desc[HLO_RT_DNNL_GROUPS] == 1 &&
                    wei[3] == 1 && wei[4] == 1 && desc[HLO_RT_DNNL_STRIDE] == 1 && desc[HLO_RT_DNNL_STRIDE + 1] == 1;
   bool channels_minor = src[5] == 1 && dst[5] == 1;
-  return dense_1x1 && !channels_minor && dst[2] * dst[3] > DNNL_NCHW_1X1_MAX_POSITIONS;
+  int64_t most = cg_conv_pointwise_path(in) ? DNNL_NCHW_POINTWISE_MAX_POSITIONS : DNNL_NCHW_1X1_MAX_POSITIONS;
+  return (dense_1x1 && !channels_minor && dst[2] * dst[3] > most) || cg_conv_plane_path(in);
 }
 
 /* Fills desc for the convolution; false when oneDNN cannot take it. */
@@ -236,7 +240,7 @@ static int64_t weights_key(const cg_function *f, const ir_instr *in, const int64
 
 bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlockRef *out_join) {
   int64_t desc[HLO_RT_DNNL_DESC_LEN];
-  if (!dnnl_plan(in, desc) || own_kernel_faster(desc) || cg_conv_plane_path(in))
+  if (!dnnl_plan(in, desc) || own_kernel_faster(in, desc))
     return false;
   desc[HLO_RT_DNNL_WEI_KEY] = weights_key(f, in, desc);
   cg_module *cm = f->cm;

@@ -1036,11 +1036,11 @@ def window_text(size, stride, pad, lhs_dilate, rhs_dilate):
 
 
 def model_conv_case(rng, name, xs, ws, labels, size, stride=(1, 1), pad=((0, 0), (0, 0)), lhs_dilate=(1, 1),
-                    rhs_dilate=(1, 1), fgc=1, bgc=1):
-    """One f32 convolution in a form of the real models (PyTorch/XLA training steps: forward,
-    input and weight gradients; NCHW), expected values from hlo_conv_reference."""
-    x = rng.uniform(-1, 1, xs).astype(np.float32)
-    w = rng.uniform(-1, 1, ws).astype(np.float32)
+                    rhs_dilate=(1, 1), fgc=1, bgc=1, dt=np.float32):
+    """One f32 (or dt) convolution in a form of the real models (PyTorch/XLA training steps:
+    forward, input and weight gradients; NCHW), expected values from hlo_conv_reference."""
+    x = rng.uniform(-1, 1, xs).astype(dt)
+    w = rng.uniform(-1, 1, ws).astype(dt)
     n = len(size)
     stride, pad, lhs_dilate, rhs_dilate = stride[:n], pad[:n], lhs_dilate[:n], rhs_dilate[:n]
     ref = hlo_conv_reference(x, w, labels, stride, pad, lhs_dilate, rhs_dilate, fgc=fgc, bgc=bgc)
@@ -1049,11 +1049,12 @@ def model_conv_case(rng, name, xs, ws, labels, size, stride=(1, 1), pad=((0, 0),
         attrs += ", feature_group_count=%d" % fgc
     if bgc > 1:
         attrs += ", batch_group_count=%d" % bgc
-    hlo = module(name, [(np.float32, x.shape), (np.float32, w.shape)],
+    hlo = module(name, [(dt, x.shape), (dt, w.shape)],
                  ["%%r = %s convolution(%%p0, %%p1), window={%s}, dim_labels=%s%s" %
-                  (shape_str(np.float32, ref.shape), window_text(size, stride, pad, lhs_dilate, rhs_dilate), labels,
-                   attrs)], shape_str(np.float32, ref.shape))
-    case(name, hlo, [x, w], [ref.astype(np.float32)], {"rtol": 1e-4, "atol": 1e-5})
+                  (shape_str(dt, ref.shape), window_text(size, stride, pad, lhs_dilate, rhs_dilate), labels,
+                   attrs)], shape_str(dt, ref.shape))
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dt == np.float32 else {"rtol": 1e-12, "atol": 1e-13}
+    case(name, hlo, [x, w], [ref.astype(dt)], tol)
 
 
 def model_convolution_cases():
@@ -1108,6 +1109,15 @@ def model_convolution_cases():
     # short rows in 64 planes and more: one flat run over each zero-padded plane
     model_conv_case(rng, "conv_model_dw_7x7_nchw", (4, 24, 7, 7), (24, 1, 3, 3), "bf01_oi01->bf01", (3, 3), pad=p1,
                     fgc=24)
+    # 1x1 over minor positions as one product per image (compiler/codegen/conv.c
+    # conv_pointwise; with oneDNN from 28x28 positions): NCHW with 812 positions, its input
+    # gradient's 01oi kernel, f64, and one spatial dimension
+    model_conv_case(rng, "conv_model_1x1_pointwise_nchw", (2, 8, 28, 29), (12, 8, 1, 1), "bf01_oi01->bf01", (1, 1))
+    model_conv_case(rng, "conv_model_1x1_pointwise_bwd_data", (2, 12, 28, 29), (1, 1, 8, 12), "bf01_01oi->bf01",
+                    (1, 1))
+    model_conv_case(rng, "conv_model_1x1_pointwise_f64", (2, 5, 9, 7), (6, 5, 1, 1), "bf01_oi01->bf01", (1, 1),
+                    dt=np.float64)
+    model_conv_case(rng, "conv_model_1x1_pointwise_1d", (3, 6, 900), (5, 6, 1), "bf0_oi0->bf0", (1,))
 
 
 def half_conv_case(rng, name, dt, out_dt, xs, ws, labels, size, stride=(1, 1), pad=((0, 0), (0, 0)), fgc=1):
