@@ -328,10 +328,22 @@ void cg_lower_convolution(cg_function *f, ir_instr *in, LLVMValueRef out);
  * declines (the caller lowers the convolution there and branches to *out_join) and returns
  * true; else emits nothing and returns false. */
 bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlockRef *out_join);
-/* conv.c: whether the runtime's direct kernel runs `in` plane by plane (then not oneDNN). */
+/* conv_forms.c: which of hloc's own kernels takes a convolution (read by conv.c and conv_dnnl.c). */
+/* The window of spatial dimension i (defaults when the instruction has no window). */
+ir_window_dim cg_conv_window_dim(const ir_instr *in, int i);
+/* The row-major element stride of dimension d of s. */
+int64_t cg_dim_stride(const ir_shape *s, int64_t d);
+/* Fills the direct kernel's descriptor (hlo/rt.h HLO_RT_CONV_*) and the kernel's element offset
+ * of its first element used (nonzero with a reversed window); false when it does not apply
+ * (grouped convolutions with at most 8 input features per group, bf16/f16/f32, 1-2 spatial
+ * dimensions, no base dilation). */
+bool cg_conv_direct_plan(const ir_instr *in, int64_t *desc, int64_t *k_first);
+/* Whether the direct kernel runs `in` plane by plane (f32, one input feature per group, a
+ * unit-stride input width: hlo/rt.h hlo_rt_conv_plane_fits), faster than oneDNN there. */
 bool cg_conv_plane_path(const ir_instr *in);
-/* conv.c: whether `in` is a 1x1 convolution over minor positions (NCHW) that conv.c computes as
- * one product per image, operands in place. */
+/* Whether `in` is a 1x1 convolution over minor positions (NCHW: stride 1, no padding, one
+ * group, f32 or f64, output [batch, feature, positions...]) that conv.c computes as one
+ * product per image, operands in place. */
 bool cg_conv_pointwise_path(const ir_instr *in);
 /* window.c */
 void cg_lower_reduce_window(cg_function *f, ir_instr *in);

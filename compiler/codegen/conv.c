@@ -31,13 +31,6 @@ static int64_t product(const int64_t *d, int n) {
   return p;
 }
 
-/* The window of spatial dimension i (defaults when the instruction has no window). */
-static ir_window_dim window_dim(const ir_instr *in, int i) {
-  const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
-  int64_t ks = in->operands[1]->shape->dims[c->dnums.kernel_spatial.v[i]];
-  return c->window.n ? c->window.dims[i] : (ir_window_dim){ks, 1, 0, 0, 1, 1, false};
-}
-
 /* The GEMM path's sizes: groups, output positions, K and N per group, rows per patch matrix. */
 typedef struct {
   int64_t groups, positions, k, n, rows;
@@ -162,7 +155,7 @@ static void pack_kernel(cg_function *f, ir_instr *in, const conv_gemm_plan *p, L
   ri[d->kernel_input_feature] = ki[0];
   ri[d->kernel_output_feature] = LLVMBuildAdd(b, LLVMBuildMul(b, g, cg_i64(cm, p->n), ""), lj.i, "");
   for (int i = 0; i < ns; i++) {
-    ir_window_dim w = window_dim(in, i);
+    ir_window_dim w = cg_conv_window_dim(in, i);
     ri[d->kernel_spatial.v[i]] = w.rhs_reversal ? LLVMBuildSub(b, cg_i64(cm, w.size - 1), ki[1 + i], "") : ki[1 + i];
   }
   LLVMValueRef v = cg_load(f, r->et, kbuf, cg_flatten(f, ri, r->dims, r->rank));
@@ -196,7 +189,7 @@ static void gather_runs(cg_function *f, ir_instr *in, const conv_gemm_plan *p, L
   li[d->input_feature] = LLVMBuildMul(b, g, cg_i64(cm, cin), "");
   LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
   for (int i = 0; i < ns; i++) {
-    ir_window_dim w = window_dim(in, i);
+    ir_window_dim w = cg_conv_window_dim(in, i);
     ok = LLVMBuildAnd(b, ok, cg_window_input(f, &w, l->dims[d->input_spatial.v[i]], pi[1 + i], wi[i],
                                              &li[d->input_spatial.v[i]]), "");
   }
@@ -235,7 +228,7 @@ static void gather_patches(cg_function *f, ir_instr *in, const conv_gemm_plan *p
   li[d->input_feature] = LLVMBuildAdd(b, LLVMBuildMul(b, g, cg_i64(cm, p->k_dims[0]), ""), ki[0], "");
   LLVMValueRef ok = LLVMConstInt(cm->i1, 1, 0);
   for (int i = 0; i < ns; i++) {
-    ir_window_dim w = window_dim(in, i);
+    ir_window_dim w = cg_conv_window_dim(in, i);
     ok = LLVMBuildAnd(b, ok, cg_window_input(f, &w, l->dims[d->input_spatial.v[i]], pi[1 + i], ki[1 + i],
                                              &li[d->input_spatial.v[i]]), "");
   }
@@ -336,73 +329,6 @@ static bool conv_gemm(cg_function *f, ir_instr *in, LLVMValueRef out) {
 /* ---- the direct path: depthwise and grouped convolutions with few input features per
  * group, in bf16, f16 or f32, through the runtime's kernel (runtime/src/kernels/rt_conv.c) ---- */
 
-/* Grouped convolutions (feature_group_count > 1) with at most this many input features per
- * group go to the direct kernel (more, or one group: GEMM or the loop). */
-enum { CONV_DIRECT_MAX_KIN = 8 };
-
-static bool conv_direct_type(ir_etype et) { return et == IR_F32 || et == IR_BF16 || et == IR_F16; }
-
-static int64_t row_major_stride(const ir_shape *s, int64_t d) {
-  int64_t st = 1;
-  for (int64_t e = d + 1; e < s->rank; e++)
-    st *= s->dims[e];
-  return st;
-}
-
-/* Fills the runtime's descriptor (HLO_RT_CONV_*) and the kernel's element offset of its
- * first element used (nonzero with a reversed window); false when the kernel does not apply. */
-static bool conv_direct_plan(const ir_instr *in, int64_t *desc, int64_t *k_first) {
-  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;
-  const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
-  const ir_conv_dnums *d = &c->dnums;
-  int ns = d->input_spatial.n;
-  if (!conv_direct_type(l->et) || !conv_direct_type(r->et) || !conv_direct_type(o->et) || c->batch_group_count != 1 ||
-      c->feature_group_count < 1 || ns < 1 || ns > 2)
-    return false;
-  int64_t kin = r->dims[d->kernel_input_feature], outs = r->dims[d->kernel_output_feature];
-  if (kin > CONV_DIRECT_MAX_KIN || c->feature_group_count == 1 || outs > HLO_RT_CONV_MAX_ROW)
-    return false;
-  ir_window_dim win[2] = {{1, 1, 0, 0, 1, 1, false}, {1, 1, 0, 0, 1, 1, false}};
-  int64_t sz[3][2] = {{1, 1}, {1, 1}, {1, 1}}, st[3][2] = {{0, 0}, {0, 0}, {0, 0}}; /* in, kernel, out */
-  for (int i = 0; i < ns; i++) {
-    int slot = ns == 1 ? 1 : i;
-    win[slot] = window_dim(in, i);
-    if (win[slot].lhs_dilate != 1)
-      return false;
-    int64_t dl = d->input_spatial.v[i], dr = d->kernel_spatial.v[i], dout = d->output_spatial.v[i];
-    sz[0][slot] = l->dims[dl], sz[1][slot] = r->dims[dr], sz[2][slot] = o->dims[dout];
-    st[0][slot] = row_major_stride(l, dl), st[1][slot] = row_major_stride(r, dr), st[2][slot] = row_major_stride(o, dout);
-  }
-  if (sz[2][1] > HLO_RT_CONV_MAX_ROW)
-    return false;
-  *k_first = 0;
-  for (int s = 0; s < 2; s++)
-    if (win[s].rhs_reversal) {
-      *k_first += (sz[1][s] - 1) * st[1][s];
-      st[1][s] = -st[1][s];
-    }
-  int64_t v[HLO_RT_CONV_DESC_LEN] = {
-      o->dims[d->output_batch], outs, sz[2][0], sz[2][1], sz[0][0], sz[0][1], sz[1][0], sz[1][1], kin,
-      outs / c->feature_group_count,
-      row_major_stride(l, d->input_batch), row_major_stride(l, d->input_feature), st[0][0], st[0][1],
-      row_major_stride(r, d->kernel_input_feature), row_major_stride(r, d->kernel_output_feature), st[1][0], st[1][1],
-      row_major_stride(o, d->output_batch), row_major_stride(o, d->output_feature), st[2][0], st[2][1],
-      win[0].stride, win[1].stride, win[0].pad_lo, win[1].pad_lo, win[0].rhs_dilate, win[1].rhs_dilate};
-  for (int i = 0; i < HLO_RT_CONV_DESC_LEN; i++)
-    desc[i] = v[i];
-  return true;
-}
-
-/* Whether the direct kernel runs this convolution plane by plane (f32, one input feature per
- * group, a unit-stride input width: hlo/rt.h hlo_rt_conv_plane_fits), where it is faster than
- * oneDNN's kernels on their blocked layouts (conv_dnnl.c asks before routing to oneDNN). */
-bool cg_conv_plane_path(const ir_instr *in) {
-  int64_t desc[HLO_RT_CONV_DESC_LEN], k_first;
-  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;
-  return l->et == IR_F32 && r->et == IR_F32 && o->et == IR_F32 && conv_direct_plan(in, desc, &k_first) &&
-         hlo_rt_conv_plane_fits(desc);
-}
-
 /* Copies n elements of type `from` at src to type `to` at dst. */
 static void convert_array(cg_function *f, LLVMValueRef src, ir_etype from, LLVMValueRef dst, ir_etype to, int64_t n) {
   cg_loop lp = cg_loop_begin(f, cg_i64(f->cm, n), "conv.cvt");
@@ -426,7 +352,7 @@ static int64_t f32_copy_elems(const ir_shape *s) { return s->et == IR_F32 ? 0 : 
 static bool conv_direct(cg_function *f, ir_instr *in, LLVMValueRef out) {
   cg_module *cm = f->cm;
   int64_t desc[HLO_RT_CONV_DESC_LEN], k_first;
-  if (!conv_direct_plan(in, desc, &k_first))
+  if (!cg_conv_direct_plan(in, desc, &k_first))
     return false;
   ir_etype ets[3] = {IR_F32, IR_F32, IR_F32};
   int64_t elems[3] = {f32_copy_elems(in->operands[0]->shape), f32_copy_elems(in->operands[1]->shape),
@@ -457,23 +383,6 @@ static bool conv_direct(cg_function *f, ir_instr *in, LLVMValueRef out) {
  * (C x P), W the same for every image (batch stride 0).  The GEMM path would gather each
  * position's C features across planes and scatter the O results back into them
  * (mobilenet_v2's 16 -> 96 layer at 112x112: 584 ms that way). */
-bool cg_conv_pointwise_path(const ir_instr *in) {
-  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;
-  const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
-  const ir_conv_dnums *d = &c->dnums;
-  int64_t ns = d->input_spatial.n;
-  if ((o->et != IR_F32 && o->et != IR_F64) || l->et != o->et || r->et != o->et || c->feature_group_count != 1 ||
-      c->batch_group_count != 1 || ns < 1 || d->output_batch != 0 || d->output_feature != 1)
-    return false;
-  for (int64_t i = 0; i < ns; i++) {
-    ir_window_dim w = window_dim(in, (int)i);
-    if (w.size != 1 || w.stride != 1 || w.pad_lo != 0 || w.pad_hi != 0 || w.lhs_dilate != 1 ||
-        d->input_spatial.v[i] != l->rank - ns + i || d->output_spatial.v[i] != 2 + i)
-      return false;
-  }
-  return true;
-}
-
 static bool conv_pointwise(cg_function *f, ir_instr *in, LLVMValueRef out) {
   if (!cg_conv_pointwise_path(in))
     return false;
@@ -494,11 +403,11 @@ static bool conv_pointwise(cg_function *f, ir_instr *in, LLVMValueRef out) {
                            cg_i64(cm, ins),
                            w,
                            cg_i64(cm, 0),
-                           cg_i64(cm, row_major_stride(r, d->kernel_output_feature)),
-                           cg_i64(cm, row_major_stride(r, d->kernel_input_feature)),
+                           cg_i64(cm, cg_dim_stride(r, d->kernel_output_feature)),
+                           cg_i64(cm, cg_dim_stride(r, d->kernel_input_feature)),
                            x,
-                           cg_i64(cm, row_major_stride(l, d->input_batch)),
-                           cg_i64(cm, row_major_stride(l, d->input_feature)),
+                           cg_i64(cm, cg_dim_stride(l, d->input_batch)),
+                           cg_i64(cm, cg_dim_stride(l, d->input_feature)),
                            cg_i64(cm, 1),
                            out};
   cg_runtime_call(cm, wide ? CG_RT_hlo_rt_gemm_strided_f64 : CG_RT_hlo_rt_gemm_strided_f32, args, 14, "");
@@ -525,7 +434,7 @@ static void conv_own(cg_function *f, ir_instr *in, LLVMValueRef out) {
   int64_t inner[65];
   inner[0] = k_in;
   for (int i = 0; i < ns; i++) {
-    win[i] = window_dim(in, i);
+    win[i] = cg_conv_window_dim(in, i);
     inner[1 + i] = r->dims[d->kernel_spatial.v[i]];
   }
   LLVMValueRef acc = cg_entry_alloca(f, ct, "acc");

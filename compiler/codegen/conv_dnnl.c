@@ -27,23 +27,15 @@ bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlock
 
 #else
 
-/* One HLO array's size and row-major element stride along dimension d. */
-static int64_t stride_of(const ir_shape *s, int64_t d) {
-  int64_t st = 1;
-  for (int64_t e = d + 1; e < s->rank; e++)
-    st *= s->dims[e];
-  return st;
-}
-
 /* Writes oneDNN's (N, C, H, W) view of s: batch-like dimension nb, channel-like nc, spatial sp
  * (ns of them; one spatial dimension gets a unit height). */
 static void view4(int64_t *v, const ir_shape *s, int64_t nb, int64_t nc, const int64_t *sp, int ns) {
-  v[0] = s->dims[nb], v[4] = stride_of(s, nb);
-  v[1] = s->dims[nc], v[5] = stride_of(s, nc);
+  v[0] = s->dims[nb], v[4] = cg_dim_stride(s, nb);
+  v[1] = s->dims[nc], v[5] = cg_dim_stride(s, nc);
   v[2] = 1, v[6] = 0;
   for (int i = 0; i < ns; i++) {
     int slot = ns == 1 ? 3 : 2 + i;
-    v[slot] = s->dims[sp[i]], v[slot + 4] = stride_of(s, sp[i]);
+    v[slot] = s->dims[sp[i]], v[slot + 4] = cg_dim_stride(s, sp[i]);
   }
   if (ns == 1)
     v[6] = v[3] * v[7];
@@ -53,22 +45,16 @@ static void view4(int64_t *v, const ir_shape *s, int64_t nb, int64_t nc, const i
  * starting at g * outs), `ins` input features along id, window along sp. */
 static void view_weights(int64_t *v, const ir_shape *s, int64_t groups, int64_t od, int64_t outs, int64_t id,
                          int64_t ins, const int64_t *sp, int ns) {
-  v[0] = groups, v[5] = outs * stride_of(s, od);
-  v[1] = outs, v[6] = stride_of(s, od);
-  v[2] = ins, v[7] = stride_of(s, id);
+  v[0] = groups, v[5] = outs * cg_dim_stride(s, od);
+  v[1] = outs, v[6] = cg_dim_stride(s, od);
+  v[2] = ins, v[7] = cg_dim_stride(s, id);
   v[3] = 1, v[8] = 0;
   for (int i = 0; i < ns; i++) {
     int slot = ns == 1 ? 4 : 3 + i;
-    v[slot] = s->dims[sp[i]], v[slot + 5] = stride_of(s, sp[i]);
+    v[slot] = s->dims[sp[i]], v[slot + 5] = cg_dim_stride(s, sp[i]);
   }
   if (ns == 1)
     v[8] = v[4] * v[9];
-}
-
-static ir_window_dim win_dim(const ir_instr *in, int i) {
-  const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
-  int64_t ks = in->operands[1]->shape->dims[c->dnums.kernel_spatial.v[i]];
-  return c->window.n ? c->window.dims[i] : (ir_window_dim){ks, 1, 0, 0, 1, 1, false};
 }
 
 /* The right padding oneDNN's shape check wants: out = (in + pl + pr - keff) / stride + 1. */
@@ -101,7 +87,7 @@ static int conv_kind(const ir_instr *in, int ns) {
   bool lhs_dilated = false, rev = false, stride1 = true;
   int64_t out_sp = 1, win_sp = 1;
   for (int i = 0; i < ns; i++) {
-    ir_window_dim w = win_dim(in, i);
+    ir_window_dim w = cg_conv_window_dim(in, i);
     lhs_dilated |= w.lhs_dilate != 1;
     rev |= w.rhs_reversal;
     stride1 &= w.stride == 1;
@@ -156,7 +142,7 @@ static bool dnnl_plan(const ir_instr *in, int64_t *desc) {
   int64_t k_in = r->dims[d->kernel_input_feature], k_out = r->dims[d->kernel_output_feature];
   desc[HLO_RT_DNNL_KIND] = kind;
   int64_t *src = desc + HLO_RT_DNNL_SRC, *wei = desc + HLO_RT_DNNL_WEI, *dst = desc + HLO_RT_DNNL_DST;
-  bool rev = win_dim(in, 0).rhs_reversal;
+  bool rev = cg_conv_window_dim(in, 0).rhs_reversal;
   if (kind == HLO_RT_DNNL_FWD) {
     desc[HLO_RT_DNNL_GROUPS] = fgc, desc[HLO_RT_DNNL_FLIP] = rev;
     view4(src, l, d->input_batch, d->input_feature, d->input_spatial.v, ns);
@@ -172,7 +158,7 @@ static bool dnnl_plan(const ir_instr *in, int64_t *desc) {
                  d->kernel_spatial.v, ns);
     /* group g's forward output features are lhs features g*k_in..: stride of kernel input
      * feature inside a group, but groups step along the kernel's output features */
-    wei[5] = (k_out / fgc) * stride_of(r, d->kernel_output_feature);
+    wei[5] = (k_out / fgc) * cg_dim_stride(r, d->kernel_output_feature);
     view4(dst, l, d->input_batch, d->input_feature, d->input_spatial.v, ns);
   } else {
     desc[HLO_RT_DNNL_GROUPS] = bgc, desc[HLO_RT_DNNL_FLIP] = 0;
@@ -188,7 +174,7 @@ static bool dnnl_plan(const ir_instr *in, int64_t *desc) {
   }
   for (int i = 0; i < ns; i++) {
     int slot = ns == 1 ? 1 : i;
-    ir_window_dim w = win_dim(in, i);
+    ir_window_dim w = cg_conv_window_dim(in, i);
     if (w.rhs_reversal != rev)
       return false;
     if (!window_params(desc, kind, &w, slot, src[2 + slot], dst[2 + slot], wei[3 + slot]))
