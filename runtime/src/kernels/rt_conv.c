@@ -140,11 +140,9 @@ CONV_CLONES static void conv_row_features(const conv_job *j, int64_t n, int64_t 
  * window's order (rows, then columns), as conv_row_width sums; out-of-range window rows are
  * skipped, padded columns multiplied by zero. */
 
-/* The row cache (on the stack), its rows and the widest window: hlo/rt.h HLO_RT_CONV_PLANE_*,
- * whose hlo_rt_conv_plane_fits hloc asks too (it runs these convolutions here, not in oneDNN);
- * larger rows take the row path. */
-enum { CONV_PLANE_CACHE = HLO_RT_CONV_PLANE_CACHE };
-enum { CONV_PLANE_MAX_RING = HLO_RT_CONV_PLANE_MAX_RING, CONV_PLANE_MAX_KW = HLO_RT_CONV_PLANE_MAX_KW };
+/* The row cache (on the stack), its rows and the widest window are hlo/rt.h's
+ * HLO_RT_CONV_PLANE_*, whose hlo_rt_conv_plane_fits hloc asks too (it runs these convolutions
+ * here, not in oneDNN); larger rows take the row path. */
 /* Output rows narrower than this, at stride 1 with a 3x3 window, are computed as one flat run
  * over the whole padded plane (plane_flat_3x3): a row loop per 7 or 14 outputs costs more
  * than the sums (mobilenet_v2's 7x7 layers 1.8x faster). */
@@ -158,7 +156,7 @@ typedef struct plane_geom {
   int64_t bands;     /* bands of output rows per plane (work units per plane) */
   /* where window column kx reads in a cached row (its phase's start plus its offset), and
    * window row ky's cache slot relative to window row 0's: (ky * DIL_H) mod ring */
-  int64_t col_at[CONV_PLANE_MAX_KW], row_slot[CONV_PLANE_MAX_RING];
+  int64_t col_at[HLO_RT_CONV_PLANE_MAX_KW], row_slot[HLO_RT_CONV_PLANE_MAX_RING];
   bool flat; /* short rows: plane_flat_3x3 */
 } plane_geom;
 
@@ -182,7 +180,7 @@ static bool plane_plan(const int64_t *d, plane_geom *g) {
   int64_t padded_rows = oh + g->ring - 1;
   g->flat = st == 1 && d[HLO_RT_CONV_ST_H] == 1 && d[HLO_RT_CONV_KH] == 3 && d[HLO_RT_CONV_KW] == 3 &&
             d[HLO_RT_CONV_OUT_W] == 1 && d[HLO_RT_CONV_OW] < CONV_PLANE_FLAT_WIDTH && g->bands == 1 &&
-            padded_rows * g->phase_len <= CONV_PLANE_CACHE && oh * g->phase_len <= HLO_RT_CONV_MAX_ROW;
+            padded_rows * g->phase_len <= HLO_RT_CONV_PLANE_CACHE && oh * g->phase_len <= HLO_RT_CONV_MAX_ROW;
   return true;
 }
 
@@ -296,7 +294,7 @@ CONV_CLONES static void plane_rows(const conv_job *j, const plane_geom *g, int64
   const float *plane = j->in + n * d[HLO_RT_CONV_IN_N] + o / d[HLO_RT_CONV_M] * d[HLO_RT_CONV_IN_C];
   const float *kern = j->k + o * d[HLO_RT_CONV_K_O];
   float *dst = j->out + n * d[HLO_RT_CONV_OUT_N] + o * d[HLO_RT_CONV_OUT_O];
-  int64_t tags[CONV_PLANE_MAX_RING]; /* the input row each cache slot holds */
+  int64_t tags[HLO_RT_CONV_PLANE_MAX_RING]; /* the input row each cache slot holds */
   for (int64_t s = 0; s < ring; s++)
     tags[s] = INT64_MIN;
   bool fused = kh_n == 3 && d[HLO_RT_CONV_KW] == 3 && ow_s == 1;
@@ -311,7 +309,7 @@ CONV_CLONES static void plane_rows(const conv_job *j, const plane_geom *g, int64
   int64_t iy0 = y0 * st_h - d[HLO_RT_CONV_PAD_H], slot0 = (iy0 % ring + ring) % ring, step = st_h % ring;
   for (int64_t oy = y0; oy < y1; oy++, iy0 += st_h, slot0 = slot0 + step >= ring ? slot0 + step - ring : slot0 + step) {
     float *out_row = dst + oy * d[HLO_RT_CONV_OUT_H];
-    const float *rows[CONV_PLANE_MAX_RING]; /* per window row: its cached row, NULL outside */
+    const float *rows[HLO_RT_CONV_PLANE_MAX_RING]; /* per window row: its cached row, NULL outside */
     int inside = 0;
     for (int64_t ky = 0; ky < kh_n; ky++) {
       int64_t iy = iy0 + ky * dil_h;
@@ -360,7 +358,7 @@ static void conv_planes(void *arg, int64_t begin, int64_t end) {
   const plane_job *pj = arg;
   const int64_t *d = pj->conv.d;
   const plane_geom *g = &pj->geom;
-  float cache[CONV_PLANE_CACHE], acc[HLO_RT_CONV_MAX_ROW];
+  float cache[HLO_RT_CONV_PLANE_CACHE], acc[HLO_RT_CONV_MAX_ROW];
   int64_t oh = d[HLO_RT_CONV_OH], band = (oh + g->bands - 1) / g->bands;
   for (int64_t u = begin; u < end; u++) {
     int64_t plane = u / g->bands, b = u % g->bands;
@@ -387,17 +385,13 @@ static void conv_rows(void *arg, int64_t begin, int64_t end) {
 
 HLO_RT_EXPORT void hlo_rt_conv_grouped_f32(hlo_context *ctx, const int64_t *desc, const float *in, const float *k,
                                            float *out) {
-  conv_job j = {desc, in, k, out};
-  plane_job pj = {j, {0}};
-  if (plane_plan(desc, &pj.geom)) {
-    double work = (double)desc[HLO_RT_CONV_N] * (double)desc[HLO_RT_CONV_O] * (double)desc[HLO_RT_CONV_OH] *
-                  (double)desc[HLO_RT_CONV_OW] * (double)desc[HLO_RT_CONV_KH] * (double)desc[HLO_RT_CONV_KW];
-    int64_t units = desc[HLO_RT_CONV_N] * desc[HLO_RT_CONV_O] * pj.geom.bands;
-    hlo_rt_parallel_for(work >= CONV_PARALLEL_MIN_WORK ? ctx : NULL, units, conv_planes, &pj);
-    return;
-  }
   int64_t rows = desc[HLO_RT_CONV_N] * desc[HLO_RT_CONV_OH];
   double work = (double)rows * (double)desc[HLO_RT_CONV_OW] * (double)desc[HLO_RT_CONV_O] *
                 (double)desc[HLO_RT_CONV_KIN] * (double)desc[HLO_RT_CONV_KH] * (double)desc[HLO_RT_CONV_KW];
-  hlo_rt_parallel_for(work >= CONV_PARALLEL_MIN_WORK ? ctx : NULL, rows, conv_rows, &j);
+  hlo_context *pool = work >= CONV_PARALLEL_MIN_WORK ? ctx : NULL;
+  plane_job pj = {{desc, in, k, out}, {0}};
+  if (plane_plan(desc, &pj.geom))
+    hlo_rt_parallel_for(pool, desc[HLO_RT_CONV_N] * desc[HLO_RT_CONV_O] * pj.geom.bands, conv_planes, &pj);
+  else
+    hlo_rt_parallel_for(pool, rows, conv_rows, &pj.conv);
 }
