@@ -25,3 +25,21 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
   add_test(NAME unit.rt_gemm_test.avx512_emulated COMMAND rt_gemm_test_avx512emu
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 endif()
+
+# Products whose results are written with non-temporal stores (rt_gemm_impl.h `streams`): every
+# aligned result streams at 1 byte, at each instruction set's tile (the AVX-512 one emulated on
+# AVX2 hosts as well), checked against the exact product and the unaligned (ordinary) bits.
+foreach(isa native avx2 baseline)
+  add_test(NAME unit.rt_gemm_test.nontemporal.${isa} COMMAND rt_gemm_test WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set(env "HLO_RT_NONTEMPORAL_MIN_BYTES=1")
+  if(NOT isa STREQUAL "native")
+    set(env "${env};HLO_RT_ISA=${isa}")
+  endif()
+  set_tests_properties(unit.rt_gemm_test.nontemporal.${isa} PROPERTIES ENVIRONMENT "${env}")
+endforeach()
+if(TARGET rt_gemm_test_avx512emu)
+  add_test(NAME unit.rt_gemm_test.nontemporal.avx512_emulated COMMAND rt_gemm_test_avx512emu
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(unit.rt_gemm_test.nontemporal.avx512_emulated PROPERTIES
+                       ENVIRONMENT "HLO_RT_NONTEMPORAL_MIN_BYTES=1")
+endif()

@@ -24,6 +24,7 @@
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define GEMM_X86 1
+#include <immintrin.h>
 #else
 #define GEMM_X86 0
 #endif
@@ -115,6 +116,30 @@ static gemm_blocks gemm_blocking(int64_t rows, int64_t cols, int64_t k, int mr, 
 #define GEMM_STR(x) #x
 #define GEMM_PRAGMA_UNROLL(n) _Pragma(GEMM_STR(GCC unroll n))
 
+/* The micro-kernels' `add` that writes the tile with non-temporal stores (C aligned to 64
+ * bytes and its rows a multiple of 64 bytes long; GEMM_NAME(streams)), and those stores for
+ * vectors of 16, 32 and 64 bytes (AVX-512's emulation on AVX2: two of 32). */
+#define GEMM_STREAM 2
+#if GEMM_X86
+#define GEMM_NT16(p, x) _mm_stream_si128((__m128i *)(p), (__m128i)(x))
+#define GEMM_NT32(p, x) _mm256_stream_si256((__m256i *)(p), (__m256i)(x))
+#ifndef RT_ISA_EMULATE_AVX512
+#define GEMM_NT64(p, x) _mm512_stream_si512((__m512i *)(p), (__m512i)(x))
+#else
+#define GEMM_NT64(p, x)                                                                              \
+  do {                                                                                               \
+    __m256i h_[2];                                                                                   \
+    __builtin_memcpy(h_, &(x), 64);                                                                  \
+    GEMM_NT32(p, h_[0]);                                                                             \
+    GEMM_NT32((char *)(p) + 32, h_[1]);                                                              \
+  } while (0)
+#endif
+#else
+#define GEMM_NT16(p, x) (*(p) = (x))
+#define GEMM_NT32(p, x) (*(p) = (x))
+#define GEMM_NT64(p, x) (*(p) = (x))
+#endif
+
 /* A micro-kernel: C[MR x NV*lanes] (row stride ldc) = (add ? C : 0) + A-micro-panel ·
  * B-micro-panel over kc steps, the A micro-panel holding AS >= MR rows per step, the depth
  * loop unrolled UNROLL times (the AVX2 kernel: 4, which took the 6 x 16 tile from 0.87x to
@@ -123,14 +148,15 @@ static gemm_blocks gemm_blocking(int64_t rows, int64_t cols, int64_t k, int mr, 
  * Accumulators are an array of vectors the unrolled loops turn into registers; `x - (V){0}`
  * broadcasts a scalar exactly (it keeps -0, unlike `+ 0`) and folds away.  The C tile is
  * prefetched first (its rows are ldc apart, in L2 or L3 after the previous depth panel). */
-#define GEMM_MICRO_AS(NAME, ATTR, T, V, MR, AS, NV, UNROLL)                                          \
+#define GEMM_MICRO_AS(NAME, ATTR, T, V, MR, AS, NV, UNROLL, NT)                                        \
   ATTR static void NAME(int64_t kc, const T *restrict a, const T *restrict b, T *restrict c, int64_t ldc, \
                         int add) {                                                                   \
     enum { lanes = sizeof(V) / sizeof(T) };                                                          \
     V acc[MR][NV];                                                                                   \
-    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) /* the C tile arrives while we compute */ \
-      _Pragma("GCC unroll 4") for (int v = 0; v < NV * (int)sizeof(V); v += 64)                      \
-        __builtin_prefetch((const char *)(c + i * ldc) + v, 1, 3);                                    \
+    if (add != GEMM_STREAM) /* the C tile arrives while we compute (streamed: never read) */        \
+      _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                          \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV * (int)sizeof(V); v += 64)                    \
+          __builtin_prefetch((const char *)(c + i * ldc) + v, 1, 3);                                  \
     _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                            \
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[i][v] = (V){0};                       \
     GEMM_PRAGMA_UNROLL(UNROLL) for (int64_t p = 0; p < kc; p++, a += AS, b += NV * lanes) {          \
@@ -144,10 +170,13 @@ static gemm_blocks gemm_blocking(int64_t rows, int64_t cols, int64_t k, int mr, 
     _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                            \
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                         \
         V *cp = (V *)(c + i * ldc + v * lanes);                                                      \
-        *cp = add ? *cp + acc[i][v] : acc[i][v];                                                     \
+        if (add == GEMM_STREAM)                                                                      \
+          NT(cp, acc[i][v]);                                                                         \
+        else                                                                                         \
+          *cp = add ? *cp + acc[i][v] : acc[i][v];                                                   \
       }                                                                                              \
   }
-#define GEMM_MICRO(NAME, ATTR, T, V, MR, NV, UNROLL) GEMM_MICRO_AS(NAME, ATTR, T, V, MR, MR, NV, UNROLL)
+#define GEMM_MICRO(NAME, ATTR, T, V, MR, NV, UNROLL, NT) GEMM_MICRO_AS(NAME, ATTR, T, V, MR, MR, NV, UNROLL, NT)
 
 /* The same for an A read in place: row i of the tile at a + i * lda, its depths contiguous. */
 #define GEMM_MICRO_DIRECT(NAME, ATTR, T, V, MR, NV)                                                  \

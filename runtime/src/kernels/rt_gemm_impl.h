@@ -32,15 +32,15 @@ typedef GEMM_T GEMM_NAME(v16b) __attribute__((vector_size(16), aligned(sizeof(GE
 typedef GEMM_T GEMM_NAME(v32b) __attribute__((vector_size(32), aligned(sizeof(GEMM_T))));
 typedef GEMM_T GEMM_NAME(v64b) __attribute__((vector_size(64), aligned(sizeof(GEMM_T))));
 
-GEMM_MICRO(GEMM_NAME(micro_base), , GEMM_T, GEMM_NAME(v16b), 4, 2, 1)
+GEMM_MICRO(GEMM_NAME(micro_base), , GEMM_T, GEMM_NAME(v16b), 4, 2, 1, GEMM_NT16)
 #if GEMM_X86
-GEMM_MICRO(GEMM_NAME(micro_avx2), __attribute__((target("avx2,fma"))), GEMM_T, GEMM_NAME(v32b), 6, 2, 4)
-GEMM_MICRO(GEMM_NAME(micro_avx512), RT_TARGET_AVX512, GEMM_T, GEMM_NAME(v64b), 14, 2, 1)
+GEMM_MICRO(GEMM_NAME(micro_avx2), __attribute__((target("avx2,fma"))), GEMM_T, GEMM_NAME(v32b), 6, 2, 4, GEMM_NT32)
+GEMM_MICRO(GEMM_NAME(micro_avx512), RT_TARGET_AVX512, GEMM_T, GEMM_NAME(v64b), 14, 2, 1, GEMM_NT64)
 /* The AVX-512 tile's last-row-tile kernels, 1 to 13 rows (256 = 18 x 14 + 4 rows: without
  * them the last tile computes 14 rows for 4). */
 #define GEMM_EDGE512(R)                                                                              \
   GEMM_MICRO_AS(GEMM_NAME(edge512_##R), RT_TARGET_AVX512, GEMM_T, GEMM_NAME(v64b), R, \
-                14, 2, 1)
+                14, 2, 1, GEMM_NT64)
 GEMM_EDGE512(1)
 GEMM_EDGE512(2)
 GEMM_EDGE512(3)
@@ -58,7 +58,7 @@ GEMM_EDGE512(13)
 /* One vector of columns (16 f32, 8 f64) for products that narrow (the MLP's last layer has
  * 10 columns: the 2-vector tile computed 32 for them). */
 GEMM_MICRO(GEMM_NAME(micro_avx512_narrow), RT_TARGET_AVX512, GEMM_T, GEMM_NAME(v64b), 14, 1,
-           1)
+           1, GEMM_NT64)
 /* A read in place: 6 rows by 4 vectors (64 f32 or 32 f64 columns), and one row. */
 GEMM_MICRO_DIRECT(GEMM_NAME(direct_avx512), RT_TARGET_AVX512, GEMM_T, GEMM_NAME(v64b), 6,
                   4)
@@ -233,7 +233,8 @@ GEMM_PACK_ATTR static void GEMM_NAME(pack_b)(const GEMM_SRC *b, const int64_t *d
 }
 
 /* One packed A block (mc x kc) times one packed B panel (kc x nc) into C (row stride ldc);
- * add: accumulate into C instead of overwriting it.  Partial tiles go through a local tile. */
+ * add: 1 accumulates into C, 0 overwrites it, GEMM_STREAM overwrites it with non-temporal
+ * stores.  Partial tiles go through a local tile (ordinary stores). */
 static void GEMM_NAME(macro_kernel)(const gemm_kernel *k, const GEMM_T *ap, const GEMM_T *bp, int64_t mc,
                                     int64_t nc, int64_t kc, GEMM_T *c, int64_t ldc, int add) {
   GEMM_NAME(micro_fn) micro = (GEMM_NAME(micro_fn))k->micro;
@@ -251,7 +252,7 @@ static void GEMM_NAME(macro_kernel)(const gemm_kernel *k, const GEMM_T *ap, cons
       micro(kc, a, b, tile, k->nr, 0);
       for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++)
-          cc[i * ldc + j] = add ? cc[i * ldc + j] + tile[i * k->nr + j] : tile[i * k->nr + j];
+          cc[i * ldc + j] = add == 1 ? cc[i * ldc + j] + tile[i * k->nr + j] : tile[i * k->nr + j];
     }
   }
 }
@@ -273,6 +274,7 @@ typedef struct GEMM_NAME(job) {
   hlo_rt_range_fn epi;
   void *epi_arg;
   int64_t c_off;
+  int stream; /* C written once with non-temporal stores where it is final (GEMM_NAME(streams)) */
   rt_gemm_grid grid;
 } GEMM_NAME(job);
 
@@ -304,6 +306,14 @@ static void GEMM_NAME(finish)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
     int64_t at = j->c_off + i * j->ldc + c0;
     j->epi(j->epi_arg, at, at + cols);
   }
+}
+
+/* The micro-kernels' `add` for the depth panel [pc, pc + kcur): accumulate after the first;
+ * the first overwrites, with non-temporal stores when it is also the last and the job streams. */
+static int GEMM_NAME(store_mode)(const GEMM_NAME(job) *j, int64_t pc, int64_t kcur) {
+  if (pc > 0)
+    return 1;
+  return j->stream && kcur == j->kk ? GEMM_STREAM : 0;
 }
 
 /* The reference loop nest on rows [i0, i0 + rows) x columns [j0, j0 + cols): used when
@@ -411,7 +421,7 @@ static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
       for (int64_t jc = 0; jc < cols; jc += bl.nc) {
         int64_t ncur = cols - jc < bl.nc ? cols - jc : bl.nc;
         GEMM_NAME(pack_b_at)(j, pc, j0 + jc, kcur, ncur, j->k.nr, bp);
-        GEMM_NAME(macro_kernel)(&j->k, ap, bp, rows, ncur, kcur, c + jc, j->ldc, pc > 0);
+        GEMM_NAME(macro_kernel)(&j->k, ap, bp, rows, ncur, kcur, c + jc, j->ldc, GEMM_NAME(store_mode)(j, pc, kcur));
         if (pc + kcur == j->kk)
           GEMM_NAME(finish)(j, i0, rows, j0 + jc, ncur);
       }
@@ -425,13 +435,18 @@ static void GEMM_NAME(serial)(const GEMM_NAME(job) *j, int64_t i0, int64_t rows,
         for (int64_t ic = 0; ic < rows; ic += bl.mc) {
           int64_t mcur = rows - ic < bl.mc ? rows - ic : bl.mc;
           GEMM_NAME(pack_a_at)(j, i0 + ic, pc, mcur, kcur, ap);
-          GEMM_NAME(macro_kernel)(&j->k, ap, bp, mcur, ncur, kcur, c + ic * j->ldc + jc, j->ldc, pc > 0);
+          GEMM_NAME(macro_kernel)(&j->k, ap, bp, mcur, ncur, kcur, c + ic * j->ldc + jc, j->ldc,
+                                  GEMM_NAME(store_mode)(j, pc, kcur));
           if (pc + kcur == j->kk)
             GEMM_NAME(finish)(j, i0 + ic, mcur, j0 + jc, ncur);
         }
       }
     }
   }
+#if GEMM_X86
+  if (j->stream) /* the streamed tiles visible before the pool reports this part done */
+    _mm_sfence();
+#endif
   hlo_rt_free(NULL, ap);
   hlo_rt_free(NULL, bp);
 }
@@ -508,6 +523,19 @@ GS_DRIVER_EXPANDED(GEMM_NAME(small), GEMM_NAME(job), GEMM_NAME(batch_job), GEMM_
 #undef GEMM_SMALL_A_F32
 #endif
 
+/* Whether the batch products' C (batch x m x ldc elements) is written with non-temporal stores
+ * where each tile is final at its first write (one depth panel): a result of
+ * rt_nontemporal_min_bytes() or more, which would not stay in the cache for its next reader
+ * anyway, without an epilogue (which reads C back), 64-byte aligned with rows of a multiple
+ * of 64 bytes (every full tile's vectors aligned).  Reading each line of C for ownership
+ * before writing it doubled the memory traffic of products of short depth (a 1x1 convolution,
+ * 32 x 192 at 28 x 28 x 96: docs/performance.md); the sums are the same. */
+static int GEMM_NAME(streams)(const GEMM_NAME(job) *p, int64_t batch) {
+  int64_t min = rt_nontemporal_min_bytes(), es = (int64_t)sizeof(GEMM_T);
+  return GEMM_X86 && min >= 0 && !p->epi && batch * p->m * p->ldc * es >= min && (uintptr_t)p->c % 64 == 0 &&
+         p->ldc * es % 64 == 0;
+}
+
 /* Runs every batch of bj: batches in parallel when there are enough of them, else one after
  * the other with each product's row blocks in parallel. */
 static void GEMM_NAME(run_batches)(hlo_context *ctx, int64_t batch, GEMM_NAME(batch_job) *bj) {
@@ -520,6 +548,7 @@ static void GEMM_NAME(run_batches)(hlo_context *ctx, int64_t batch, GEMM_NAME(ba
     return;
   }
 #endif
+  bj->proto.stream = GEMM_NAME(streams)(p, batch);
   int threads = gemm_threads(ctx, p->m, p->n, p->kk);
   if (batch > 1 && (batch >= threads || threads == 1)) {
     hlo_rt_parallel_for(threads > 1 ? ctx : NULL, batch, GEMM_NAME(batches), bj);
@@ -568,6 +597,7 @@ HLO_RT_EXPORT void GEMM_NAME(hlo_rt_gemm)(hlo_context *ctx, int64_t m, int64_t n
                       .a_cs = 1, .b_rs = ldb, .b_cs = 1, .c = c, .ldc = ldc};
   if (m <= 0 || n <= 0)
     return;
+  j.stream = GEMM_NAME(streams)(&j, 1);
   GEMM_NAME(gemm)(ctx, gemm_threads(ctx, m, n, k), &j);
 }
 #else

@@ -1037,6 +1037,53 @@ static void check_few_columns(hlo_context *ctx4, hlo_context *ctx6) {
   free(a), free(b), free(ah), free(bh), free(out), free(scratch);
 }
 
+/* Results written with non-temporal stores (rt_gemm_impl.h `streams`: a C of
+ * HLO_RT_NONTEMPORAL_MIN_BYTES or more, 64-byte aligned, rows a multiple of 64 bytes, one depth
+ * panel; unit.rt_gemm_test.nontemporal sets the size to 1 byte so that these small products
+ * stream): batched f32 and f64 products of full, edge and partial tiles, and a plain f32
+ * product, into an aligned C and into the same C one element off (never streamed); each
+ * against the exact product, and the two the same bits. */
+static void check_streamed(hlo_context *ctx) {
+  static const int64_t shapes[][4] = {{3, 192, 48, 32}, {2, 30, 96, 200}, {1, 20, 32, 7}, {4, 17, 80, 300}};
+  uint64_t seed = 4242;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int wide = 0; wide < 2; wide++) {
+      int64_t batch = shapes[s][0], m = shapes[s][1], n = shapes[s][2], k = shapes[s][3], cn = batch * m * n;
+      size_t es = wide ? sizeof(double) : sizeof(float);
+      double *ad = malloc(sizeof(double) * (size_t)(m * k)), *bd = malloc(sizeof(double) * (size_t)(batch * k * n));
+      float *af = malloc(sizeof(float) * (size_t)(m * k)), *bf = malloc(sizeof(float) * (size_t)(batch * k * n));
+      char *aligned = aligned_alloc(64, (size_t)(cn + 16) * es), *off = aligned_alloc(64, (size_t)(cn + 16) * es);
+      for (int64_t i = 0; i < m * k; i++)
+        ad[i] = next_value(&seed), af[i] = (float)ad[i];
+      for (int64_t i = 0; i < batch * k * n; i++)
+        bd[i] = next_value(&seed), bf[i] = (float)bd[i];
+      char *outs[2] = {aligned, off + es};
+      for (int o = 0; o < 2; o++)
+        if (wide)
+          hlo_rt_gemm_strided_f64(ctx, batch, m, n, k, ad, 0, k, 1, bd, k * n, n, 1, (double *)outs[o]);
+        else if (batch == 1 && o == 0)
+          hlo_rt_gemm_f32(ctx, m, n, k, af, k, bf, n, (float *)outs[o], n);
+        else
+          hlo_rt_gemm_strided_f32(ctx, batch, m, n, k, af, 0, k, 1, bf, k * n, n, 1, (float *)outs[o]);
+      char what[96];
+      snprintf(what, sizeof what, "streamed %s %lldx%lldx%lldx%lld", wide ? "f64" : "f32", (long long)batch,
+               (long long)m, (long long)n, (long long)k);
+      for (int64_t t = 0; t < batch; t++)
+        if (wide)
+          CHECK_PRODUCT(double, what, m, n, k, ad, k, 1, bd + t * k * n, n, 1, (double *)aligned + t * m * n, n,
+                        DBL_EPSILON);
+        else
+          CHECK_PRODUCT(float, what, m, n, k, af, k, 1, bf + t * k * n, n, 1, (float *)aligned + t * m * n, n,
+                        FLT_EPSILON);
+      checks++;
+      if (memcmp(outs[0], outs[1], (size_t)cn * es) != 0) {
+        printf("FAIL %s: the aligned (streamed) and unaligned results differ\n", what);
+        failures++;
+      }
+      free(ad), free(bd), free(af), free(bf), free(aligned), free(off);
+    }
+}
+
 int main(void) {
   check_isa_cap();
   check_empty();
@@ -1065,6 +1112,8 @@ int main(void) {
   check_bf16_probe();
   check_grid_bits(ctx, ctx6);
   check_few_columns(ctx, ctx6);
+  check_streamed(ctx);
+  check_streamed(NULL);
   hlo_context_destroy(ctx6);
   hlo_context_destroy(ctx);
   printf("rt_gemm_test: %d checks, %d failures\n", checks, failures);
