@@ -240,10 +240,17 @@ static inline int64_t gs_dots_block(int64_t bytes_per_column, int dc) {
         gs_v##N##f acc[R][W];                                                                            \
         _Pragma("GCC unroll 16") for (int y = 0; y < R; y++)                                             \
           _Pragma("GCC unroll 16") for (int x = 0; x < W; x++) acc[y][x] = (gs_v##N##f){0};              \
-        for (int64_t p = 0; p < k; p++) {                                                                \
-          int64_t ahead = p + GS_PF_ROWS < k ? p + GS_PF_ROWS : p;                                       \
+        /* the element GS_PF_ROWS depths ahead: in this strip, or past its last depth in the */         \
+        /* strips to come (short depths: the next strip's rows; none past the last strip) */              \
+        int64_t pf_row = GS_PF_ROWS % k, pf_at = j + GS_PF_ROWS / k * 16 * V;                            \
+        for (int64_t p = 0; p < k; p++, pf_row++) {                                                      \
+          if (pf_row == k)                                                                               \
+            pf_row = 0, pf_at += 16 * V;                                                                 \
           const TB *row = base + (bb->dep ? bb->dep[p] : p * bb->stride);                                \
-          const TB *next = base + (bb->dep ? bb->dep[ahead] : ahead * bb->stride);                       \
+          int64_t pf_off = bb->dep ? bb->dep[pf_row] : pf_row * bb->stride;                              \
+          const TB *next = pf_at == j                 ? base + pf_off                                    \
+                           : pf_at < full && !bb->col ? (const TB *)bb->b + c0 + pf_at + pf_off          \
+                                                      : row;                                             \
           gs_v##N##f bv[W];                                                                              \
           _Pragma("GCC unroll 4") for (int e = 0; e < 16 * V; e += line) __builtin_prefetch(next + e, 0, 3); \
           _Pragma("GCC unroll 16") for (int x = 0; x < W; x++) bv[x] = LOAD(N, row + N * x);             \
