@@ -10,7 +10,8 @@
  *    smaller than the kernel's ("weights gradient shaped": fb01_io01->01bf); lhs batch is
  *    oneDNN's channels, lhs feature its batch, window dilation its stride.
  * Dense NCHW 1x1 convolutions of large images stay on hloc's own product per image or GEMM
- * path, f32 depthwise NCHW ones on the direct kernel's plane path (own_kernel_faster).
+ * path (on CPUs with AVX-512 only the larger ones), f32 depthwise NCHW ones on the direct
+ * kernel's plane path (`route`).
  * Everything else, and anything oneDNN declines at run time, runs the lowering of conv.c: the
  * call returns 0 and the generated code falls through to it.  Constant weights carry a hash of
  * their bytes in the descriptor (weights_key), so the runtime can keep them in oneDNN's layout
@@ -105,19 +106,41 @@ static int conv_kind(const ir_instr *in, int ns) {
  * convolution whose channels are not the minor dimension (NCHW): oneDNN 2.6 runs those through
  * its GEMM-based kernel, per image.  With the positions the minor dimensions, in order, conv.c
  * multiplies each image in place (cg_conv_pointwise_path), faster than oneDNN from 28x28 on an
- * AMD EPYC family 25 (mobilenet_v2's 32 -> 192 at 28x28: 9.6-10.2 ms against 11.4-13.3; at 14x14
- * and 7x7 oneDNN wins by 1.2-1.4x); else its GEMM path gathers the features, faster from 56x56
- * (loses 2-8x below; docs/performance.md "Convolution"). */
-enum { DNNL_NCHW_1X1_MAX_POSITIONS = 56 * 56 - 1, DNNL_NCHW_POINTWISE_MAX_POSITIONS = 28 * 28 - 1 };
+ * AMD EPYC family 25 (AVX2; mobilenet_v2's 32 -> 192 at 28x28: 9.6-10.2 ms against 11.4-13.3;
+ * at 14x14 and 7x7 oneDNN wins by 1.2-1.4x); else its GEMM path gathers the features, faster
+ * from 56x56 (loses 2-8x below; docs/performance.md "Convolution").  With AVX-512 oneDNN's
+ * GEMM is the faster from 56x56 only (AMD EPYC family 26, 2 threads, batch 96: at 28x28 32 ->
+ * 192 2.1 against 2.5 ms, 192 -> 32 2.5 against 3.2, 192 -> 64 3.7 against 5.1; at 56x56 24 ->
+ * 144 6.3 against 4.8, 144 -> 24 and 96 -> 24 a tie; at 112x112 16 -> 96 16.8 against 14.0), and
+ * for products of at most 16 output features at any size (our few-rows path: 32 -> 16 at
+ * 112x112 6.6 against 8.1-8.3 ms, 96 -> 16 18-19.5 against 22.8). */
+enum {
+  DNNL_NCHW_1X1_MAX_POSITIONS = 56 * 56 - 1,
+  DNNL_NCHW_POINTWISE_MAX_POSITIONS = 28 * 28 - 1,
+  DNNL_NCHW_POINTWISE_MAX_POSITIONS_AVX512 = 56 * 56 - 1,
+  DNNL_NCHW_POINTWISE_MAX_OUTS_AVX512 = 16,
+};
 
-/* Is this (planned) convolution one that hloc's own kernels run faster? */
-static bool own_kernel_faster(const ir_instr *in, const int64_t *desc) {
+/* Where a (planned) convolution runs: oneDNN, hloc's own kernels, or oneDNN only on CPUs with
+ * AVX-512 (hlo/rt.h HLO_RT_DNNL_AVX512_ONLY) and ours elsewhere. */
+typedef enum { ROUTE_DNNL, ROUTE_OWN, ROUTE_DNNL_ON_AVX512 } conv_route;
+
+static conv_route route(const ir_instr *in, const int64_t *desc) {
   const int64_t *src = desc + HLO_RT_DNNL_SRC, *wei = desc + HLO_RT_DNNL_WEI, *dst = desc + HLO_RT_DNNL_DST;
+  if (cg_conv_plane_path(in))
+    return ROUTE_OWN;
   bool dense_1x1 = desc[HLO_RT_DNNL_KIND] != HLO_RT_DNNL_BWD_WEIGHTS && desc[HLO_RT_DNNL_GROUPS] == 1 &&
                    wei[3] == 1 && wei[4] == 1 && desc[HLO_RT_DNNL_STRIDE] == 1 && desc[HLO_RT_DNNL_STRIDE + 1] == 1;
   bool channels_minor = src[5] == 1 && dst[5] == 1;
-  int64_t most = cg_conv_pointwise_path(in) ? DNNL_NCHW_POINTWISE_MAX_POSITIONS : DNNL_NCHW_1X1_MAX_POSITIONS;
-  return (dense_1x1 && !channels_minor && dst[2] * dst[3] > most) || cg_conv_plane_path(in);
+  if (!dense_1x1 || channels_minor)
+    return ROUTE_DNNL;
+  int64_t positions = dst[2] * dst[3];
+  if (!cg_conv_pointwise_path(in))
+    return positions > DNNL_NCHW_1X1_MAX_POSITIONS ? ROUTE_OWN : ROUTE_DNNL;
+  if (positions <= DNNL_NCHW_POINTWISE_MAX_POSITIONS)
+    return ROUTE_DNNL;
+  bool avx512_own = positions > DNNL_NCHW_POINTWISE_MAX_POSITIONS_AVX512 && dst[1] > DNNL_NCHW_POINTWISE_MAX_OUTS_AVX512;
+  return avx512_own ? ROUTE_OWN : ROUTE_DNNL_ON_AVX512;
 }
 
 /* Fills desc for the convolution; false when oneDNN cannot take it. */
@@ -225,9 +248,13 @@ static int64_t weights_key(const cg_function *f, const ir_instr *in, const int64
 }
 
 bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlockRef *out_join) {
-  int64_t desc[HLO_RT_DNNL_DESC_LEN];
-  if (!dnnl_plan(in, desc) || own_kernel_faster(in, desc))
+  int64_t desc[HLO_RT_DNNL_DESC_LEN] = {0};
+  if (!dnnl_plan(in, desc))
     return false;
+  conv_route r = route(in, desc);
+  if (r == ROUTE_OWN)
+    return false;
+  desc[HLO_RT_DNNL_AVX512_ONLY] = r == ROUTE_DNNL_ON_AVX512;
   desc[HLO_RT_DNNL_WEI_KEY] = weights_key(f, in, desc);
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;

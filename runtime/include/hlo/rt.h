@@ -106,7 +106,11 @@ static inline int hlo_rt_conv_plane_fits(const int64_t *d) {
  * paddings (y, x).  One-dimensional convolutions have a unit height.  Last, WEI_KEY: 0, or,
  * when the weights (rhs of FWD and BWD_DATA) are a constant of the model, a nonzero hash of
  * their bytes: the runtime may then keep them in oneDNN's layout in the context across calls,
- * found again by this descriptor's address, rhs and the hash (rt_dnnl.c). */
+ * found again by this descriptor's address, rhs and the hash (rt_dnnl.c).  AVX512_ONLY: nonzero
+ * when oneDNN is to take the convolution only on a CPU whose runtime level is AVX-512
+ * (rt_isa.h, capped by HLO_RT_ISA); elsewhere the call returns 0 and hloc's own kernel runs
+ * (the forms where oneDNN's AVX-512 kernels beat ours and its AVX2 ones do not:
+ * compiler/codegen/conv_dnnl.c `route`). */
 enum {
   HLO_RT_DNNL_TYPE, HLO_RT_DNNL_KIND, HLO_RT_DNNL_GROUPS, HLO_RT_DNNL_FLIP,
   HLO_RT_DNNL_SRC,                   /* 4 sizes, then 4 strides */
@@ -117,6 +121,7 @@ enum {
   HLO_RT_DNNL_PAD_L = HLO_RT_DNNL_DIL + 2,
   HLO_RT_DNNL_PAD_R = HLO_RT_DNNL_PAD_L + 2,
   HLO_RT_DNNL_WEI_KEY = HLO_RT_DNNL_PAD_R + 2, /* see below */
+  HLO_RT_DNNL_AVX512_ONLY,
   HLO_RT_DNNL_DESC_LEN
 };
 enum { HLO_RT_DNNL_FWD, HLO_RT_DNNL_BWD_DATA, HLO_RT_DNNL_BWD_WEIGHTS };
