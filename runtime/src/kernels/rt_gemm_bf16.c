@@ -265,15 +265,15 @@ __attribute__((target("amx-tile"))) static void bf_tiles_end(void) { _tile_relea
     _Pragma("GCC unroll 16") for (int i = 0; i < R; i++) for (int v = 0; v < 2; v++)                        \
         _mm512_storeu_ps(c + i * ldc + 16 * v, acc[i][v]);                                                  \
   }
-BF_MICRO_AVX(bf_micro_avx14, 14)
-BF_MICRO_AVX(bf_micro_avx4, 4)
+BF_MICRO_AVX(bf_micro_avx11, 11)
+BF_MICRO_AVX(bf_micro_avx10, 10)
 #undef BF_MICRO_AVX
 
-/* The 32-row tile as rows 0-13, 14-27 and 28-31 (an A depth block holds row i at i*32). */
+/* The 32-row tile as rows 0-10, 11-21 and 22-31 (an A depth block holds row i at i*32). */
 static void bf_micro_avx(int64_t kcp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc, int add) {
-  bf_micro_avx14(kcp, a, b, c, ldc, add);
-  bf_micro_avx14(kcp, a + 14 * 32, b, c + 14 * ldc, ldc, add);
-  bf_micro_avx4(kcp, a + 28 * 32, b, c + 28 * ldc, ldc, add);
+  bf_micro_avx11(kcp, a, b, c, ldc, add);
+  bf_micro_avx11(kcp, a + 11 * 32, b, c + 11 * ldc, ldc, add);
+  bf_micro_avx10(kcp, a + 22 * 32, b, c + 22 * ldc, ldc, add);
 }
 
 /* One depth pair (rows r0, r1) of a full 32-column group of a row-major B into its two tile
