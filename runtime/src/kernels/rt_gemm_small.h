@@ -19,9 +19,8 @@
  *   SSE) take 5 to 16 rows through a panel kernel instead: B widened once per block into an
  *   f32 buffer, then tiles of 6 or 4 rows (2 with SSE) by 16 columns from it.
  * Each result sums in a fixed order and the callers split columns at multiples of GS_RUN,
- * so on one host the bits depend on the shape alone, not on the thread count.  Hosts without
- * AVX-512 also run products of few columns (at most GS_MAX_M) and more rows here,
- * transposed: C^T = B^T . A^T, A read in place as the kernels' B, each thread's rows of C
+ * so on one host the bits depend on the shape alone, not on the thread count.  Products of
+ * few columns (at most GS_MAX_M) and more rows run here too, transposed: C^T = B^T . A^T, A read in place as the kernels' B, each thread's rows of C
  * transposed back from a buffer (gs_swap_pays, GS_SPLIT's SWAPPED).
  */
 #ifndef HLOC_RT_GEMM_SMALL_H
@@ -536,11 +535,12 @@ static inline int gs_b_ok(int64_t n, int64_t rs, int64_t cs, const int64_t *col)
  * C^T = B^T . A^T, on the few-rows kernels with A read in place as their B (GS_SPLIT's
  * SWAPPED), rather than packed: A of rows rs and depths cs apart (or offset tables row),
  * whose every element the packed path would copy to use it n times.  Measured on AVX2 (AMD
- * EPYC family 25, docs/performance-gemm.md "Ninth round"); hosts with AVX-512 keep the packed
- * path, where its wide kernels and AMX have not been measured against this. */
+ * EPYC family 25, docs/performance-gemm.md "Ninth round") and AVX-512 (AMD EPYC family 26:
+ * 8192 x 1024 by 1 to 16 columns, f32 and bf16, A row-major or depth-major, 2 threads: 1.2-10x
+ * the packed path's speed, bf16 depth-major with 16 columns a tie).  With AMX, bf16 products
+ * of few columns so leave the tiles; not measured there. */
 static inline int gs_swap_pays(int64_t m, int64_t n, int64_t rs, int64_t cs, const int64_t *row) {
-  return m > GS_MAX_M && n <= GS_MAX_M && rt_isa_level() < RT_ISA_AVX512 && gs_b_ok(m, cs, rs, row) &&
-         gs_rows_pay(n, cs, rs, row);
+  return m > GS_MAX_M && n <= GS_MAX_M && gs_b_ok(m, cs, rs, row) && gs_rows_pay(n, cs, rs, row);
 }
 
 /* Whether a product (m x n x kk; A of rows rs and depths cs apart or through the table

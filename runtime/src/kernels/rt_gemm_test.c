@@ -983,7 +983,7 @@ static void check_grid_bits(hlo_context *ctx4, hlo_context *ctx6) {
   free(bh);
 }
 
-/* Few columns and many rows (on hosts without AVX-512 run transposed, A read in place:
+/* Few columns and many rows (run transposed, A read in place:
  * rt_gemm_small.h gs_swap_pays): f32 and bf16, A row-major (dot products) and A with its rows
  * side by side (depth-major), every column count to 16, with the bf16 result rounded; each
  * against the exact product, and the same bits on 1, 4 and 6 threads. */
