@@ -101,7 +101,13 @@ def fix_coretype(builder, notes):
     OPENBLAS_CORETYPE=SkylakeX for numpy (imported after this) and the C drivers."""
     core = openblas_core(builder)
     if "OPENBLAS_CORETYPE" in os.environ:
-        notes.append("OPENBLAS_CORETYPE=%s (from the environment)" % os.environ["OPENBLAS_CORETYPE"])
+        want = os.environ["OPENBLAS_CORETYPE"]
+        notes.append("OPENBLAS_CORETYPE=%s (from the environment)" % want)
+        if "avx512f" in cpu_flags() and want.lower() not in FAST_CORES and not os.environ.get("HLO_RT_ISA"):
+            # Seen on a machine image that exported OPENBLAS_CORETYPE=Haswell: OpenBLAS at half
+            # its speed on an AVX-512 CPU while hloc used AVX-512 (docs/performance.md).
+            print("bench: warning: OPENBLAS_CORETYPE=%s holds OpenBLAS (and numpy) to a core without "
+                  "AVX-512 on this AVX-512 CPU; unset it for a fair baseline" % want, file=sys.stderr)
         return core
     if core and "avx512f" in cpu_flags() and core.lower() not in FAST_CORES:
         os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
