@@ -128,6 +128,10 @@ class Module:
 
     def __init__(self, path, threads=0):
         path = os.fspath(path)
+        if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+            # oneDNN's libgomp loads with the model: a shorter spin of its idle threads, as
+            # hlorun (tools/run.c shorten_openmp_spin; docs/runtime.md "Threads").
+            os.environ["GOMP_SPINCOUNT"] = "10000"
         try:
             self._lib = lib = ctypes.CDLL(os.path.abspath(path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
         except OSError as e:
