@@ -140,8 +140,8 @@ static gemm_blocks gemm_blocking(int64_t rows, int64_t cols, int64_t k, int mr, 
 #define GEMM_NT64(p, x) (*(p) = (x))
 #endif
 
-/* A micro-kernel: C[MR x NV*lanes] (row stride ldc) = (add ? C : 0) + A-micro-panel ·
- * B-micro-panel over kc steps, the A micro-panel holding AS >= MR rows per step, the depth
+/* A micro-kernel: C[MR x NV*lanes] (row stride ldc) = (add == 1 ? C : 0) + A-micro-panel ·
+ * B-micro-panel over kc steps (add == GEMM_STREAM: written with non-temporal stores, NT), the A micro-panel holding AS >= MR rows per step, the depth
  * loop unrolled UNROLL times (the AVX2 kernel: 4, which took the 6 x 16 tile from 0.87x to
  * 1.02x OpenBLAS's single-thread speed on an AMD EPYC family 25, 1024^3, alternating in one
  * process; the others are as they were measured, 1).

@@ -269,7 +269,10 @@ BF_MICRO_AVX(bf_micro_avx11, 11)
 BF_MICRO_AVX(bf_micro_avx10, 10)
 #undef BF_MICRO_AVX
 
-/* The 32-row tile as rows 0-10, 11-21 and 22-31 (an A depth block holds row i at i*32). */
+/* The 32-row tile as rows 0-10, 11-21 and 22-31 (an A depth block holds row i at i*32): each
+ * part keeps at least 20 accumulator chains in flight (vdpbf16ps's latency wants 12 at two per
+ * cycle; the earlier 14 + 14 + 4 split left the last part 8, matmul 2048 4-7 % slower on an
+ * AMD EPYC family 26). */
 static void bf_micro_avx(int64_t kcp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc, int add) {
   bf_micro_avx11(kcp, a, b, c, ldc, add);
   bf_micro_avx11(kcp, a + 11 * 32, b, c + 11 * ldc, ldc, add);

@@ -20,8 +20,9 @@
  *   f32 buffer, then tiles of 6 or 4 rows (2 with SSE) by 16 columns from it.
  * Each result sums in a fixed order and the callers split columns at multiples of GS_RUN,
  * so on one host the bits depend on the shape alone, not on the thread count.  Products of
- * few columns (at most GS_MAX_M) and more rows run here too, transposed: C^T = B^T . A^T, A read in place as the kernels' B, each thread's rows of C
- * transposed back from a buffer (gs_swap_pays, GS_SPLIT's SWAPPED).
+ * few columns (at most GS_MAX_M) and more rows run here too, transposed: C^T = B^T . A^T, A
+ * read in place as the kernels' B, each thread's rows of C transposed back from a buffer
+ * (gs_swap_pays, GS_SPLIT's SWAPPED).
  */
 #ifndef HLOC_RT_GEMM_SMALL_H
 #define HLOC_RT_GEMM_SMALL_H
