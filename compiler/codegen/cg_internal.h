@@ -345,6 +345,10 @@ bool cg_conv_plane_path(const ir_instr *in);
  * group, f32 or f64, output [batch, feature, positions...]) that conv.c computes as one
  * product per image, operands in place. */
 bool cg_conv_pointwise_path(const ir_instr *in);
+/* Fills the descriptor of a depthwise convolution's weight gradient (hlo/rt.h HLO_RT_DWG_*:
+ * f32, two spatial dimensions, batch_group_count = the channels with one per group, no base
+ * dilation or reversal, rows of x and dy contiguous) and returns true; else false. */
+bool cg_conv_dw_wgrad_plan(const ir_instr *in, int64_t *desc);
 /* window.c */
 void cg_lower_reduce_window(cg_function *f, ir_instr *in);
 void cg_lower_gather(cg_function *f, ir_instr *in, LLVMValueRef out);

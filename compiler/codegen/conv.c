@@ -414,9 +414,26 @@ static bool conv_pointwise(cg_function *f, ir_instr *in, LLVMValueRef out) {
   return true;
 }
 
-/* hloc's own lowering: the direct kernel, the GEMM path or the loop. */
+/* A depthwise convolution's weight gradient (cg_conv_dw_wgrad_plan), operands in place. */
+static bool conv_dw_wgrad(cg_function *f, ir_instr *in, LLVMValueRef out) {
+  int64_t desc[HLO_RT_DWG_DESC_LEN];
+  if (!cg_conv_dw_wgrad_plan(in, desc))
+    return false;
+  cg_module *cm = f->cm;
+  LLVMValueRef c[HLO_RT_DWG_DESC_LEN];
+  for (int i = 0; i < HLO_RT_DWG_DESC_LEN; i++)
+    c[i] = cg_i64(cm, desc[i]);
+  LLVMValueRef g = cg_const_global(cm, LLVMConstArray2(cm->i64, c, HLO_RT_DWG_DESC_LEN), "conv.dwg");
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  LLVMValueRef x = f->values[in->operands[0]->id].leaves[0], dy = f->values[in->operands[1]->id].leaves[0];
+  cg_runtime_call(cm, CG_RT_hlo_rt_conv_dw_wgrad_f32, (LLVMValueRef[]){f->ctx_arg, g, x, dy, out}, 5, "");
+  return true;
+}
+
+/* hloc's own lowering: the direct kernel, a depthwise weight gradient, the product per image,
+ * the GEMM path or the loop. */
 static void conv_own(cg_function *f, ir_instr *in, LLVMValueRef out) {
-  if (conv_direct(f, in, out) || conv_pointwise(f, in, out) || conv_gemm(f, in, out))
+  if (conv_direct(f, in, out) || conv_dw_wgrad(f, in, out) || conv_pointwise(f, in, out) || conv_gemm(f, in, out))
     return;
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;

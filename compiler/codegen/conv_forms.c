@@ -1,8 +1,8 @@
 /* conv_forms.c — which of hloc's own convolution kernels takes a convolution, asked by the
  * lowering (conv.c) and by the router to oneDNN (conv_dnnl.c) alike, so that both read one
  * rule: the direct kernel's descriptor (runtime/src/kernels/rt_conv.c, hlo/rt.h HLO_RT_CONV_*),
- * its plane path, and the 1x1 convolutions over minor positions that conv.c multiplies one
- * image at a time.  Also the window and stride helpers both use.  Calls nothing above it.
+ * its plane path, the 1x1 convolutions over minor positions that conv.c multiplies one
+ * image at a time, and depthwise weight gradients (runtime/src/kernels/rt_conv_wgrad.c).  Also the window and stride helpers both use.  Calls nothing above it.
  */
 #include "codegen/cg_internal.h"
 #include "hlo/rt.h"
@@ -92,3 +92,51 @@ bool cg_conv_pointwise_path(const ir_instr *in) {
   return true;
 }
 
+
+bool cg_conv_dw_wgrad_plan(const ir_instr *in, int64_t *desc) {
+  const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;
+  const typeof(in->attrs.u.conv) *c = &in->attrs.u.conv;
+  const ir_conv_dnums *d = &c->dnums;
+  int64_t groups = c->batch_group_count;
+  if (l->et != IR_F32 || r->et != IR_F32 || o->et != IR_F32 || d->input_spatial.n != 2 || groups < 2 ||
+      c->feature_group_count != 1)
+    return false;
+  /* one channel per group: lhs batch = kernel output features = output features = groups; the
+   * images (lhs feature) are the kernel's input features; one output batch */
+  if (l->dims[d->input_batch] != groups || r->dims[d->kernel_output_feature] != groups ||
+      o->dims[d->output_feature] != groups || o->dims[d->output_batch] != 1 ||
+      r->dims[d->kernel_input_feature] != l->dims[d->input_feature] ||
+      cg_dim_stride(l, d->input_spatial.v[1]) != 1 || cg_dim_stride(r, d->kernel_spatial.v[1]) != 1)
+    return false;
+  ir_window_dim w[2] = {cg_conv_window_dim(in, 0), cg_conv_window_dim(in, 1)};
+  for (int i = 0; i < 2; i++)
+    if (w[i].lhs_dilate != 1 || w[i].rhs_reversal || w[i].stride < 1 || w[i].rhs_dilate < 1)
+      return false;
+  int64_t v[HLO_RT_DWG_DESC_LEN] = {
+      l->dims[d->input_feature],
+      groups,
+      l->dims[d->input_spatial.v[0]],
+      l->dims[d->input_spatial.v[1]],
+      r->dims[d->kernel_spatial.v[0]],
+      r->dims[d->kernel_spatial.v[1]],
+      o->dims[d->output_spatial.v[0]],
+      o->dims[d->output_spatial.v[1]],
+      cg_dim_stride(l, d->input_feature),
+      cg_dim_stride(l, d->input_batch),
+      cg_dim_stride(l, d->input_spatial.v[0]),
+      cg_dim_stride(r, d->kernel_input_feature),
+      cg_dim_stride(r, d->kernel_output_feature),
+      cg_dim_stride(r, d->kernel_spatial.v[0]),
+      cg_dim_stride(o, d->output_feature),
+      cg_dim_stride(o, d->output_spatial.v[0]),
+      cg_dim_stride(o, d->output_spatial.v[1]),
+      w[0].stride,
+      w[1].stride,
+      w[0].rhs_dilate,
+      w[1].rhs_dilate,
+      w[0].pad_lo,
+      w[1].pad_lo};
+  for (int i = 0; i < HLO_RT_DWG_DESC_LEN; i++)
+    desc[i] = v[i];
+  return true;
+}

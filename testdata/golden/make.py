@@ -1118,6 +1118,19 @@ def model_convolution_cases():
     model_conv_case(rng, "conv_model_1x1_pointwise_f64", (2, 5, 9, 7), (6, 5, 1, 1), "bf01_oi01->bf01", (1, 1),
                     dt=np.float64)
     model_conv_case(rng, "conv_model_1x1_pointwise_1d", (3, 6, 900), (5, 6, 1), "bf0_oi0->bf0", (1,))
+    # (their own generator, so the cases above keep their data)
+    rng = np.random.default_rng(29)
+    # depthwise weight gradients on hloc's own kernel (runtime/src/kernels/rt_conv_wgrad.c):
+    # rows past its 16 lanes with a tail, a 5x5 window with uneven padding, a dilated forward
+    # convolution (window stride 2), stride 2 over wide rows
+    model_conv_case(rng, "conv_model_bwd_weights_dw_wide", (3, 6, 10, 37), (3, 6, 10, 37), "fb01_io01->01bf",
+                    (10, 37), pad=p1, bgc=6)
+    model_conv_case(rng, "conv_model_bwd_weights_dw_5x5", (2, 4, 13, 21), (2, 4, 11, 19), "fb01_io01->01bf",
+                    (11, 19), pad=((1, 2), (2, 1)), bgc=4)
+    model_conv_case(rng, "conv_model_bwd_weights_dw_dil2", (2, 5, 12, 34), (2, 5, 12, 34), "fb01_io01->01bf",
+                    (12, 34), stride=(2, 2), pad=((2, 2), (2, 2)), bgc=5)
+    model_conv_case(rng, "conv_model_bwd_weights_dw_s2_wide", (2, 3, 15, 70), (2, 3, 8, 35), "fb01_io01->01bf",
+                    (8, 35), pad=((1, 0), (1, 0)), rhs_dilate=(2, 2), bgc=3)
 
 
 def half_conv_case(rng, name, dt, out_dt, xs, ws, labels, size, stride=(1, 1), pad=((0, 0), (0, 0)), fgc=1):

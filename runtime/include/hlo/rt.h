@@ -95,6 +95,19 @@ static inline int hlo_rt_conv_plane_fits(const int64_t *d) {
          ring <= HLO_RT_CONV_PLANE_MAX_RING && ring * st * ((padded + st - 1) / st) <= HLO_RT_CONV_PLANE_CACHE;
 }
 
+/* Descriptor of hlo_rt_conv_dw_wgrad_f32 (a depthwise convolution's weight gradient,
+ * runtime/src/kernels/rt_conv_wgrad.c): images N summed over, channels C; x planes H x W with
+ * element strides for image, channel and row (columns contiguous); dy planes OH x OW likewise;
+ * out (C, KH, KW) strides; the window stride between taps (ST_*: the forward convolution's
+ * dilation), the window dilation between dy positions (DL_*: its stride) and the low padding
+ * (y, x). */
+enum {
+  HLO_RT_DWG_N, HLO_RT_DWG_C, HLO_RT_DWG_H, HLO_RT_DWG_W, HLO_RT_DWG_OH, HLO_RT_DWG_OW, HLO_RT_DWG_KH,
+  HLO_RT_DWG_KW, HLO_RT_DWG_X_N, HLO_RT_DWG_X_C, HLO_RT_DWG_X_H, HLO_RT_DWG_DY_N, HLO_RT_DWG_DY_C,
+  HLO_RT_DWG_DY_H, HLO_RT_DWG_OUT_C, HLO_RT_DWG_OUT_H, HLO_RT_DWG_OUT_W, HLO_RT_DWG_ST_H, HLO_RT_DWG_ST_W,
+  HLO_RT_DWG_DL_H, HLO_RT_DWG_DL_W, HLO_RT_DWG_PAD_H, HLO_RT_DWG_PAD_W, HLO_RT_DWG_DESC_LEN
+};
+
 /* Descriptor of hlo_rt_conv_dnnl: the element type of all three arrays (HLO_RT_DNNL_F32 or
  * _BF16: bf16 operands and result, accumulated in f32 and rounded once), the kind (HLO_RT_DNNL_FWD: lhs is the source, rhs the
  * weights, out the destination; _BWD_DATA: lhs is the destination's gradient, rhs the weights,

@@ -5,7 +5,8 @@
  * stride, 1-D (unit height), wide rows (56; 71 at stride 2 with three input features per
  * group), a window of 19 columns (its bounds computed per use, not cached per row), one
  * thread and a 2-thread context; the plane path's cases (a multiplier, dilation, bands of rows,
- * small images, rows too wide for its cache, wide padding) at the end.
+ * small images, rows too wide for its cache, wide padding) at the end.  Also
+ * hlo_rt_conv_dw_wgrad_f32 (run_dw_wgrad_all) against its formula.
  */
 #include <float.h>
 #include <math.h>
@@ -130,7 +131,64 @@ static void run_all(hlo_context *ctx) {
   run_case("dw nchw wide padding", ctx, 1, 0, 1, 3, 1, 1, 5, 6, 2, 2, 2, 3, 1);
 }
 
+/* hlo_rt_conv_dw_wgrad_f32 (a depthwise weight gradient) against the formula in long double:
+ * images n, channels c, x planes h x w, dy planes oh x ow, taps kh x kw, window stride st
+ * (between taps), window dilation dl (between dy positions), low padding pad; out laid out
+ * as XLA's 01bf result [kh, kw, 1, c]. */
+static void run_dw_wgrad(const char *name, hlo_context *ctx, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oh,
+                         int64_t ow, int64_t kh, int64_t kw, int64_t st, int64_t dl, int64_t pad_h, int64_t pad_w) {
+  int64_t d[HLO_RT_DWG_DESC_LEN] = {n,  c,  h,      w, oh, ow, kh, kw, c * h * w, h * w, w, c * oh * ow, oh * ow,
+                                    ow, 1, kw * c, c, st, st, dl, dl, pad_h, pad_w};
+  int64_t xn = n * c * h * w, dyn = n * c * oh * ow, on = kh * kw * c;
+  float *x = malloc(sizeof(float) * xn), *dy = malloc(sizeof(float) * dyn), *out = malloc(sizeof(float) * on);
+  uint64_t seed = 0x51ed270b27f3c5a1ull;
+  for (int64_t i = 0; i < xn; i++)
+    x[i] = (float)next_value(&seed);
+  for (int64_t i = 0; i < dyn; i++)
+    dy[i] = (float)next_value(&seed);
+  hlo_rt_conv_dw_wgrad_f32(ctx, d, x, dy, out);
+  int bad = 0;
+  for (int64_t ch = 0; ch < c && !bad; ch++)
+    for (int64_t ky = 0; ky < kh && !bad; ky++)
+      for (int64_t kx = 0; kx < kw && !bad; kx++) {
+        long double want = 0, mag = 0;
+        for (int64_t i = 0; i < n; i++)
+          for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t ox = 0; ox < ow; ox++) {
+              int64_t iy = ky * st + oy * dl - pad_h, ix = kx * st + ox * dl - pad_w;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= w)
+                continue;
+              long double t = (long double)x[((i * c + ch) * h + iy) * w + ix] * dy[((i * c + ch) * oh + oy) * ow + ox];
+              want += t;
+              mag += fabsl(t);
+            }
+        long double got = out[ky * kw * c + kx * c + ch];
+        if (fabsl(got - want) > (long double)(n * oh * ow + 2) * FLT_EPSILON * mag + 1e-30L) {
+          printf("FAIL %s: (c %lld, %lld, %lld) got %.9Lg want %.9Lg\n", name, (long long)ch, (long long)ky,
+                 (long long)kx, got, want);
+          bad = 1;
+        }
+      }
+  failures += bad;
+  free(x), free(dy), free(out);
+}
+
+/* Depthwise weight gradients: stride 1 and 2 (window dilation), a dilated forward
+ * convolution (window stride 2), rows with a tail past the 16 lanes, uneven and negative
+ * padding, a 5x5 window, one channel, rows shorter than the lanes. */
+static void run_dw_wgrad_all(hlo_context *ctx) {
+  run_dw_wgrad("dw wgrad 3x3 pad1", ctx, 3, 5, 9, 8, 9, 8, 3, 3, 1, 1, 1, 1);
+  run_dw_wgrad("dw wgrad stride2", ctx, 2, 4, 12, 10, 6, 5, 3, 3, 1, 2, 1, 1);
+  run_dw_wgrad("dw wgrad stride2 wide", ctx, 2, 3, 11, 75, 6, 38, 3, 3, 1, 2, 1, 1);
+  run_dw_wgrad("dw wgrad dilation2", ctx, 2, 3, 14, 37, 14, 37, 3, 3, 2, 1, 2, 2);
+  run_dw_wgrad("dw wgrad 5x5 uneven pad", ctx, 1, 2, 13, 40, 11, 37, 5, 5, 1, 1, 1, 0);
+  run_dw_wgrad("dw wgrad negative pad", ctx, 2, 2, 10, 21, 6, 17, 3, 3, 1, 1, -1, 0);
+  run_dw_wgrad("dw wgrad stride3 one channel", ctx, 4, 1, 20, 50, 7, 17, 3, 2, 1, 3, 0, 1);
+  run_dw_wgrad("dw wgrad 7x7 planes", ctx, 5, 9, 7, 7, 7, 7, 3, 3, 1, 1, 1, 1);
+}
+
 int main(void) {
+  run_dw_wgrad_all(NULL);
   run_all(NULL);
   hlo_context_options o;
   hlo_context_options_init(&o);
@@ -142,6 +200,7 @@ int main(void) {
     return 1;
   }
   run_all(ctx);
+  run_dw_wgrad_all(ctx);
   hlo_context_destroy(ctx);
   printf("rt_conv_test: %s\n", failures ? "FAILED" : "ok");
   return failures != 0;
