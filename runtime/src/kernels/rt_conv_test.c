@@ -25,6 +25,12 @@ static double next_value(uint64_t *s) {
   return (double)(*s >> 11) / (double)(1ull << 52) - 1.0;
 }
 
+/* n pseudo-random values in [-1, 1) into p. */
+static void fill_random(float *p, int64_t n, uint64_t *seed) {
+  for (int64_t i = 0; i < n; i++)
+    p[i] = (float)next_value(seed);
+}
+
 /* The exact value of output (n, o, oy, ox) and the sum of magnitudes of its terms. */
 static long double reference(const int64_t *d, const float *in, const float *k, int64_t n, int64_t o, int64_t oy,
                              int64_t ox, long double *mag) {
@@ -74,10 +80,8 @@ static void run_case(const char *name, hlo_context *ctx, int nchw, int reversed,
   int64_t in_n = nb * c * h * w, k_n = kin * o * kh * kw, out_n = nb * o * oh * ow;
   float *in = malloc(sizeof(float) * in_n), *k = malloc(sizeof(float) * k_n), *out = malloc(sizeof(float) * out_n);
   uint64_t seed = 0x9e3779b97f4a7c15ull;
-  for (int64_t i = 0; i < in_n; i++)
-    in[i] = (float)next_value(&seed);
-  for (int64_t i = 0; i < k_n; i++)
-    k[i] = (float)next_value(&seed);
+  fill_random(in, in_n, &seed);
+  fill_random(k, k_n, &seed);
   const float *kbase = k;
   if (reversed) { /* the window read backwards: k'(.., ky, kx) = k(.., kh-1-ky, kw-1-kx) */
     kbase = k + (kh - 1) * d[HLO_RT_CONV_K_H] + (kw - 1) * d[HLO_RT_CONV_K_W];
@@ -137,15 +141,15 @@ static void run_all(hlo_context *ctx) {
  * as XLA's 01bf result [kh, kw, 1, c]. */
 static void run_dw_wgrad(const char *name, hlo_context *ctx, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oh,
                          int64_t ow, int64_t kh, int64_t kw, int64_t st, int64_t dl, int64_t pad_h, int64_t pad_w) {
-  int64_t d[HLO_RT_DWG_DESC_LEN] = {n,  c,  h,      w, oh, ow, kh, kw, c * h * w, h * w, w, c * oh * ow, oh * ow,
-                                    ow, 1, kw * c, c, st, st, dl, dl, pad_h, pad_w};
+  int64_t d[HLO_RT_DWG_DESC_LEN] = {n, c, h, w, oh, ow, kh, kw,
+                                    /* x, dy: NCHW; out: [kh, kw, 1, c] */
+                                    c * h * w, h * w, w, c * oh * ow, oh * ow, ow, 1, kw * c, c,
+                                    st, st, dl, dl, pad_h, pad_w};
   int64_t xn = n * c * h * w, dyn = n * c * oh * ow, on = kh * kw * c;
   float *x = malloc(sizeof(float) * xn), *dy = malloc(sizeof(float) * dyn), *out = malloc(sizeof(float) * on);
   uint64_t seed = 0x51ed270b27f3c5a1ull;
-  for (int64_t i = 0; i < xn; i++)
-    x[i] = (float)next_value(&seed);
-  for (int64_t i = 0; i < dyn; i++)
-    dy[i] = (float)next_value(&seed);
+  fill_random(x, xn, &seed);
+  fill_random(dy, dyn, &seed);
   hlo_rt_conv_dw_wgrad_f32(ctx, d, x, dy, out);
   int bad = 0;
   for (int64_t ch = 0; ch < c && !bad; ch++)

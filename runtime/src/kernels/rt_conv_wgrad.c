@@ -9,13 +9,14 @@
  *
  * Each x plane (one image, one channel) is copied once into a zero-padded buffer whose columns
  * are split into dl_w phases, so that for every tap the elements a row of dy meets are one
- * contiguous run; each tap then sums a dot product per row of dy into 16 lanes (a row's last
- * vector masked: short rows, 7 or 14 wide, stay vector operations).  A channel
- * is one work unit (the pool splits channels), summed in a fixed order (images, rows of dy,
- * taps; lane j takes columns j, j+16, ... of each row; the lanes added pairwise at the end), so the bits
- * do not depend on the thread count.  The alternative in builds with oneDNN was its jit_dw
- * kernel on blocked layouts with two reorders (docs/performance.md).  Tests:
- * runtime/src/kernels/rt_conv_test.c (check_dw_wgrad), golden conv_model_bwd_weights_dw*.
+ * contiguous run; each row of dy is summed against all taps' runs at once into 16 lanes per
+ * tap (a row's last vector masked: short rows, 7 or 14 wide, stay vector operations).  A
+ * channel is one work unit (the pool splits channels), summed in a fixed order (images, rows
+ * of dy; lane j takes columns j, j+16, ... of each row; the lanes added pairwise at the end),
+ * so the bits do not depend on the thread count.  In builds with oneDNN its jit_dw kernel
+ * (with two reorders into blocked layouts) keeps the small planes and strided layers, where it
+ * is faster (compiler/codegen/conv_dnnl.c `route`; docs/performance.md).  Tests:
+ * runtime/src/kernels/rt_conv_test.c (run_dw_wgrad_all), golden conv_model_bwd_weights_dw*.
  */
 #include <stdint.h>
 #include <string.h>
