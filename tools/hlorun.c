@@ -72,6 +72,8 @@ static const char usage[] =
     "of the text, the options and the compiler build.\n"
     "environment: HLO_RT_ISA=baseline|avx2|avx512 holds the runtime's GEMM and convolution\n"
     "kernels to a smaller CPU's instruction set than this one's (docs/runtime.md).\n"
+    "GOMP_SPINCOUNT is set to 10000 before the model loads unless it or OMP_WAIT_POLICY is set\n"
+    "(oneDNN's OpenMP threads; docs/runtime.md \"Threads\").\n"
     "exit status: 0 ok, 1 run-time error or mismatch, 2 usage, parse, verification or input error\n";
 
 static int usage_error(const char *msg, const char *arg) {
