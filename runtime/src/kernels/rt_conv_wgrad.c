@@ -83,10 +83,13 @@ __attribute__((always_inline)) static inline void dwg_fill(const int64_t *d, con
   }
 }
 
-/* The lanes of a row's last, partial vector that are kept: those below `rest` (a macro: a
- * 512-bit vector returned by value would take another ABI in the clones without AVX-512). */
-#define DWG_KEEP(rest) \
-  ((dwg_v16i){0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15} < (dwg_v16i){0} + (int32_t)(rest))
+/* The lanes of a row's last, partial vector that are kept, those below `rest` (1-15): 16
+ * loaded from dwg_keep_bits + 16 - rest (a table: GCC 12 failed on a vector comparison in
+ * the AVX-512 clone under -fsanitize). */
+static const int32_t dwg_keep_bits[2 * DWG_LANES] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                                      -1, -1, -1, -1, -1, 0,  0,  0,  0,  0,  0,
+                                                      0,  0,  0,  0,  0,  0,  0,  0,  0,  0};
+#define DWG_KEEP(rest) (*(const dwg_v16i *)(dwg_keep_bits + DWG_LANES - (rest)))
 
 /* acc[t] += the products of each row oy of dy (n elements, rows `run` apart) with tap t's run
  * in x (at x + off[t] + oy * step), element i into lane i % 16, for taps t < TAPS (a constant
