@@ -121,12 +121,13 @@ enum {
   DNNL_NCHW_POINTWISE_MAX_OUTS_AVX512 = 16,
 };
 
-/* Depthwise weight gradients (cg_conv_dw_wgrad_plan) stay on hloc's kernel for a forward stride
- * of 1 from this many output positions: oneDNN's jit_dw kernel with its two reorders is faster
- * below and at stride 2 (AMD EPYC family 26, 2 threads, batch 96, 3x3: 32 channels at 112x112
- * 21.9 ms against our 11.5; 144 at 56x56 a tie, 26.5 and 26.8; 384 at 14x14 4.3 against 4.8;
- * 960 at 7x7 2.6 against 5.2; 96 from 112x112 at stride 2 28.2 against 38.7).  Without oneDNN
- * our kernel takes them all (the generic loop took 188 ms for the 7x7 and 14x14 ones). */
+/* Depthwise weight gradients (cg_conv_dw_wgrad_plan) stay on hloc's kernel from this many
+ * positions of dy: oneDNN's jit_dw kernel with its two reorders is as fast or faster below
+ * (AMD EPYC family 26, 2 threads, batch 96, 3x3, median ms, oneDNN against ours: stride 1 at
+ * 112x112 21.5 / 11.3, 56x56 27.5 / 22.9, 28x28 7.6-7.9 / 7.6, 14x14 4.5 / 4.6, 7x7 2.6 / 4.3;
+ * stride 2 to 56x56 31.2 / 28.1, to 28x28 12.6-13.2 / 14.7-14.9, to 14x14 4.8-5.2 / 6.7, to
+ * 7x7 3.7-4.1 / 8.0-8.2).  Without oneDNN ours takes them all (the generic loop took 186-188 ms
+ * for the 7x7 and 14x14 ones). */
 enum { DNNL_DW_WGRAD_MIN_POSITIONS = 56 * 56 };
 
 /* Where a (planned) convolution runs: oneDNN, hloc's own kernels, or oneDNN only on CPUs with
@@ -136,8 +137,8 @@ typedef enum { ROUTE_DNNL, ROUTE_OWN, ROUTE_DNNL_ON_AVX512 } conv_route;
 static conv_route route(const ir_instr *in, const int64_t *desc) {
   const int64_t *src = desc + HLO_RT_DNNL_SRC, *wei = desc + HLO_RT_DNNL_WEI, *dst = desc + HLO_RT_DNNL_DST;
   int64_t dwg[HLO_RT_DWG_DESC_LEN];
-  bool dw_wgrad_own = cg_conv_dw_wgrad_plan(in, dwg) && dwg[HLO_RT_DWG_DL_H] == 1 && dwg[HLO_RT_DWG_DL_W] == 1 &&
-                      dwg[HLO_RT_DWG_OH] * dwg[HLO_RT_DWG_OW] >= DNNL_DW_WGRAD_MIN_POSITIONS;
+  bool dw_wgrad_own =
+      cg_conv_dw_wgrad_plan(in, dwg) && dwg[HLO_RT_DWG_OH] * dwg[HLO_RT_DWG_OW] >= DNNL_DW_WGRAD_MIN_POSITIONS;
   if (cg_conv_plane_path(in) || dw_wgrad_own)
     return ROUTE_OWN;
   bool dense_1x1 = desc[HLO_RT_DNNL_KIND] != HLO_RT_DNNL_BWD_WEIGHTS && desc[HLO_RT_DNNL_GROUPS] == 1 &&

@@ -14,8 +14,8 @@
  * channel is one work unit (the pool splits channels), summed in a fixed order (images, rows
  * of dy; lane j takes columns j, j+16, ... of each row; the lanes added pairwise at the end),
  * so the bits do not depend on the thread count.  In builds with oneDNN its jit_dw kernel
- * (with two reorders into blocked layouts) keeps the small planes and strided layers, where it
- * is faster (compiler/codegen/conv_dnnl.c `route`; docs/performance.md).  Tests:
+ * (with two reorders into blocked layouts) keeps dy planes under 56x56, where it is as fast or
+ * faster (compiler/codegen/conv_dnnl.c `route`; docs/performance.md).  Tests:
  * runtime/src/kernels/rt_conv_test.c (run_dw_wgrad_all), golden conv_model_bwd_weights_dw*.
  */
 #include <stdint.h>
@@ -50,35 +50,35 @@ static dwg_geom dwg_geometry(const int64_t *d) {
 }
 
 /* Copies plane (n, c) of x into buf: padded row r is x row r - pad_h, padded column q is x
- * column q - pad_w, zero outside x; the read room past `reach` in rows of x is never written
- * (zero since allocation).  Loops, not library calls: rows of 7 to 28 columns are common. */
+ * column q - pad_w.  Only the elements inside x are written: the padding around them is the
+ * same for every plane and stays zero from the allocation, as does the read room past
+ * `reach`.  Loops, not library calls: rows of 7 to 28 columns are common. */
 __attribute__((always_inline)) static inline void dwg_fill(const int64_t *d, const dwg_geom *g,
                                                           const float *restrict plane, float *restrict buf) {
   int64_t h = d[HLO_RT_DWG_H], w = d[HLO_RT_DWG_W], ph = g->phases, py = d[HLO_RT_DWG_PAD_H], px = d[HLO_RT_DWG_PAD_W];
-  for (int64_t r = 0; r < g->rows; r++) {
+  int64_t r0 = py > 0 ? py : 0, r1 = h + py < g->rows ? h + py : g->rows;
+  for (int64_t r = r0; r < r1; r++) {
     float *row = buf + r * ph * g->cols;
-    int64_t iy = r - py;
-    if (iy < 0 || iy >= h) {
-      for (int64_t j = 0; j < ph * g->cols; j++)
-        row[j] = 0.0f;
-      continue;
-    }
-    const float *src = plane + iy * d[HLO_RT_DWG_X_H];
+    const float *src = plane + (r - py) * d[HLO_RT_DWG_X_H];
     for (int64_t p = 0; p < ph; p++) { /* j's column ix = j*ph + p - px is in x for j in [lo, hi) */
       float *dst = row + p * g->cols;
       int64_t lo = px - p > 0 ? (px - p + ph - 1) / ph : 0, hi = w + px - p > 0 ? (w + px - p + ph - 1) / ph : 0;
       lo = lo < g->reach ? lo : g->reach;
       hi = hi < lo ? lo : hi < g->reach ? hi : g->reach;
-      for (int64_t j = 0; j < lo; j++)
-        dst[j] = 0.0f;
+      int64_t j = lo;
+      if (ph == 2) /* the even or odd columns: 32 read, 16 kept, while a whole pair is in x */
+        for (; j + DWG_LANES < hi; j += DWG_LANES) {
+          const float *at = src + 2 * j + p - px;
+          dwg_v16 e = *(const dwg_v16 *)at, o = *(const dwg_v16 *)(at + DWG_LANES);
+          *(dwg_v16 *)(dst + j) = __builtin_shuffle(
+              e, o, (dwg_v16i){0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
+        }
       if (ph == 1)
-        for (int64_t j = lo; j < hi; j++)
+        for (; j < hi; j++)
           dst[j] = src[j - px];
       else
-        for (int64_t j = lo; j < hi; j++)
+        for (; j < hi; j++)
           dst[j] = src[j * ph + p - px];
-      for (int64_t j = hi; j < g->reach; j++)
-        dst[j] = 0.0f;
     }
   }
 }
@@ -200,7 +200,7 @@ static void dwg_channels(void *arg, int64_t c0, int64_t c1) {
     int64_t q = t % kw * d[HLO_RT_DWG_ST_W];
     off[t] = t / kw * d[HLO_RT_DWG_ST_H] * g.phases * g.cols + q % g.phases * g.cols + q / g.phases;
   }
-  memset(xb, 0, sizeof(float) * (size_t)(xn + dyn)); /* the read room past each row stays zero */
+  memset(xb, 0, sizeof(float) * (size_t)(xn + dyn)); /* padding and read room: zero for good */
   for (int64_t c = c0; c < c1; c++) {
     memset(acc, 0, sizeof(dwg_v16) * (size_t)taps);
     dwg_channel(jb, &g, c, xb, xb + xn, acc, off);
