@@ -126,21 +126,24 @@ enum {
  * (AMD EPYC family 26, 2 threads, batch 96, 3x3, median ms, oneDNN against ours: stride 1 at
  * 112x112 21.5 / 11.3, 56x56 27.5 / 22.9, 28x28 7.6-7.9 / 7.6, 14x14 4.5 / 4.6, 7x7 2.6 / 4.3;
  * stride 2 to 56x56 31.2 / 28.1, to 28x28 12.6-13.2 / 14.7-14.9, to 14x14 4.8-5.2 / 6.7, to
- * 7x7 3.7-4.1 / 8.0-8.2).  Without oneDNN ours takes them all (the generic loop took 186-188 ms
- * for the 7x7 and 14x14 ones). */
+ * 7x7 3.7-4.1 / 8.0-8.2).  That is our kernel's AVX-512 clone; its AVX2 one loses to oneDNN's
+ * AVX2 kernels at every size (the same CPU held to AVX2: 112x112 39.2 against 22.3, 56x56 52.6
+ * against 27.3, stride 2 to 56x56 65.1 against 32.9), so below AVX-512 oneDNN keeps them
+ * (HLO_RT_DNNL_BELOW_AVX512).  Without oneDNN ours takes them all (the generic loop took
+ * 186-188 ms for the 7x7 and 14x14 ones). */
 enum { DNNL_DW_WGRAD_MIN_POSITIONS = 56 * 56 };
 
 /* Where a (planned) convolution runs: oneDNN, hloc's own kernels, or oneDNN only on CPUs with
- * AVX-512 (hlo/rt.h HLO_RT_DNNL_AVX512_ONLY) and ours elsewhere. */
-typedef enum { ROUTE_DNNL, ROUTE_OWN, ROUTE_DNNL_ON_AVX512 } conv_route;
+ * AVX-512 or only on those without (hlo/rt.h HLO_RT_DNNL_ISA_RULE) and ours on the others. */
+typedef enum { ROUTE_DNNL, ROUTE_OWN, ROUTE_DNNL_AT_AVX512, ROUTE_DNNL_BELOW_AVX512 } conv_route;
 
 static conv_route route(const ir_instr *in, const int64_t *desc) {
   const int64_t *src = desc + HLO_RT_DNNL_SRC, *wei = desc + HLO_RT_DNNL_WEI, *dst = desc + HLO_RT_DNNL_DST;
   int64_t dwg[HLO_RT_DWG_DESC_LEN];
-  bool dw_wgrad_own =
-      cg_conv_dw_wgrad_plan(in, dwg) && dwg[HLO_RT_DWG_OH] * dwg[HLO_RT_DWG_OW] >= DNNL_DW_WGRAD_MIN_POSITIONS;
-  if (cg_conv_plane_path(in) || dw_wgrad_own)
+  if (cg_conv_plane_path(in))
     return ROUTE_OWN;
+  if (cg_conv_dw_wgrad_plan(in, dwg) && dwg[HLO_RT_DWG_OH] * dwg[HLO_RT_DWG_OW] >= DNNL_DW_WGRAD_MIN_POSITIONS)
+    return ROUTE_DNNL_BELOW_AVX512;
   bool dense_1x1 = desc[HLO_RT_DNNL_KIND] != HLO_RT_DNNL_BWD_WEIGHTS && desc[HLO_RT_DNNL_GROUPS] == 1 &&
                    wei[3] == 1 && wei[4] == 1 && desc[HLO_RT_DNNL_STRIDE] == 1 && desc[HLO_RT_DNNL_STRIDE + 1] == 1;
   bool channels_minor = src[5] == 1 && dst[5] == 1;
@@ -152,7 +155,7 @@ static conv_route route(const ir_instr *in, const int64_t *desc) {
   if (positions <= DNNL_NCHW_POINTWISE_MAX_POSITIONS)
     return ROUTE_DNNL;
   bool avx512_own = positions > DNNL_NCHW_POINTWISE_MAX_POSITIONS_AVX512 && dst[1] > DNNL_NCHW_POINTWISE_MAX_OUTS_AVX512;
-  return avx512_own ? ROUTE_OWN : ROUTE_DNNL_ON_AVX512;
+  return avx512_own ? ROUTE_OWN : ROUTE_DNNL_AT_AVX512;
 }
 
 /* Fills desc for the convolution; false when oneDNN cannot take it. */
@@ -266,7 +269,9 @@ bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlock
   conv_route r = route(in, desc);
   if (r == ROUTE_OWN)
     return false;
-  desc[HLO_RT_DNNL_AVX512_ONLY] = r == ROUTE_DNNL_ON_AVX512;
+  desc[HLO_RT_DNNL_ISA_RULE] = r == ROUTE_DNNL_AT_AVX512     ? HLO_RT_DNNL_AT_AVX512
+                               : r == ROUTE_DNNL_BELOW_AVX512 ? HLO_RT_DNNL_BELOW_AVX512
+                                                              : HLO_RT_DNNL_ANY_ISA;
   desc[HLO_RT_DNNL_WEI_KEY] = weights_key(f, in, desc);
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;

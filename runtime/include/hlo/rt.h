@@ -119,11 +119,11 @@ enum {
  * paddings (y, x).  One-dimensional convolutions have a unit height.  Last, WEI_KEY: 0, or,
  * when the weights (rhs of FWD and BWD_DATA) are a constant of the model, a nonzero hash of
  * their bytes: the runtime may then keep them in oneDNN's layout in the context across calls,
- * found again by this descriptor's address, rhs and the hash (rt_dnnl.c).  AVX512_ONLY: nonzero
- * when oneDNN is to take the convolution only on a CPU whose runtime level is AVX-512
- * (rt_isa.h, capped by HLO_RT_ISA); elsewhere the call returns 0 and hloc's own kernel runs
- * (the forms where oneDNN's AVX-512 kernels beat ours and its AVX2 ones do not:
- * compiler/codegen/conv_dnnl.c `route`). */
+ * found again by this descriptor's address, rhs and the hash (rt_dnnl.c).  ISA_RULE: on which
+ * CPUs oneDNN takes the convolution, by the runtime's level (rt_isa.h, capped by HLO_RT_ISA):
+ * HLO_RT_DNNL_ANY_ISA, HLO_RT_DNNL_AT_AVX512 (declined below AVX-512) or HLO_RT_DNNL_BELOW_AVX512
+ * (declined at AVX-512); a declined call returns 0 and hloc's own kernel runs (the forms where
+ * the faster side depends on the vector width: compiler/codegen/conv_dnnl.c `route`). */
 enum {
   HLO_RT_DNNL_TYPE, HLO_RT_DNNL_KIND, HLO_RT_DNNL_GROUPS, HLO_RT_DNNL_FLIP,
   HLO_RT_DNNL_SRC,                   /* 4 sizes, then 4 strides */
@@ -134,9 +134,10 @@ enum {
   HLO_RT_DNNL_PAD_L = HLO_RT_DNNL_DIL + 2,
   HLO_RT_DNNL_PAD_R = HLO_RT_DNNL_PAD_L + 2,
   HLO_RT_DNNL_WEI_KEY = HLO_RT_DNNL_PAD_R + 2, /* see below */
-  HLO_RT_DNNL_AVX512_ONLY,
+  HLO_RT_DNNL_ISA_RULE,
   HLO_RT_DNNL_DESC_LEN
 };
+enum { HLO_RT_DNNL_ANY_ISA, HLO_RT_DNNL_AT_AVX512, HLO_RT_DNNL_BELOW_AVX512 };
 enum { HLO_RT_DNNL_FWD, HLO_RT_DNNL_BWD_DATA, HLO_RT_DNNL_BWD_WEIGHTS };
 enum { HLO_RT_DNNL_F32, HLO_RT_DNNL_BF16 };
 

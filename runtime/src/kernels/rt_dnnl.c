@@ -367,7 +367,9 @@ HLO_RT_EXPORT int32_t hlo_rt_conv_dnnl(hlo_context *ctx, const int64_t *desc, co
                                        void *out) {
   if (desc[HLO_RT_DNNL_KIND] == HLO_RT_DNNL_BWD_WEIGHTS && desc[HLO_RT_DNNL_FLIP])
     return 0; /* the code generator never asks for it */
-  if (desc[HLO_RT_DNNL_AVX512_ONLY] && rt_isa_level() < RT_ISA_AVX512)
+  bool avx512 = rt_isa_level() >= RT_ISA_AVX512;
+  if ((desc[HLO_RT_DNNL_ISA_RULE] == HLO_RT_DNNL_AT_AVX512 && !avx512) ||
+      (desc[HLO_RT_DNNL_ISA_RULE] == HLO_RT_DNNL_BELOW_AVX512 && avx512))
     return 0; /* hloc's own kernel is the faster one on this CPU */
   static pthread_once_t capped = PTHREAD_ONCE_INIT;
   pthread_once(&capped, cap_isa);
