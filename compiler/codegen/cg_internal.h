@@ -141,6 +141,9 @@ void cg_module_types_init(cg_module *cm, LLVMContextRef ctx);
 LLVMValueRef cg_entry_alloca(cg_function *f, LLVMTypeRef t, const char *name);
 /* A private constant global holding init (callers may then set alignment, unnamed_addr). */
 LLVMValueRef cg_const_global(cg_module *cm, LLVMValueRef init, const char *name);
+/* A private constant, unnamed_addr global of the n values v as i64 (a descriptor or offset
+ * table the runtime reads); NULL only when a table of more than 64 cannot be allocated. */
+LLVMValueRef cg_const_i64_table(cg_module *cm, const int64_t *v, int64_t n, const char *name);
 /* An entry-block array of n pointers (null entries for null), filled here. */
 LLVMValueRef cg_ptr_table(cg_function *f, LLVMValueRef *ptrs, int n, const char *name);
 /* Adds the enum attribute `name` to fn at index (LLVMAttributeFunctionIndex, or a parameter). */

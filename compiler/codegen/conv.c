@@ -363,12 +363,7 @@ static bool conv_direct(cg_function *f, ir_instr *in, LLVMValueRef out) {
   LLVMValueRef x = operand_f32(f, in, 0, slots[0]), k = operand_f32(f, in, 1, slots[1]);
   int64_t on = product(in->shape->dims, in->shape->rank);
   LLVMValueRef y = in->shape->et == IR_F32 ? out : slots[2];
-  LLVMValueRef c[HLO_RT_CONV_DESC_LEN];
-  for (int i = 0; i < HLO_RT_CONV_DESC_LEN; i++)
-    c[i] = cg_i64(cm, desc[i]);
-  LLVMValueRef init = LLVMConstArray2(cm->i64, c, HLO_RT_CONV_DESC_LEN);
-  LLVMValueRef g = cg_const_global(cm, init, "conv.desc");
-  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  LLVMValueRef g = cg_const_i64_table(cm, desc, HLO_RT_CONV_DESC_LEN, "conv.desc");
   LLVMValueRef kp = LLVMBuildGEP2(cm->b, cm->f32, k, (LLVMValueRef[]){cg_i64(cm, k_first)}, 1, "kfirst");
   cg_runtime_call(cm, CG_RT_hlo_rt_conv_grouped_f32, (LLVMValueRef[]){f->ctx_arg, g, x, kp, y}, 5, "");
   if (y != out)
@@ -420,11 +415,7 @@ static bool conv_dw_wgrad(cg_function *f, ir_instr *in, LLVMValueRef out) {
   if (!cg_conv_dw_wgrad_plan(in, desc))
     return false;
   cg_module *cm = f->cm;
-  LLVMValueRef c[HLO_RT_DWG_DESC_LEN];
-  for (int i = 0; i < HLO_RT_DWG_DESC_LEN; i++)
-    c[i] = cg_i64(cm, desc[i]);
-  LLVMValueRef g = cg_const_global(cm, LLVMConstArray2(cm->i64, c, HLO_RT_DWG_DESC_LEN), "conv.dwg");
-  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  LLVMValueRef g = cg_const_i64_table(cm, desc, HLO_RT_DWG_DESC_LEN, "conv.dwg");
   LLVMValueRef x = f->values[in->operands[0]->id].leaves[0], dy = f->values[in->operands[1]->id].leaves[0];
   cg_runtime_call(cm, CG_RT_hlo_rt_conv_dw_wgrad_f32, (LLVMValueRef[]){f->ctx_arg, g, x, dy, out}, 5, "");
   return true;

@@ -275,12 +275,7 @@ bool cg_conv_dnnl(cg_function *f, ir_instr *in, LLVMValueRef out, LLVMBasicBlock
   desc[HLO_RT_DNNL_WEI_KEY] = weights_key(f, in, desc);
   cg_module *cm = f->cm;
   LLVMBuilderRef b = cm->b;
-  LLVMValueRef c[HLO_RT_DNNL_DESC_LEN];
-  for (int i = 0; i < HLO_RT_DNNL_DESC_LEN; i++)
-    c[i] = cg_i64(cm, desc[i]);
-  LLVMValueRef init = LLVMConstArray2(cm->i64, c, HLO_RT_DNNL_DESC_LEN);
-  LLVMValueRef g = cg_const_global(cm, init, "conv.dnnl");
-  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  LLVMValueRef g = cg_const_i64_table(cm, desc, HLO_RT_DNNL_DESC_LEN, "conv.dnnl");
   LLVMValueRef lhs = f->values[in->operands[0]->id].leaves[0], rhs = f->values[in->operands[1]->id].leaves[0];
   LLVMValueRef done =
       cg_runtime_call(cm, CG_RT_hlo_rt_conv_dnnl, (LLVMValueRef[]){f->ctx_arg, g, lhs, rhs, out}, 5, "dnnl");

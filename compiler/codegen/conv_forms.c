@@ -2,7 +2,8 @@
  * lowering (conv.c) and by the router to oneDNN (conv_dnnl.c) alike, so that both read one
  * rule: the direct kernel's descriptor (runtime/src/kernels/rt_conv.c, hlo/rt.h HLO_RT_CONV_*),
  * its plane path, the 1x1 convolutions over minor positions that conv.c multiplies one
- * image at a time, and depthwise weight gradients (runtime/src/kernels/rt_conv_wgrad.c).  Also the window and stride helpers both use.  Calls nothing above it.
+ * image at a time, and depthwise weight gradients (runtime/src/kernels/rt_conv_wgrad.c).
+ * Also the window and stride helpers both use.  Calls nothing above it.
  */
 #include "codegen/cg_internal.h"
 #include "hlo/rt.h"
@@ -91,7 +92,6 @@ bool cg_conv_pointwise_path(const ir_instr *in) {
   }
   return true;
 }
-
 
 bool cg_conv_dw_wgrad_plan(const ir_instr *in, int64_t *desc) {
   const ir_shape *l = in->operands[0]->shape, *r = in->operands[1]->shape, *o = in->shape;

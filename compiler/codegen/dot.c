@@ -141,23 +141,14 @@ static LLVMValueRef offsets_global(cg_function *f, const ir_shape *s, const dot_
   const dot_group *gs[3] = {g0, g1, g2};
   int64_t n = group_size(s, g0) + group_size(s, g1) + group_size(s, g2), at = 0;
   int64_t *v = malloc(sizeof *v * (size_t)n);
-  LLVMValueRef *c = malloc(sizeof *c * (size_t)n);
-  if (!v || !c) {
-    free(v);
-    free(c);
+  if (!v)
     return NULL;
-  }
   for (int i = 0; i < 3; i++) {
     group_offsets(s, gs[i], v + at);
     at += group_size(s, gs[i]);
   }
-  for (int64_t i = 0; i < n; i++)
-    c[i] = cg_i64(cm, v[i]);
-  LLVMValueRef init = LLVMConstArray2(cm->i64, c, (uint64_t)n);
-  LLVMValueRef g = cg_const_global(cm, init, name);
-  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  LLVMValueRef g = cg_const_i64_table(cm, v, n, name);
   free(v);
-  free(c);
   return g;
 }
 

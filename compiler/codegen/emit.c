@@ -6,6 +6,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_internal.h"
@@ -30,6 +31,19 @@ LLVMValueRef cg_const_global(cg_module *cm, LLVMValueRef init, const char *name)
   LLVMSetInitializer(g, init);
   LLVMSetGlobalConstant(g, 1);
   LLVMSetLinkage(g, LLVMPrivateLinkage);
+  return g;
+}
+
+LLVMValueRef cg_const_i64_table(cg_module *cm, const int64_t *v, int64_t n, const char *name) {
+  LLVMValueRef small[64], *c = n <= 64 ? small : malloc(sizeof *c * (size_t)n);
+  if (!c)
+    return NULL;
+  for (int64_t i = 0; i < n; i++)
+    c[i] = cg_i64(cm, v[i]);
+  LLVMValueRef g = cg_const_global(cm, LLVMConstArray2(cm->i64, c, (uint64_t)n), name);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  if (c != small)
+    free(c);
   return g;
 }
 

@@ -16,8 +16,8 @@
  * so the bits do not depend on the thread count.  In builds with oneDNN its jit_dw kernel
  * (with two reorders into blocked layouts) keeps dy planes under 56x56 and every plane on CPUs
  * without AVX-512, where it is as fast or faster (compiler/codegen/conv_dnnl.c `route`;
- * docs/performance.md).  Tests:
- * runtime/src/kernels/rt_conv_test.c (run_dw_wgrad_all), golden conv_model_bwd_weights_dw*.
+ * docs/performance.md).  Tests: runtime/src/kernels/rt_conv_test.c (run_dw_wgrad_all), golden
+ * conv_model_bwd_weights_dw*.
  */
 #include <stdint.h>
 #include <string.h>
